@@ -1,0 +1,89 @@
+/*
+ * md_cmd.h — memory tool commands: parse a request body, execute it.
+ *
+ * md_cmd_parse() turns a POST /memory body (a command object or a whole
+ * tool_use block) into a struct md_cmd, checking it against the route
+ * table (src/cmd.c): known command, required fields, field types, paths
+ * (through md_path_canon). md_cmd_exec() runs it on a store transaction.
+ *
+ * Ownership: a parsed md_cmd owns the jansson document its strings point
+ * into and its canonical paths; md_cmd_free() releases them (safe on a
+ * zeroed or partly parsed cmd).
+ *
+ * Errors: both functions return the error class and append the exact
+ * client-facing text to `out`. Storage failures (MD_EDB, MD_EBUSY,
+ * MD_ENOMEM) leave `out` unspecified: the caller answers with a generic
+ * text and the details are in the log.
+ */
+#ifndef MD_CMD_H
+#define MD_CMD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "md_buf.h"
+#include "md_path.h"
+#include "md_store.h"
+#include "md_text.h"
+
+enum md_cmd_kind {
+    MD_CMD_VIEW,
+    MD_CMD_CREATE,
+    MD_CMD_STR_REPLACE,
+    MD_CMD_INSERT,
+    MD_CMD_DELETE,
+    MD_CMD_RENAME,
+    MD_CMD_COUNT
+};
+
+struct md_str {
+    const char *p; /* NULL when absent */
+    size_t n;
+};
+
+struct md_patharg {
+    struct md_str raw; /* as sent; used in messages */
+    char *canon;       /* owned, canonical */
+    size_t canon_len;
+};
+
+struct md_limits {
+    size_t max_body;  /* request body bytes */
+    size_t max_file;  /* file content bytes */
+    size_t max_view;  /* view output bytes */
+    struct md_path_limits path;
+};
+
+struct md_cmd {
+    enum md_cmd_kind kind;
+    const char *name;        /* static command name; NULL until known */
+    int write;               /* changes data */
+    struct md_patharg path;  /* path, or old_path for rename */
+    struct md_patharg path2; /* new_path for rename */
+    struct md_str file_text, old_str, new_str, insert_text;
+    int64_t insert_line;
+    struct md_view_range range;
+    struct md_str tool_use_id; /* set when a tool_use block was sent */
+    void *json;                /* the jansson root document (owned) */
+};
+
+/* Parse a request body. On failure returns MD_EINVAL with the text in
+ * `out`; cmd->tool_use_id is still set when it could be read. */
+enum md_err md_cmd_parse(struct md_cmd *cmd, const char *body, size_t len,
+                         const struct md_limits *lim, struct md_buf *out);
+
+/* Execute on `t` for tenant `tenant`; the result text goes to `out`. Write
+ * commands need a write transaction (and should run inside a savepoint:
+ * on error the caller rolls back). */
+enum md_err md_cmd_exec(struct md_txn *t, const char *tenant, const struct md_cmd *cmd,
+                        const struct md_limits *lim, struct md_buf *out);
+
+void md_cmd_free(struct md_cmd *cmd);
+
+/* Static name of a command kind ("view", ...). */
+const char *md_cmd_kind_name(enum md_cmd_kind kind);
+
+/* The text sent for storage failures (500/503). */
+const char *md_cmd_storage_error_text(enum md_err err);
+
+#endif

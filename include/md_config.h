@@ -1,0 +1,52 @@
+/*
+ * md_config.h — memoryd's settings: defaults, MEMORYD_* environment
+ * variables, then command-line flags (flags win).
+ *
+ * Every limit has a safe default and none may be set to "unlimited": zero
+ * or out-of-range values are rejected with a message.
+ *
+ * Ownership: string settings point into argv/environ or static defaults;
+ * the struct owns nothing.
+ */
+#ifndef MD_CONFIG_H
+#define MD_CONFIG_H
+
+#include <stddef.h>
+
+#include "md_cmd.h"
+#include "md_store.h"
+
+struct md_config {
+    const char *listen;        /* address to bind */
+    unsigned port;             /* 0: any free port */
+    const char *db_path;
+    enum md_durability durability;
+    const char *tenant_header; /* request header naming the tenant */
+    const char *default_tenant;
+    int require_tenant;        /* 1: a request without the header is refused */
+    struct md_limits limits;
+    unsigned threads;          /* HTTP worker threads */
+    unsigned max_connections;
+    unsigned connection_timeout; /* seconds of inactivity */
+    size_t max_batch;          /* write commands per group commit */
+    size_t max_queue;          /* write commands waiting; beyond -> 503 */
+    unsigned shutdown_timeout; /* seconds to finish in-flight requests */
+    int log_level;
+};
+
+enum md_config_result { MD_CONFIG_RUN, MD_CONFIG_EXIT_OK, MD_CONFIG_EXIT_USAGE };
+
+/* Fill `cfg` from defaults, the environment and argv. Prints --help /
+ * --version / errors to stdout or stderr and says whether to run. */
+enum md_config_result md_config_load(struct md_config *cfg, int argc, char **argv);
+
+/* Parse a byte size: digits with an optional K, M or G suffix (1024-based;
+ * "KiB"/"MiB"/"GiB" too). Returns 0 on success. */
+int md_parse_size(const char *s, size_t *out);
+
+/* True when s is a valid tenant id: 1..128 of [A-Za-z0-9._-]. */
+int md_tenant_valid(const char *s, size_t n);
+
+#define MD_TENANT_MAX 128
+
+#endif

@@ -1,0 +1,42 @@
+/*
+ * md_log.h — structured logs: one JSON object per line on stderr.
+ *
+ * Build a line with md_log_begin(), add fields, then md_log_end() writes it
+ * with a single write(2) (lines from different threads never interleave).
+ * Never log file contents, paths a client sent, or secrets.
+ *
+ * Ownership: a struct md_logline lives on the caller's stack; md_log_end()
+ * frees what it allocated. Logging never fails loudly: on allocation
+ * failure the line is dropped.
+ */
+#ifndef MD_LOG_H
+#define MD_LOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "md_buf.h"
+
+enum md_log_level { MD_LOG_ERROR = 0, MD_LOG_WARN = 1, MD_LOG_INFO = 2, MD_LOG_DEBUG = 3 };
+
+void md_log_set_level(enum md_log_level level);
+int md_log_enabled(enum md_log_level level);
+/* Parse "error", "warn", "info", "debug"; -1 when unknown. */
+int md_log_level_parse(const char *s);
+
+struct md_logline {
+    struct md_buf b;
+    int on;
+};
+
+void md_log_begin(struct md_logline *l, enum md_log_level level, const char *msg);
+void md_log_str(struct md_logline *l, const char *key, const char *val);
+void md_log_strn(struct md_logline *l, const char *key, const char *val, size_t len);
+void md_log_int(struct md_logline *l, const char *key, int64_t val);
+void md_log_bool(struct md_logline *l, const char *key, int val);
+void md_log_end(struct md_logline *l);
+
+/* One-shot: {"msg":msg,"detail":detail}. */
+void md_log_msg(enum md_log_level level, const char *msg, const char *detail);
+
+#endif

@@ -1,0 +1,21 @@
+/*
+ * md_tenant.h — the one place where a request's tenant is decided.
+ *
+ * Input: how many times the tenant header occurred and its (first) value.
+ * Output: the tenant id in `out` (NUL-terminated, at most MD_TENANT_MAX
+ * bytes), or MD_EINVAL with the client-facing text in `msg`.
+ * A later authentication layer plugs in here: it decides the tenant from
+ * credentials before this header rule applies.
+ */
+#ifndef MD_TENANT_H
+#define MD_TENANT_H
+
+#include <stddef.h>
+
+#include "md_buf.h"
+#include "md_config.h"
+
+enum md_err md_tenant_resolve(const struct md_config *cfg, unsigned count, const char *value,
+                              size_t len, char out[MD_TENANT_MAX + 1], struct md_buf *msg);
+
+#endif

@@ -1,0 +1,48 @@
+/*
+ * md_writer.h — the single writer thread and its group commit.
+ *
+ * Write commands are queued as jobs. The writer takes every queued job (up
+ * to max_batch), opens one write transaction, runs each job inside its own
+ * savepoint (a failing job rolls back alone), commits once — one flush for
+ * the whole batch — and only then calls each job's `done` callback. A job
+ * whose command succeeded but whose batch failed to commit is reported as a
+ * storage error: nothing is acknowledged before it is durable.
+ *
+ * Ownership: the caller owns a job and everything it points to until
+ * `done` has been called (from the writer thread); the writer only fills
+ * `err` and `out`.
+ */
+#ifndef MD_WRITER_H
+#define MD_WRITER_H
+
+#include <stddef.h>
+
+#include "md_cmd.h"
+#include "md_store.h"
+
+struct md_job {
+    struct md_job *next;          /* queue link, writer's */
+    const struct md_cmd *cmd;     /* borrowed */
+    const char *tenant;           /* borrowed */
+    struct md_buf *out;           /* result text (caller-initialised) */
+    enum md_err err;              /* result class */
+    void (*done)(struct md_job *job); /* called once, from the writer thread */
+};
+
+struct md_writer;
+
+/* Start the writer thread. Returns NULL on failure. */
+struct md_writer *md_writer_start(struct md_store *store, const struct md_limits *lim,
+                                  size_t max_batch, size_t max_queue);
+
+/* Queue a job. MD_EBUSY when the queue is full or the writer is stopping
+ * (then `done` will not be called). */
+enum md_err md_writer_submit(struct md_writer *w, struct md_job *job);
+
+/* Finish every queued job, then stop and free the writer. */
+void md_writer_stop(struct md_writer *w);
+
+/* Batches committed and jobs run so far (for logs and tests). */
+void md_writer_stats(struct md_writer *w, unsigned long long *batches, unsigned long long *jobs);
+
+#endif

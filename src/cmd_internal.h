@@ -1,0 +1,60 @@
+/*
+ * cmd_internal.h — helpers shared by the command implementations
+ * (cmd_view.c, cmd_edit.c, cmd_tree.c). Not a public interface.
+ */
+#ifndef MD_CMD_INTERNAL_H
+#define MD_CMD_INTERNAL_H
+
+#include "md_cmd.h"
+
+/* Everything a command needs while it runs. */
+struct cmd_ctx {
+    struct md_txn *t;
+    const char *tenant_name;
+    int64_t tenant; /* id, valid after cmd_tenant() */
+    const struct md_cmd *cmd;
+    const struct md_limits *lim;
+    struct md_buf *out;
+};
+
+typedef enum md_err (*cmd_fn)(struct cmd_ctx *c);
+
+enum md_err cmd_view(struct cmd_ctx *c);
+enum md_err cmd_create(struct cmd_ctx *c);
+enum md_err cmd_str_replace(struct cmd_ctx *c);
+enum md_err cmd_insert(struct cmd_ctx *c);
+enum md_err cmd_delete(struct cmd_ctx *c);
+enum md_err cmd_rename(struct cmd_ctx *c);
+
+/* Append pre + a + mid + b + post to out (any may be empty/NULL) and
+ * return `result` (or a buffer error). */
+enum md_err cmd_say(struct md_buf *out, enum md_err result, const char *pre, struct md_str a,
+                    const char *mid, struct md_str b, const char *post);
+
+/* cmd_say with one string. */
+enum md_err cmd_say1(struct md_buf *out, enum md_err result, const char *pre, struct md_str a,
+                     const char *post);
+
+/* Look the tenant up (create=0: MD_ENOENT when it has no data). */
+enum md_err cmd_tenant(struct cmd_ctx *c, int create);
+
+/* Create the missing parent directories of canonical `path`. When an
+ * ancestor is a file returns MD_ECONFLICT and sets *file_len to the length
+ * of that ancestor's path (a prefix of `path`). */
+enum md_err cmd_make_parents(struct cmd_ctx *c, const char *path, size_t len, size_t *file_len);
+
+/* Add `delta` to the size of every ancestor directory of `path` (root
+ * included). */
+enum md_err cmd_add_to_ancestors(struct cmd_ctx *c, const char *path, size_t len, int64_t delta);
+
+static inline int cmd_is_root(const struct md_patharg *p)
+{
+    return p->canon_len == MD_ROOT_LEN;
+}
+
+static inline struct md_str cmd_raw(const struct md_patharg *p)
+{
+    return p->raw;
+}
+
+#endif

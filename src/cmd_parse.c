@@ -1,0 +1,341 @@
+/*
+ * cmd_parse.c — the route table, request parsing and dispatch.
+ *
+ * A route names a command, whether it writes, its fields (type, required)
+ * and its implementation. md_cmd_parse() checks a body against the table
+ * before anything runs, so the implementations never see a bad field.
+ */
+#include <jansson.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd_internal.h"
+#include "md_log.h"
+
+enum field_type {
+    F_PATH,     /* string, canonicalised into a md_patharg */
+    F_STRING,   /* string (may contain NUL) */
+    F_NONEMPTY, /* string, not empty */
+    F_INT,      /* integer (an integral JSON real is accepted) */
+    F_RANGE,    /* [int, int] */
+};
+
+struct field {
+    const char *name;
+    enum field_type type;
+    int required;
+    size_t offset; /* into struct md_cmd */
+};
+
+struct route {
+    const char *name;
+    enum md_cmd_kind kind;
+    int write;
+    cmd_fn run;
+    struct field fields[3];
+};
+
+#define FIELD(n, t, r, member) {n, t, r, offsetof(struct md_cmd, member)}
+
+static const struct route routes[MD_CMD_COUNT] = {
+    {"view", MD_CMD_VIEW, 0, cmd_view,
+     {FIELD("path", F_PATH, 1, path), FIELD("view_range", F_RANGE, 0, range)}},
+    {"create", MD_CMD_CREATE, 1, cmd_create,
+     {FIELD("path", F_PATH, 1, path), FIELD("file_text", F_STRING, 1, file_text)}},
+    {"str_replace", MD_CMD_STR_REPLACE, 1, cmd_str_replace,
+     {FIELD("path", F_PATH, 1, path), FIELD("old_str", F_NONEMPTY, 1, old_str),
+      FIELD("new_str", F_STRING, 1, new_str)}},
+    {"insert", MD_CMD_INSERT, 1, cmd_insert,
+     {FIELD("path", F_PATH, 1, path), FIELD("insert_line", F_INT, 1, insert_line),
+      FIELD("insert_text", F_STRING, 1, insert_text)}},
+    {"delete", MD_CMD_DELETE, 1, cmd_delete, {FIELD("path", F_PATH, 1, path)}},
+    {"rename", MD_CMD_RENAME, 1, cmd_rename,
+     {FIELD("old_path", F_PATH, 1, path), FIELD("new_path", F_PATH, 1, path2)}},
+};
+
+const char *md_cmd_kind_name(enum md_cmd_kind kind)
+{
+    return (unsigned)kind < MD_CMD_COUNT ? routes[kind].name : "unknown";
+}
+
+const char *md_cmd_storage_error_text(enum md_err err)
+{
+    if (err == MD_EBUSY)
+        return "Error: The memory store is busy; the command was not applied. Try again shortly.";
+    return "Error: The memory store failed; the command was not applied. Try again later.";
+}
+
+void md_cmd_free(struct md_cmd *cmd)
+{
+    free(cmd->path.canon);
+    free(cmd->path2.canon);
+    if (cmd->json)
+        json_decref(cmd->json);
+    memset(cmd, 0, sizeof *cmd);
+}
+
+/* A buffer error, or MD_EINVAL once the message is written. */
+static enum md_err einval(enum md_err buf_err)
+{
+    return buf_err ? buf_err : MD_EINVAL;
+}
+
+static struct md_str cstr(const char *s)
+{
+    struct md_str r = {s, strlen(s)};
+    return r;
+}
+
+static struct md_str jstr(const json_t *v)
+{
+    struct md_str r = {json_string_value(v), json_string_length(v)};
+    return r;
+}
+
+/* An integer, or a real with an integral value that a double holds exactly. */
+static int get_int(const json_t *v, int64_t *out)
+{
+    if (json_is_integer(v)) {
+        *out = json_integer_value(v);
+        return 1;
+    }
+    if (json_is_real(v)) {
+        double d = json_real_value(v);
+        if (d == floor(d) && fabs(d) <= 9007199254740992.0) {
+            *out = (int64_t)d;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static enum md_err parse_field(struct md_cmd *cmd, const struct route *r, const struct field *f,
+                               const json_t *obj, const struct md_limits *lim, struct md_buf *out)
+{
+    const json_t *v = json_object_get(obj, f->name);
+    char *dst = (char *)cmd + f->offset;
+    if (!v || json_is_null(v)) {
+        if (!f->required)
+            return MD_OK;
+        return cmd_say(out, MD_EINVAL, "Error: Missing required parameter `", cstr(f->name),
+                       "` for command `", cstr(r->name), "`");
+    }
+    switch (f->type) {
+    case F_PATH: {
+        if (!json_is_string(v))
+            break;
+        struct md_patharg *pa = (struct md_patharg *)(void *)dst;
+        pa->raw = jstr(v);
+        pa->canon = malloc(pa->raw.n + 1);
+        if (!pa->canon)
+            return MD_ENOMEM;
+        enum md_path_status st =
+            md_path_canon(pa->raw.p, pa->raw.n, &lim->path, pa->canon, &pa->canon_len);
+        if (st != MD_PATH_OK) {
+            enum md_err e = md_path_errmsg(out, st, pa->raw.p, pa->raw.n, &lim->path);
+            return e ? e : MD_EINVAL;
+        }
+        return MD_OK;
+    }
+    case F_STRING:
+    case F_NONEMPTY:
+        if (!json_is_string(v))
+            break;
+        *(struct md_str *)(void *)dst = jstr(v);
+        if (f->type == F_NONEMPTY && json_string_length(v) == 0)
+            return cmd_say(out, MD_EINVAL, "Error: Parameter `", cstr(f->name),
+                           "` must not be empty", (struct md_str){0}, NULL);
+        return MD_OK;
+    case F_INT:
+        if (get_int(v, (int64_t *)(void *)dst))
+            return MD_OK;
+        return cmd_say(out, MD_EINVAL, "Error: Parameter `", cstr(f->name),
+                       "` must be an integer", (struct md_str){0}, NULL);
+    case F_RANGE: {
+        struct md_view_range *vr = (struct md_view_range *)(void *)dst;
+        if (json_is_array(v) && json_array_size(v) == 2 &&
+            get_int(json_array_get(v, 0), &vr->first) &&
+            get_int(json_array_get(v, 1), &vr->last)) {
+            vr->present = 1;
+            return MD_OK;
+        }
+        return cmd_say(out, MD_EINVAL, "Error: Parameter `", cstr(f->name),
+                       "` must be an array of two integers [start_line, end_line]",
+                       (struct md_str){0}, NULL);
+    }
+    }
+    return cmd_say(out, MD_EINVAL, "Error: Parameter `", cstr(f->name), "` must be a string",
+                   (struct md_str){0}, NULL);
+}
+
+/* Unwrap a tool_use block; returns the command object or NULL (error in out). */
+static const json_t *unwrap(struct md_cmd *cmd, const json_t *root, struct md_buf *out,
+                            enum md_err *err)
+{
+    const json_t *type = json_object_get(root, "type");
+    if (!type)
+        return root;
+    if (!json_is_string(type) || strcmp(json_string_value(type), "tool_use") != 0 ||
+        json_string_length(type) != 8) {
+        *err = md_buf_puts(out, "Error: Unsupported request: send a memory command object "
+                                "({\"command\": ...}) or a tool_use block "
+                                "({\"type\": \"tool_use\", ...})");
+        if (!*err)
+            *err = MD_EINVAL;
+        return NULL;
+    }
+    const json_t *id = json_object_get(root, "id");
+    if (!json_is_string(id)) {
+        *err = md_buf_puts(out, "Error: A tool_use block needs a string `id`");
+        if (!*err)
+            *err = MD_EINVAL;
+        return NULL;
+    }
+    cmd->tool_use_id = jstr(id);
+    const json_t *name = json_object_get(root, "name");
+    if (name && (!json_is_string(name) || strcmp(json_string_value(name), "memory") != 0 ||
+                 json_string_length(name) != 6)) {
+        struct md_str n = json_is_string(name) ? jstr(name) : cstr("");
+        *err = cmd_say(out, MD_EINVAL, "Error: Tool '", n, "' not found", (struct md_str){0},
+                       NULL);
+        return NULL;
+    }
+    const json_t *input = json_object_get(root, "input");
+    if (!json_is_object(input)) {
+        *err = md_buf_puts(out, "Error: A tool_use block needs an object `input`");
+        if (!*err)
+            *err = MD_EINVAL;
+        return NULL;
+    }
+    return input;
+}
+
+enum md_err md_cmd_parse(struct md_cmd *cmd, const char *body, size_t len,
+                         const struct md_limits *lim, struct md_buf *out)
+{
+    memset(cmd, 0, sizeof *cmd);
+    if (len == 0)
+        return einval(md_buf_puts(out, "Error: The request body is empty; send a memory command "
+                                       "as JSON, e.g. {\"command\": \"view\", \"path\": "
+                                       "\"/memories\"}"));
+    json_error_t jerr;
+    json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
+    if (!root)
+        return einval(md_buf_printf(out, "Error: Invalid JSON in request body: %s (line %d, column %d)",
+                             jerr.text, jerr.line, jerr.column));
+    cmd->json = root;
+    if (!json_is_object(root))
+        return einval(md_buf_puts(out, "Error: The request body must be a JSON object"));
+
+    enum md_err e = MD_OK;
+    const json_t *obj = unwrap(cmd, root, out, &e);
+    if (!obj)
+        return e;
+
+    const json_t *command = json_object_get(obj, "command");
+    if (!command || json_is_null(command))
+        return einval(md_buf_puts(out, "Error: Missing required parameter `command`"));
+    if (!json_is_string(command))
+        return einval(md_buf_puts(out, "Error: Parameter `command` must be a string"));
+    const struct route *r = NULL;
+    for (size_t i = 0; i < MD_CMD_COUNT; i++) {
+        if (strlen(routes[i].name) == json_string_length(command) &&
+            strcmp(routes[i].name, json_string_value(command)) == 0)
+            r = &routes[i];
+    }
+    if (!r)
+        return cmd_say(out, MD_EINVAL, "Error: ", jstr(command), " not implemented",
+                       (struct md_str){0}, NULL);
+    cmd->kind = r->kind;
+    cmd->name = r->name;
+    cmd->write = r->write;
+    for (size_t i = 0; i < sizeof r->fields / sizeof r->fields[0] && r->fields[i].name; i++) {
+        e = parse_field(cmd, r, &r->fields[i], obj, lim, out);
+        if (e)
+            return e;
+    }
+    return MD_OK;
+}
+
+enum md_err md_cmd_exec(struct md_txn *t, const char *tenant, const struct md_cmd *cmd,
+                        const struct md_limits *lim, struct md_buf *out)
+{
+    struct cmd_ctx c = {t, tenant, 0, cmd, lim, out};
+    return routes[cmd->kind].run(&c);
+}
+
+/* ---- helpers shared by the implementations ---- */
+
+enum md_err cmd_say(struct md_buf *out, enum md_err result, const char *pre, struct md_str a,
+                    const char *mid, struct md_str b, const char *post)
+{
+    enum md_err e = pre ? md_buf_puts(out, pre) : MD_OK;
+    if (!e && a.p)
+        e = md_buf_append(out, a.p, a.n);
+    if (!e && mid)
+        e = md_buf_puts(out, mid);
+    if (!e && b.p)
+        e = md_buf_append(out, b.p, b.n);
+    if (!e && post)
+        e = md_buf_puts(out, post);
+    return e ? e : result;
+}
+
+enum md_err cmd_say1(struct md_buf *out, enum md_err result, const char *pre, struct md_str a,
+                     const char *post)
+{
+    return cmd_say(out, result, pre, a, post, (struct md_str){0}, NULL);
+}
+
+enum md_err cmd_tenant(struct cmd_ctx *c, int create)
+{
+    return md_txn_tenant(c->t, c->tenant_name, create, &c->tenant);
+}
+
+enum md_err cmd_make_parents(struct cmd_ctx *c, const char *path, size_t len, size_t *file_len)
+{
+    /* Find the deepest existing ancestor. */
+    size_t plen = md_path_parent_len(path, len);
+    for (;;) {
+        struct md_entry e;
+        enum md_err err = md_txn_get(c->t, c->tenant, path, plen, 0, &e);
+        if (err == MD_OK) {
+            if (e.kind == MD_KIND_FILE) {
+                *file_len = plen;
+                return MD_ECONFLICT;
+            }
+            break;
+        }
+        if (err != MD_ENOENT)
+            return err;
+        if (plen == MD_ROOT_LEN)
+            break; /* cannot happen: the root exists once the tenant does */
+        plen = md_path_parent_len(path, plen);
+    }
+    /* Create each missing directory below it, top down. */
+    size_t parent = md_path_parent_len(path, len);
+    for (size_t i = plen + 1; i <= parent; i++) {
+        if (i == parent || path[i] == '/') {
+            enum md_err err = md_txn_insert(c->t, c->tenant, path, i, MD_KIND_DIR, NULL, 0);
+            if (err)
+                return err;
+        }
+    }
+    return MD_OK;
+}
+
+enum md_err cmd_add_to_ancestors(struct cmd_ctx *c, const char *path, size_t len, int64_t delta)
+{
+    if (delta == 0 || len == MD_ROOT_LEN)
+        return MD_OK;
+    size_t plen = len;
+    do {
+        plen = md_path_parent_len(path, plen);
+        enum md_err e = md_txn_add_size(c->t, c->tenant, path, plen, delta);
+        if (e)
+            return e;
+    } while (plen > MD_ROOT_LEN);
+    return MD_OK;
+}

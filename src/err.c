@@ -1,0 +1,58 @@
+/* err.c — names and HTTP classes of enum md_err. */
+#include "md_err.h"
+
+const char *md_strerror(enum md_err err)
+{
+    switch (err) {
+    case MD_OK:
+        return "ok";
+    case MD_EINVAL:
+        return "invalid request";
+    case MD_EFORBIDDEN:
+        return "forbidden";
+    case MD_ENOENT:
+        return "not found";
+    case MD_EEXIST:
+        return "already exists";
+    case MD_ECONFLICT:
+        return "conflict";
+    case MD_ETOOBIG:
+        return "too large";
+    case MD_ERANGE:
+        return "out of range";
+    case MD_ENOMEM:
+        return "out of memory";
+    case MD_EDB:
+        return "storage failure";
+    case MD_EBUSY:
+        return "busy";
+    }
+    return "unknown error";
+}
+
+unsigned md_err_http_status(enum md_err err)
+{
+    switch (err) {
+    case MD_OK:
+        return 200;
+    case MD_EINVAL:
+        return 400;
+    case MD_EFORBIDDEN:
+        return 403;
+    case MD_ENOENT:
+        return 404;
+    case MD_EEXIST:
+    case MD_ECONFLICT:
+        return 409;
+    case MD_ETOOBIG:
+        return 413;
+    case MD_ERANGE:
+        return 422;
+    case MD_ENOMEM:
+    case MD_EDB:
+        return 500;
+    case MD_EBUSY:
+        return 503;
+    }
+    return 500;
+}

@@ -1,0 +1,530 @@
+/*
+ * http.c — libmicrohttpd front end (see md_http.h).
+ *
+ * One request context per request (struct req), allocated on MHD's first
+ * call and freed in the completion callback. The only place where
+ * enum md_err becomes an HTTP status (md_err_http_status).
+ */
+#include "md_http.h"
+
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdatomic.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "md_json.h"
+#include "md_log.h"
+#include "md_tenant.h"
+
+/* Bounds of every response text: results are bounded by the limits, but
+ * an error text repeating a long path or a list of lines can be large. */
+#define OUT_LIMIT ((size_t)256 << 20)
+
+struct md_http {
+    const struct md_config *cfg;
+    struct md_store *store;
+    struct md_writer *writer;
+    struct MHD_Daemon *d;
+    MHD_socket quiesced_fd;
+    unsigned port;
+    atomic_int stopping;
+    atomic_uint in_flight;
+};
+
+enum route { R_MEMORY, R_HEALTHZ, R_READYZ, R_OTHER };
+
+enum state {
+    ST_NEW,       /* headers seen, body may follow */
+    ST_WAITING,   /* suspended, the writer has the job */
+    ST_READY,     /* result ready, to be sent */
+    ST_RESPONDED, /* a response is queued */
+};
+
+struct req {
+    struct md_http *h;
+    struct MHD_Connection *conn;
+    uint64_t t0;
+    enum route route;
+    const char *method;
+    struct md_buf body;
+    int too_big;
+    int want_text;
+    char tenant[MD_TENANT_MAX + 1];
+    struct md_cmd cmd;
+    struct md_buf out;
+    enum md_err err;
+    struct md_job job;
+    _Atomic int state;
+    unsigned status;
+    size_t bytes_out;
+};
+
+static uint64_t now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* ---- Accept negotiation ---- */
+
+/* q of the best-matching media range for type/sub in an Accept value. */
+static double accept_q(const char *accept, const char *type, const char *sub)
+{
+    double best = -1;
+    int best_spec = -1;
+    const char *p = accept;
+    while (*p) {
+        while (*p == ' ' || *p == ',')
+            p++;
+        const char *start = p;
+        while (*p && *p != ',')
+            p++;
+        const char *end = p;
+        const char *semi = memchr(start, ';', (size_t)(end - start));
+        const char *mend = semi ? semi : end;
+        while (mend > start && mend[-1] == ' ')
+            mend--;
+        const char *slash = memchr(start, '/', (size_t)(mend - start));
+        if (!slash)
+            continue;
+        size_t tl = (size_t)(slash - start), sl = (size_t)(mend - slash - 1);
+        int spec;
+        if (tl == 1 && *start == '*' && sl == 1 && slash[1] == '*')
+            spec = 0;
+        else if (tl == strlen(type) && strncasecmp(start, type, tl) == 0 && sl == 1 &&
+                 slash[1] == '*')
+            spec = 1;
+        else if (tl == strlen(type) && strncasecmp(start, type, tl) == 0 && sl == strlen(sub) &&
+                 strncasecmp(slash + 1, sub, sl) == 0)
+            spec = 2;
+        else
+            continue;
+        double q = 1;
+        for (const char *s = semi; s && s < end; s = memchr(s + 1, ';', (size_t)(end - s - 1))) {
+            const char *a = s + 1;
+            while (a < end && *a == ' ')
+                a++;
+            if (end - a >= 2 && (a[0] == 'q' || a[0] == 'Q') && a[1] == '=')
+                q = strtod(a + 2, NULL);
+        }
+        if (spec > best_spec) {
+            best_spec = spec;
+            best = q;
+        }
+    }
+    return best;
+}
+
+int md_http_wants_text(const char *accept)
+{
+    if (!accept || !*accept)
+        return 0;
+    double text = accept_q(accept, "text", "plain");
+    double json = accept_q(accept, "application", "json");
+    return text > 0 && text > json;
+}
+
+/* ---- responses ---- */
+
+static enum MHD_Result queue(struct req *r, unsigned status, const char *type, char *body,
+                             size_t len, int is_error, int close_conn)
+{
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer_with_free_callback(len, body, free);
+    if (!resp) {
+        free(body);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    if (is_error >= 0)
+        MHD_add_response_header(resp, "X-Memory-Is-Error", is_error ? "true" : "false");
+    if (status == 503)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+    if (status == 405)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW,
+                                r->route == R_MEMORY ? "POST" : "GET, HEAD");
+    if (close_conn)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+    enum MHD_Result ret = MHD_queue_response(r->conn, status, resp);
+    MHD_destroy_response(resp);
+    r->status = status;
+    r->bytes_out = len;
+    atomic_store(&r->state, ST_RESPONDED);
+    return ret;
+}
+
+/* Send r->out (with r->err) as a tool_result, JSON or text. */
+static enum MHD_Result respond_result(struct req *r, unsigned status)
+{
+    int is_error = r->err != MD_OK;
+    int close_conn = r->too_big || atomic_load(&r->h->stopping);
+    char *body;
+    size_t len;
+    if (r->want_text) {
+        body = md_buf_take(&r->out, &len);
+        if (!body)
+            return MHD_NO;
+        return queue(r, status, "text/plain; charset=utf-8", body, len, is_error, close_conn);
+    }
+    struct md_buf json;
+    md_buf_init(&json, OUT_LIMIT);
+    const struct md_str *id = &r->cmd.tool_use_id;
+    if (md_json_tool_result(&json, id->p, id->n, r->out.data ? r->out.data : "", r->out.len,
+                            is_error)) {
+        md_buf_free(&json);
+        return MHD_NO;
+    }
+    body = md_buf_take(&json, &len);
+    if (!body)
+        return MHD_NO;
+    return queue(r, status, "application/json", body, len, is_error, close_conn);
+}
+
+/* An error result (text already in r->out or given here). */
+static enum MHD_Result respond_error(struct req *r, enum md_err err, const char *text)
+{
+    r->err = err;
+    if (text) {
+        md_buf_reset(&r->out);
+        md_buf_puts(&r->out, text);
+    }
+    return respond_result(r, md_err_http_status(err));
+}
+
+static enum MHD_Result respond_plain_json(struct req *r, unsigned status, const char *json)
+{
+    size_t len = strlen(json);
+    char *body = malloc(len + 1);
+    if (!body)
+        return MHD_NO;
+    memcpy(body, json, len + 1);
+    return queue(r, status, "application/json", body, len, -1, 0);
+}
+
+/* ---- the memory endpoint ---- */
+
+struct header_count {
+    const char *name;
+    unsigned count;
+    const char *value;
+    size_t len;
+};
+
+static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    size_t key_size, const char *value, size_t value_size)
+{
+    (void)kind;
+    (void)key_size;
+    struct header_count *hc = cls;
+    if (strcasecmp(key, hc->name) == 0) {
+        if (hc->count++ == 0) {
+            hc->value = value ? value : "";
+            hc->len = value ? value_size : 0;
+        }
+    }
+    return MHD_YES;
+}
+
+static void job_done(struct md_job *job)
+{
+    struct req *r = (struct req *)((char *)job - offsetof(struct req, job));
+    r->err = job->err;
+    atomic_store(&r->state, ST_READY);
+    MHD_resume_connection(r->conn);
+}
+
+static enum MHD_Result handle_memory(struct req *r)
+{
+    struct md_http *h = r->h;
+    const struct md_config *cfg = h->cfg;
+    if (atomic_load(&h->stopping))
+        return respond_error(r, MD_EBUSY, "Error: memoryd is shutting down; retry shortly.");
+
+    struct header_count hc = {cfg->tenant_header, 0, NULL, 0};
+    MHD_get_connection_values_n(r->conn, MHD_HEADER_KIND, count_header, &hc);
+    enum md_err e = md_tenant_resolve(cfg, hc.count, hc.value, hc.len, r->tenant, &r->out);
+    if (e)
+        return respond_error(r, e, NULL);
+
+    e = md_cmd_parse(&r->cmd, r->body.data ? r->body.data : "", r->body.len, &cfg->limits,
+                     &r->out);
+    if (e)
+        return respond_error(r, e == MD_ENOMEM ? MD_ENOMEM : MD_EINVAL,
+                             e == MD_ENOMEM ? md_cmd_storage_error_text(e) : NULL);
+
+    if (!r->cmd.write) {
+        struct md_txn *t;
+        e = md_store_read_begin(h->store, &t);
+        if (!e) {
+            e = md_cmd_exec(t, r->tenant, &r->cmd, &cfg->limits, &r->out);
+            md_txn_end(t);
+        }
+        if (e == MD_EDB || e == MD_ENOMEM || e == MD_EBUSY)
+            return respond_error(r, e == MD_EBUSY ? MD_EBUSY : MD_EDB,
+                                 md_cmd_storage_error_text(e));
+        r->err = e;
+        return respond_result(r, md_err_http_status(e));
+    }
+
+    r->job.cmd = &r->cmd;
+    r->job.tenant = r->tenant;
+    r->job.out = &r->out;
+    r->job.done = job_done;
+    atomic_store(&r->state, ST_WAITING);
+    MHD_suspend_connection(r->conn);
+    e = md_writer_submit(h->writer, &r->job);
+    if (e) {
+        r->job.err = e;
+        md_buf_reset(&r->out);
+        md_buf_puts(&r->out, "Error: memoryd is overloaded; the command was not applied. Retry "
+                             "shortly.");
+        job_done(&r->job);
+    }
+    return MHD_YES;
+}
+
+/* ---- MHD callbacks ---- */
+
+static enum route route_of(const char *url)
+{
+    if (strcmp(url, "/memory") == 0)
+        return R_MEMORY;
+    if (strcmp(url, "/healthz") == 0)
+        return R_HEALTHZ;
+    if (strcmp(url, "/readyz") == 0)
+        return R_READYZ;
+    return R_OTHER;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload_data, size_t *upload_data_size,
+                                  void **req_cls)
+{
+    (void)version;
+    struct md_http *h = cls;
+    struct req *r = *req_cls;
+    if (!r) {
+        r = calloc(1, sizeof *r);
+        if (!r)
+            return MHD_NO;
+        r->h = h;
+        r->conn = conn;
+        r->t0 = now_us();
+        r->route = route_of(url);
+        r->method = method;
+        md_buf_init(&r->body, h->cfg->limits.max_body);
+        md_buf_init(&r->out, OUT_LIMIT);
+        r->want_text = md_http_wants_text(
+            MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT));
+        atomic_fetch_add(&h->in_flight, 1);
+        *req_cls = r;
+        if (r->route == R_MEMORY && strcmp(method, MHD_HTTP_METHOD_POST) == 0) {
+            const char *cl =
+                MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+            if (cl && strtoull(cl, NULL, 10) > h->cfg->limits.max_body)
+                r->too_big = 1;
+        }
+        if (!r->too_big)
+            return MHD_YES;
+    }
+
+    int state = atomic_load(&r->state);
+    if (state == ST_RESPONDED) {
+        *upload_data_size = 0; /* discard the rest of a refused body */
+        return MHD_YES;
+    }
+    if (state == ST_READY)
+        return respond_result(r, md_err_http_status(r->err));
+    if (state == ST_WAITING)
+        return MHD_YES;
+
+    if (*upload_data_size > 0 && !r->too_big) {
+        if (md_buf_append(&r->body, upload_data, *upload_data_size) != MD_OK)
+            r->too_big = 1;
+        *upload_data_size = 0;
+        if (!r->too_big)
+            return MHD_YES;
+    }
+    *upload_data_size = 0;
+
+    if (r->too_big) {
+        md_buf_free(&r->body);
+        md_buf_reset(&r->out);
+        md_buf_printf(&r->out, "Error: The request body exceeds the limit of %zu bytes",
+                      h->cfg->limits.max_body);
+        r->err = MD_ETOOBIG;
+        return respond_result(r, 413);
+    }
+
+    switch (r->route) {
+    case R_MEMORY:
+        if (strcmp(method, MHD_HTTP_METHOD_POST) != 0)
+            return respond_error(r, MD_EINVAL,
+                                 "Error: Use POST /memory with a JSON memory command");
+        return handle_memory(r);
+    case R_HEALTHZ:
+    case R_READYZ:
+        if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+            return respond_plain_json(r, 405, "{\"error\":\"method not allowed\"}");
+        if (r->route == R_HEALTHZ)
+            return respond_plain_json(r, 200, "{\"status\":\"ok\"}");
+        if (atomic_load(&h->stopping))
+            return respond_plain_json(r, 503, "{\"status\":\"shutting down\"}");
+        if (md_store_ping(h->store) != MD_OK)
+            return respond_plain_json(r, 503, "{\"status\":\"storage unavailable\"}");
+        return respond_plain_json(r, 200, "{\"status\":\"ready\"}");
+    case R_OTHER:
+        break;
+    }
+    return respond_plain_json(r, 404,
+                              "{\"error\":\"not found: use POST /memory, GET /healthz or GET "
+                              "/readyz\"}");
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    (void)conn;
+    struct md_http *h = cls;
+    struct req *r = *req_cls;
+    if (!r)
+        return;
+    *req_cls = NULL;
+    if (r->route == R_MEMORY || r->status >= 400 || md_log_enabled(MD_LOG_DEBUG)) {
+        struct md_logline l;
+        md_log_begin(&l, MD_LOG_INFO, "request");
+        md_log_str(&l, "method", r->method);
+        md_log_str(&l, "route", r->route == R_MEMORY    ? "/memory"
+                                : r->route == R_HEALTHZ ? "/healthz"
+                                : r->route == R_READYZ  ? "/readyz"
+                                                        : "other");
+        if (r->tenant[0])
+            md_log_str(&l, "tenant", r->tenant);
+        if (r->cmd.name)
+            md_log_str(&l, "command", r->cmd.name);
+        md_log_int(&l, "status", r->status);
+        if (r->route == R_MEMORY)
+            md_log_bool(&l, "is_error", r->err != MD_OK);
+        md_log_int(&l, "bytes_in", (int64_t)r->body.len);
+        md_log_int(&l, "bytes_out", (int64_t)r->bytes_out);
+        md_log_int(&l, "us", (int64_t)(now_us() - r->t0));
+        if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
+            md_log_int(&l, "termination", toe);
+        md_log_end(&l);
+    }
+    md_cmd_free(&r->cmd);
+    md_buf_free(&r->body);
+    md_buf_free(&r->out);
+    free(r);
+    atomic_fetch_sub(&h->in_flight, 1);
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    (void)cls;
+    char text[512];
+    vsnprintf(text, sizeof text, fmt, ap);
+    size_t n = strlen(text);
+    while (n > 0 && (text[n - 1] == '\n' || text[n - 1] == ' '))
+        text[--n] = '\0';
+    md_log_msg(MD_LOG_WARN, "libmicrohttpd", text);
+}
+
+struct md_http *md_http_start(const struct md_config *cfg, struct md_store *store,
+                              struct md_writer *writer, char *why, size_t why_len)
+{
+    struct md_http *h = calloc(1, sizeof *h);
+    if (!h) {
+        snprintf(why, why_len, "out of memory");
+        return NULL;
+    }
+    h->cfg = cfg;
+    h->store = store;
+    h->writer = writer;
+    h->quiesced_fd = MHD_INVALID_SOCKET;
+
+    struct sockaddr_storage ss;
+    memset(&ss, 0, sizeof ss);
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
+                     MHD_USE_ERROR_LOG;
+    struct sockaddr_in *v4 = (struct sockaddr_in *)&ss;
+    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ss;
+    if (inet_pton(AF_INET, cfg->listen, &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons((uint16_t)cfg->port);
+    } else if (inet_pton(AF_INET6, cfg->listen, &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons((uint16_t)cfg->port);
+        flags |= MHD_USE_IPv6;
+    } else {
+        snprintf(why, why_len, "cannot parse listen address '%s' (expected an IPv4 or IPv6 address)",
+                 cfg->listen);
+        free(h);
+        return NULL;
+    }
+    struct MHD_OptionItem list[12];
+    size_t n = 0;
+    list[n++] = (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, &ss};
+    if (cfg->threads > 1)
+        list[n++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, cfg->threads, NULL};
+    list[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections, NULL};
+    list[n++] =
+        (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT, cfg->connection_timeout, NULL};
+    list[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, 64 * 1024, NULL};
+    list[n++] = (struct MHD_OptionItem){MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, NULL};
+    list[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, h};
+    list[n++] = (struct MHD_OptionItem){MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, NULL};
+    list[n++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
+    h->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, h, MHD_OPTION_ARRAY, list,
+                            MHD_OPTION_END);
+    if (!h->d) {
+        snprintf(why, why_len, "cannot listen on %s port %u (in use, or not allowed)", cfg->listen,
+                 cfg->port);
+        free(h);
+        return NULL;
+    }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
+    h->port = info ? info->port : cfg->port;
+    return h;
+}
+
+unsigned md_http_port(const struct md_http *h)
+{
+    return h->port;
+}
+
+void md_http_quiesce(struct md_http *h)
+{
+    atomic_store(&h->stopping, 1);
+    h->quiesced_fd = MHD_quiesce_daemon(h->d);
+}
+
+unsigned md_http_wait_idle(struct md_http *h, unsigned timeout_ms)
+{
+    unsigned waited = 0;
+    unsigned n;
+    while ((n = atomic_load(&h->in_flight)) > 0 && waited < timeout_ms) {
+        usleep(10000);
+        waited += 10;
+    }
+    return n;
+}
+
+void md_http_stop(struct md_http *h)
+{
+    if (!h)
+        return;
+    MHD_stop_daemon(h->d);
+    if (h->quiesced_fd != MHD_INVALID_SOCKET)
+        close(h->quiesced_fd);
+    free(h);
+}

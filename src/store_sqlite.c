@@ -1,0 +1,774 @@
+/*
+ * store_sqlite.c — the SQLite backend of md_store (see md_store.h).
+ *
+ * One database file in WAL mode. A single writer connection (used by the
+ * writer thread only), a pool of reader connections (one per concurrent
+ * reader, opened on demand) and a checkpointer thread with its own
+ * connection, so checkpoints never run on the write path.
+ * Every statement is prepared once per connection and reused; every query
+ * is bound to a tenant id.
+ */
+#include "md_store.h"
+
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "md_log.h"
+#include "md_path.h"
+
+/* Generated from the sql/ files by CMake (cmake/embed_sql.cmake). */
+extern const char *const md_schema_migrations[];
+extern const int md_schema_migration_count;
+
+enum stmt_id {
+    S_BEGIN,
+    S_BEGIN_IMMEDIATE,
+    S_COMMIT,
+    S_ROLLBACK,
+    S_SAVEPOINT,
+    S_RELEASE,
+    S_ROLLBACK_TO,
+    S_TENANT_GET,
+    S_TENANT_INSERT,
+    S_GET,
+    S_GET_META,
+    S_LIST,
+    S_INSERT,
+    S_SET_CONTENT,
+    S_REMOVE_TREE,
+    S_MOVE_TREE,
+    S_ADD_SIZE,
+    S_COUNT
+};
+
+static const char *const stmt_sql[S_COUNT] = {
+    [S_BEGIN] = "BEGIN",
+    [S_BEGIN_IMMEDIATE] = "BEGIN IMMEDIATE",
+    [S_COMMIT] = "COMMIT",
+    [S_ROLLBACK] = "ROLLBACK",
+    [S_SAVEPOINT] = "SAVEPOINT cmd",
+    [S_RELEASE] = "RELEASE cmd",
+    [S_ROLLBACK_TO] = "ROLLBACK TO cmd",
+    [S_TENANT_GET] = "SELECT id FROM tenants WHERE name = ?1",
+    [S_TENANT_INSERT] = "INSERT INTO tenants (name, created_at) VALUES (?1, ?2)",
+    [S_GET] = "SELECT kind, size, content FROM entries WHERE tenant = ?1 AND path = ?2",
+    [S_GET_META] = "SELECT kind, size FROM entries WHERE tenant = ?1 AND path = ?2",
+    [S_LIST] = "SELECT path, kind, size FROM entries"
+               " WHERE tenant = ?1 AND depth = ?2 AND path > ?3 AND path < ?4 ORDER BY path",
+    [S_INSERT] = "INSERT INTO entries (tenant, path, depth, kind, size, mtime, content)"
+                 " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    [S_SET_CONTENT] = "UPDATE entries SET content = ?3, size = ?4, mtime = ?5"
+                      " WHERE tenant = ?1 AND path = ?2 AND kind = 0",
+    [S_REMOVE_TREE] = "DELETE FROM entries"
+                      " WHERE tenant = ?1 AND (path = ?2 OR (path > ?3 AND path < ?4))",
+    [S_MOVE_TREE] = "UPDATE entries SET path = ?5 || substr(path, ?6), depth = depth + ?7,"
+                    " mtime = ?8 WHERE tenant = ?1 AND (path = ?2 OR (path > ?3 AND path < ?4))",
+    [S_ADD_SIZE] = "UPDATE entries SET size = size + ?3 WHERE tenant = ?1 AND path = ?2",
+};
+
+struct sq_conn;
+
+struct sq_txn {
+    struct md_txn base;
+    struct sq_conn *c;
+    sqlite3_stmt *pending; /* a stepped statement whose row is still borrowed */
+    int write;
+};
+
+struct sq_conn {
+    sqlite3 *db;
+    sqlite3_stmt *st[S_COUNT];
+    struct sq_txn txn;
+    struct sq_conn *next_idle;
+    struct sq_conn *next_all;
+};
+
+struct sq_store {
+    struct md_store base;
+    struct md_sqlite_config cfg;
+    char *path;
+
+    pthread_mutex_t pool_mu;
+    struct sq_conn *idle; /* reader connections not in use */
+    struct sq_conn *all;  /* every reader connection, for close */
+
+    struct sq_conn *writer;
+    pthread_mutex_t write_mu; /* one write transaction at a time */
+
+    /* Checkpointer. */
+    pthread_t ckpt_thread;
+    int ckpt_started;
+    pthread_mutex_t ckpt_mu;
+    pthread_cond_t ckpt_cv;
+    int ckpt_stop;
+    int wal_pages; /* frames in the WAL after the last commit */
+    sqlite3 *ckpt_db;
+};
+
+/* WAL frames that trigger a background checkpoint. */
+#define CKPT_PAGES 1000
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void log_sqlite(sqlite3 *db, int rc, const char *what)
+{
+    struct md_logline l;
+    md_log_begin(&l, MD_LOG_ERROR, "sqlite error");
+    md_log_str(&l, "op", what);
+    md_log_int(&l, "code", rc);
+    md_log_str(&l, "error", db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+    md_log_end(&l);
+}
+
+static enum md_err map_rc(sqlite3 *db, int rc, const char *what)
+{
+    switch (rc & 0xff) {
+    case SQLITE_OK:
+    case SQLITE_DONE:
+    case SQLITE_ROW:
+        return MD_OK;
+    case SQLITE_CONSTRAINT:
+        if (rc == SQLITE_CONSTRAINT_PRIMARYKEY || rc == SQLITE_CONSTRAINT_UNIQUE)
+            return MD_EEXIST;
+        break;
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+        log_sqlite(db, rc, what);
+        return MD_EBUSY;
+    case SQLITE_NOMEM:
+        return MD_ENOMEM;
+    default:
+        break;
+    }
+    log_sqlite(db, rc, what);
+    return MD_EDB;
+}
+
+static void conn_close(struct sq_conn *c)
+{
+    if (!c)
+        return;
+    for (int i = 0; i < S_COUNT; i++)
+        sqlite3_finalize(c->st[i]);
+    sqlite3_close(c->db);
+    free(c);
+}
+
+static int exec_simple(sqlite3 *db, const char *sql, char *why, size_t why_len)
+{
+    char *err = NULL;
+    int rc = sqlite3_exec(db, sql, NULL, NULL, &err);
+    if (rc != SQLITE_OK && why)
+        snprintf(why, why_len, "%s: %s", sql, err ? err : sqlite3_errstr(rc));
+    sqlite3_free(err);
+    return rc;
+}
+
+static int wal_hook(void *arg, sqlite3 *db, const char *name, int pages)
+{
+    (void)db;
+    (void)name;
+    struct sq_store *s = arg;
+    pthread_mutex_lock(&s->ckpt_mu);
+    s->wal_pages = pages;
+    if (pages >= CKPT_PAGES)
+        pthread_cond_signal(&s->ckpt_cv);
+    pthread_mutex_unlock(&s->ckpt_mu);
+    return SQLITE_OK;
+}
+
+/* Open a connection with memoryd's settings and prepared statements. */
+static int conn_open(struct sq_store *s, int role, struct sq_conn **out, char *why, size_t why_len)
+{
+    enum { ROLE_READER, ROLE_WRITER };
+    struct sq_conn *c = calloc(1, sizeof *c);
+    if (!c) {
+        snprintf(why, why_len, "out of memory");
+        return SQLITE_NOMEM;
+    }
+    int rc = sqlite3_open_v2(s->path, &c->db,
+                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                             NULL);
+    if (rc != SQLITE_OK) {
+        snprintf(why, why_len, "cannot open %s: %s", s->path,
+                 c->db ? sqlite3_errmsg(c->db) : sqlite3_errstr(rc));
+        goto fail;
+    }
+    sqlite3_extended_result_codes(c->db, 1);
+    sqlite3_busy_timeout(c->db, s->cfg.busy_timeout_ms);
+    char sql[160];
+    snprintf(sql, sizeof sql, "PRAGMA synchronous=%s; PRAGMA foreign_keys=OFF;",
+             s->cfg.durability == MD_DURABILITY_FULL ? "FULL" : "NORMAL");
+    rc = exec_simple(c->db, sql, why, why_len);
+    if (rc != SQLITE_OK)
+        goto fail;
+    if (role == ROLE_WRITER) {
+        rc = exec_simple(c->db,
+                         "PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0;"
+                         " PRAGMA journal_size_limit=67108864;",
+                         why, why_len);
+        if (rc != SQLITE_OK)
+            goto fail;
+        /* Migrate before preparing statements that need the tables. */
+        sqlite3_stmt *v = NULL;
+        int version = 0;
+        rc = exec_simple(c->db, "BEGIN IMMEDIATE", why, why_len);
+        if (rc != SQLITE_OK)
+            goto fail;
+        rc = sqlite3_prepare_v2(c->db, "PRAGMA user_version", -1, &v, NULL);
+        if (rc == SQLITE_OK && sqlite3_step(v) == SQLITE_ROW)
+            version = sqlite3_column_int(v, 0);
+        sqlite3_finalize(v);
+        if (version > md_schema_migration_count) {
+            snprintf(why, why_len,
+                     "database schema version %d is newer than this memoryd (%d); refusing to "
+                     "open it",
+                     version, md_schema_migration_count);
+            exec_simple(c->db, "ROLLBACK", NULL, 0);
+            rc = SQLITE_ERROR;
+            goto fail;
+        }
+        for (int i = version; i < md_schema_migration_count; i++) {
+            rc = exec_simple(c->db, md_schema_migrations[i], why, why_len);
+            if (rc == SQLITE_OK) {
+                snprintf(sql, sizeof sql, "PRAGMA user_version=%d", i + 1);
+                rc = exec_simple(c->db, sql, why, why_len);
+            }
+            if (rc != SQLITE_OK) {
+                exec_simple(c->db, "ROLLBACK", NULL, 0);
+                goto fail;
+            }
+            struct md_logline l;
+            md_log_begin(&l, MD_LOG_INFO, "schema migrated");
+            md_log_int(&l, "version", i + 1);
+            md_log_end(&l);
+        }
+        rc = exec_simple(c->db, "COMMIT", why, why_len);
+        if (rc != SQLITE_OK)
+            goto fail;
+        sqlite3_wal_hook(c->db, wal_hook, s);
+    } else {
+        rc = exec_simple(c->db, "PRAGMA query_only=1;", why, why_len);
+        if (rc != SQLITE_OK)
+            goto fail;
+    }
+    for (int i = 0; i < S_COUNT; i++) {
+        rc = sqlite3_prepare_v3(c->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &c->st[i],
+                                NULL);
+        if (rc != SQLITE_OK) {
+            snprintf(why, why_len, "prepare %s: %s", stmt_sql[i], sqlite3_errmsg(c->db));
+            goto fail;
+        }
+    }
+    c->txn.base.store = &s->base;
+    c->txn.c = c;
+    c->txn.write = role == ROLE_WRITER;
+    *out = c;
+    return SQLITE_OK;
+fail:
+    conn_close(c);
+    return rc == SQLITE_OK ? SQLITE_ERROR : rc;
+}
+
+/* ---- statement helpers ---- */
+
+static sqlite3_stmt *stmt(struct sq_txn *t, enum stmt_id id)
+{
+    if (t->pending) {
+        sqlite3_reset(t->pending);
+        t->pending = NULL;
+    }
+    return t->c->st[id];
+}
+
+static void done(sqlite3_stmt *st)
+{
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+}
+
+static void bind_text(sqlite3_stmt *st, int i, const char *p, size_t n)
+{
+    sqlite3_bind_text(st, i, p, (int)n, SQLITE_STATIC);
+}
+
+/* Run a statement that returns no rows. */
+static enum md_err run(struct sq_txn *t, sqlite3_stmt *st, const char *what)
+{
+    int rc = sqlite3_step(st);
+    done(st);
+    return map_rc(t->c->db, rc, what);
+}
+
+/* Bounds of the subtree of `dir`: (dir + "/", dir + "0"). */
+struct bounds {
+    char lo[4100];
+    char hi[4100];
+    char *lo_heap, *hi_heap;
+    const char *lop, *hip;
+    size_t n;
+};
+
+static enum md_err bounds_make(struct bounds *b, const char *dir, size_t len)
+{
+    b->lo_heap = b->hi_heap = NULL;
+    char *lo = b->lo, *hi = b->hi;
+    if (len + 2 > sizeof b->lo) {
+        lo = b->lo_heap = malloc(len + 2);
+        hi = b->hi_heap = malloc(len + 2);
+        if (!lo || !hi) {
+            free(b->lo_heap);
+            free(b->hi_heap);
+            return MD_ENOMEM;
+        }
+    }
+    memcpy(lo, dir, len);
+    memcpy(hi, dir, len);
+    lo[len] = '/';
+    hi[len] = '0';
+    b->lop = lo;
+    b->hip = hi;
+    b->n = len + 1;
+    return MD_OK;
+}
+
+static void bounds_free(struct bounds *b)
+{
+    free(b->lo_heap);
+    free(b->hi_heap);
+}
+
+/* ---- transactions ---- */
+
+static enum md_err sq_read_begin(struct md_store *base, struct md_txn **out)
+{
+    struct sq_store *s = (struct sq_store *)base;
+    pthread_mutex_lock(&s->pool_mu);
+    struct sq_conn *c = s->idle;
+    if (c)
+        s->idle = c->next_idle;
+    pthread_mutex_unlock(&s->pool_mu);
+    if (!c) {
+        char why[512];
+        if (conn_open(s, 0, &c, why, sizeof why) != SQLITE_OK) {
+            md_log_msg(MD_LOG_ERROR, "cannot open reader connection", why);
+            return MD_EDB;
+        }
+        pthread_mutex_lock(&s->pool_mu);
+        c->next_all = s->all;
+        s->all = c;
+        pthread_mutex_unlock(&s->pool_mu);
+    }
+    enum md_err e = run(&c->txn, c->st[S_BEGIN], "begin");
+    if (e) {
+        pthread_mutex_lock(&s->pool_mu);
+        c->next_idle = s->idle;
+        s->idle = c;
+        pthread_mutex_unlock(&s->pool_mu);
+        return e;
+    }
+    *out = &c->txn.base;
+    return MD_OK;
+}
+
+static void sq_txn_end(struct md_txn *base)
+{
+    struct sq_txn *t = (struct sq_txn *)base;
+    struct sq_store *s = (struct sq_store *)base->store;
+    sqlite3_stmt *st = stmt(t, S_COMMIT);
+    if (sqlite3_step(st) != SQLITE_DONE)
+        sqlite3_exec(t->c->db, "ROLLBACK", NULL, NULL, NULL);
+    done(st);
+    struct sq_conn *c = t->c;
+    pthread_mutex_lock(&s->pool_mu);
+    c->next_idle = s->idle;
+    s->idle = c;
+    pthread_mutex_unlock(&s->pool_mu);
+}
+
+static enum md_err sq_write_begin(struct md_store *base, struct md_txn **out)
+{
+    struct sq_store *s = (struct sq_store *)base;
+    pthread_mutex_lock(&s->write_mu);
+    struct sq_txn *t = &s->writer->txn;
+    enum md_err e = run(t, t->c->st[S_BEGIN_IMMEDIATE], "begin immediate");
+    if (e) {
+        pthread_mutex_unlock(&s->write_mu);
+        return e;
+    }
+    *out = &t->base;
+    return MD_OK;
+}
+
+static enum md_err sq_commit(struct md_txn *base)
+{
+    struct sq_txn *t = (struct sq_txn *)base;
+    struct sq_store *s = (struct sq_store *)base->store;
+    enum md_err e = run(t, stmt(t, S_COMMIT), "commit");
+    if (e && sqlite3_get_autocommit(t->c->db) == 0)
+        sqlite3_exec(t->c->db, "ROLLBACK", NULL, NULL, NULL);
+    pthread_mutex_unlock(&s->write_mu);
+    return e;
+}
+
+static void sq_rollback(struct md_txn *base)
+{
+    struct sq_txn *t = (struct sq_txn *)base;
+    struct sq_store *s = (struct sq_store *)base->store;
+    if (sqlite3_get_autocommit(t->c->db) == 0)
+        run(t, stmt(t, S_ROLLBACK), "rollback");
+    pthread_mutex_unlock(&s->write_mu);
+}
+
+static enum md_err sq_savepoint(struct md_txn *base)
+{
+    struct sq_txn *t = (struct sq_txn *)base;
+    return run(t, stmt(t, S_SAVEPOINT), "savepoint");
+}
+
+static enum md_err sq_release(struct md_txn *base, int rollback)
+{
+    struct sq_txn *t = (struct sq_txn *)base;
+    enum md_err e = MD_OK;
+    if (sqlite3_get_autocommit(t->c->db))
+        return MD_EDB; /* the whole transaction was rolled back by SQLite */
+    if (rollback)
+        e = run(t, stmt(t, S_ROLLBACK_TO), "rollback to savepoint");
+    if (!e)
+        e = run(t, stmt(t, S_RELEASE), "release savepoint");
+    return e;
+}
+
+/* ---- primitives ---- */
+
+static enum md_err sq_tenant(struct md_txn *base, const char *name, int create, int64_t *id)
+{
+    struct sq_txn *t = (struct sq_txn *)base;
+    sqlite3_stmt *st = stmt(t, S_TENANT_GET);
+    bind_text(st, 1, name, strlen(name));
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        *id = sqlite3_column_int64(st, 0);
+        done(st);
+        return MD_OK;
+    }
+    done(st);
+    if (rc != SQLITE_DONE)
+        return map_rc(t->c->db, rc, "tenant lookup");
+    if (!create)
+        return MD_ENOENT;
+    st = stmt(t, S_TENANT_INSERT);
+    bind_text(st, 1, name, strlen(name));
+    sqlite3_bind_int64(st, 2, now_ms() / 1000);
+    enum md_err e = run(t, st, "tenant insert");
+    if (e)
+        return e;
+    *id = sqlite3_last_insert_rowid(t->c->db);
+    st = stmt(t, S_INSERT);
+    sqlite3_bind_int64(st, 1, *id);
+    bind_text(st, 2, MD_ROOT, MD_ROOT_LEN);
+    sqlite3_bind_int(st, 3, 0);
+    sqlite3_bind_int(st, 4, MD_KIND_DIR);
+    sqlite3_bind_int64(st, 5, 0);
+    sqlite3_bind_int64(st, 6, now_ms());
+    sqlite3_bind_null(st, 7);
+    return run(t, st, "root insert");
+}
+
+static enum md_err sq_get(struct md_txn *base, int64_t tenant, const char *path, size_t len,
+                          int want_content, struct md_entry *e)
+{
+    struct sq_txn *t = (struct sq_txn *)base;
+    sqlite3_stmt *st = stmt(t, want_content ? S_GET : S_GET_META);
+    sqlite3_bind_int64(st, 1, tenant);
+    bind_text(st, 2, path, len);
+    int rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW) {
+        done(st);
+        return rc == SQLITE_DONE ? MD_ENOENT : map_rc(t->c->db, rc, "get");
+    }
+    e->kind = sqlite3_column_int(st, 0) == MD_KIND_DIR ? MD_KIND_DIR : MD_KIND_FILE;
+    e->size = sqlite3_column_int64(st, 1);
+    e->content = NULL;
+    e->content_len = 0;
+    if (want_content) {
+        e->content = sqlite3_column_blob(st, 2);
+        e->content_len = (size_t)sqlite3_column_bytes(st, 2);
+        if (!e->content)
+            e->content = "";
+        t->pending = st; /* the row stays borrowed until the next call */
+    } else {
+        done(st);
+    }
+    return MD_OK;
+}
+
+static enum md_err sq_list(struct md_txn *base, int64_t tenant, const char *dir, size_t len,
+                           md_list_cb cb, void *ctx)
+{
+    struct sq_txn *t = (struct sq_txn *)base;
+    struct bounds b;
+    enum md_err e = bounds_make(&b, dir, len);
+    if (e)
+        return e;
+    sqlite3_stmt *st = stmt(t, S_LIST);
+    sqlite3_bind_int64(st, 1, tenant);
+    sqlite3_bind_int(st, 2, md_path_depth(dir, len) + 1);
+    bind_text(st, 3, b.lop, b.n);
+    bind_text(st, 4, b.hip, b.n);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *p = (const char *)sqlite3_column_text(st, 0);
+        size_t plen = (size_t)sqlite3_column_bytes(st, 0);
+        enum md_kind kind = sqlite3_column_int(st, 1) == MD_KIND_DIR ? MD_KIND_DIR : MD_KIND_FILE;
+        if (cb(ctx, p, plen, kind, sqlite3_column_int64(st, 2))) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    done(st);
+    bounds_free(&b);
+    return rc == SQLITE_DONE ? MD_OK : map_rc(t->c->db, rc, "list");
+}
+
+static enum md_err sq_insert(struct md_txn *base, int64_t tenant, const char *path, size_t len,
+                             enum md_kind kind, const char *content, size_t content_len)
+{
+    struct sq_txn *t = (struct sq_txn *)base;
+    sqlite3_stmt *st = stmt(t, S_INSERT);
+    sqlite3_bind_int64(st, 1, tenant);
+    bind_text(st, 2, path, len);
+    sqlite3_bind_int(st, 3, md_path_depth(path, len));
+    sqlite3_bind_int(st, 4, kind);
+    sqlite3_bind_int64(st, 5, kind == MD_KIND_FILE ? (int64_t)content_len : 0);
+    sqlite3_bind_int64(st, 6, now_ms());
+    if (kind == MD_KIND_FILE)
+        sqlite3_bind_blob(st, 7, content_len ? content : "", (int)content_len, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 7);
+    return run(t, st, "insert");
+}
+
+static enum md_err sq_set_content(struct md_txn *base, int64_t tenant, const char *path,
+                                  size_t len, const char *content, size_t content_len)
+{
+    struct sq_txn *t = (struct sq_txn *)base;
+    sqlite3_stmt *st = stmt(t, S_SET_CONTENT);
+    sqlite3_bind_int64(st, 1, tenant);
+    bind_text(st, 2, path, len);
+    sqlite3_bind_blob(st, 3, content_len ? content : "", (int)content_len, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 4, (int64_t)content_len);
+    sqlite3_bind_int64(st, 5, now_ms());
+    enum md_err e = run(t, st, "set content");
+    if (!e && sqlite3_changes(t->c->db) != 1)
+        e = MD_ENOENT;
+    return e;
+}
+
+static enum md_err sq_remove_tree(struct md_txn *base, int64_t tenant, const char *path,
+                                  size_t len)
+{
+    struct sq_txn *t = (struct sq_txn *)base;
+    struct bounds b;
+    enum md_err e = bounds_make(&b, path, len);
+    if (e)
+        return e;
+    sqlite3_stmt *st = stmt(t, S_REMOVE_TREE);
+    sqlite3_bind_int64(st, 1, tenant);
+    bind_text(st, 2, path, len);
+    bind_text(st, 3, b.lop, b.n);
+    bind_text(st, 4, b.hip, b.n);
+    e = run(t, st, "remove tree");
+    bounds_free(&b);
+    return e;
+}
+
+/* Characters (not bytes) of a UTF-8 string: SQLite's substr() counts them. */
+static int64_t utf8_chars(const char *s, size_t n)
+{
+    int64_t c = 0;
+    for (size_t i = 0; i < n; i++)
+        c += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return c;
+}
+
+static enum md_err sq_move_tree(struct md_txn *base, int64_t tenant, const char *from, size_t flen,
+                                const char *to, size_t tlen)
+{
+    struct sq_txn *t = (struct sq_txn *)base;
+    struct bounds b;
+    enum md_err e = bounds_make(&b, from, flen);
+    if (e)
+        return e;
+    sqlite3_stmt *st = stmt(t, S_MOVE_TREE);
+    sqlite3_bind_int64(st, 1, tenant);
+    bind_text(st, 2, from, flen);
+    bind_text(st, 3, b.lop, b.n);
+    bind_text(st, 4, b.hip, b.n);
+    bind_text(st, 5, to, tlen);
+    sqlite3_bind_int64(st, 6, utf8_chars(from, flen) + 1);
+    sqlite3_bind_int(st, 7, md_path_depth(to, tlen) - md_path_depth(from, flen));
+    sqlite3_bind_int64(st, 8, now_ms());
+    e = run(t, st, "move tree");
+    bounds_free(&b);
+    return e;
+}
+
+static enum md_err sq_add_size(struct md_txn *base, int64_t tenant, const char *path, size_t len,
+                               int64_t delta)
+{
+    struct sq_txn *t = (struct sq_txn *)base;
+    sqlite3_stmt *st = stmt(t, S_ADD_SIZE);
+    sqlite3_bind_int64(st, 1, tenant);
+    bind_text(st, 2, path, len);
+    sqlite3_bind_int64(st, 3, delta);
+    return run(t, st, "add size");
+}
+
+static enum md_err sq_ping(struct md_store *base)
+{
+    struct md_txn *t;
+    enum md_err e = md_store_read_begin(base, &t);
+    if (e)
+        return e;
+    int64_t id;
+    e = md_txn_tenant(t, "", 0, &id);
+    md_txn_end(t);
+    return e == MD_ENOENT ? MD_OK : e;
+}
+
+/* ---- checkpointer ---- */
+
+static void *ckpt_main(void *arg)
+{
+    struct sq_store *s = arg;
+    pthread_mutex_lock(&s->ckpt_mu);
+    while (!s->ckpt_stop) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 1;
+        if (s->wal_pages < CKPT_PAGES)
+            pthread_cond_timedwait(&s->ckpt_cv, &s->ckpt_mu, &until);
+        if (s->ckpt_stop || s->wal_pages == 0)
+            continue;
+        s->wal_pages = 0;
+        pthread_mutex_unlock(&s->ckpt_mu);
+        int log = 0, done_frames = 0;
+        int rc = sqlite3_wal_checkpoint_v2(s->ckpt_db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log,
+                                           &done_frames);
+        if (rc != SQLITE_OK && rc != SQLITE_BUSY)
+            log_sqlite(s->ckpt_db, rc, "checkpoint");
+        pthread_mutex_lock(&s->ckpt_mu);
+    }
+    pthread_mutex_unlock(&s->ckpt_mu);
+    return NULL;
+}
+
+/* ---- open / close ---- */
+
+static void sq_close(struct md_store *base)
+{
+    struct sq_store *s = (struct sq_store *)base;
+    if (s->ckpt_started) {
+        pthread_mutex_lock(&s->ckpt_mu);
+        s->ckpt_stop = 1;
+        pthread_cond_signal(&s->ckpt_cv);
+        pthread_mutex_unlock(&s->ckpt_mu);
+        pthread_join(s->ckpt_thread, NULL);
+    }
+    sqlite3_close(s->ckpt_db);
+    for (struct sq_conn *c = s->all, *next; c; c = next) {
+        next = c->next_all;
+        conn_close(c);
+    }
+    if (s->writer) {
+        int rc = sqlite3_wal_checkpoint_v2(s->writer->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL,
+                                           NULL);
+        if (rc != SQLITE_OK)
+            log_sqlite(s->writer->db, rc, "final checkpoint");
+        conn_close(s->writer);
+    }
+    pthread_mutex_destroy(&s->pool_mu);
+    pthread_mutex_destroy(&s->write_mu);
+    pthread_mutex_destroy(&s->ckpt_mu);
+    pthread_cond_destroy(&s->ckpt_cv);
+    free(s->path);
+    free(s);
+}
+
+static const struct md_store_ops sqlite_ops = {
+    .name = "sqlite",
+    .close = sq_close,
+    .read_begin = sq_read_begin,
+    .write_begin = sq_write_begin,
+    .txn_end = sq_txn_end,
+    .commit = sq_commit,
+    .rollback = sq_rollback,
+    .savepoint = sq_savepoint,
+    .release = sq_release,
+    .tenant = sq_tenant,
+    .get = sq_get,
+    .list = sq_list,
+    .insert = sq_insert,
+    .set_content = sq_set_content,
+    .remove_tree = sq_remove_tree,
+    .move_tree = sq_move_tree,
+    .add_size = sq_add_size,
+    .ping = sq_ping,
+};
+
+int md_store_sqlite_schema_version(void)
+{
+    return md_schema_migration_count;
+}
+
+enum md_err md_store_sqlite_open(const struct md_sqlite_config *cfg, struct md_store **out,
+                                 char *why, size_t why_len)
+{
+    struct sq_store *s = calloc(1, sizeof *s);
+    if (!s) {
+        snprintf(why, why_len, "out of memory");
+        return MD_ENOMEM;
+    }
+    s->base.ops = &sqlite_ops;
+    s->cfg = *cfg;
+    s->path = strdup(cfg->path);
+    s->cfg.path = s->path;
+    pthread_mutex_init(&s->pool_mu, NULL);
+    pthread_mutex_init(&s->write_mu, NULL);
+    pthread_mutex_init(&s->ckpt_mu, NULL);
+    pthread_cond_init(&s->ckpt_cv, NULL);
+    if (!s->path || conn_open(s, 1, &s->writer, why, why_len) != SQLITE_OK)
+        goto fail;
+    int rc = sqlite3_open_v2(s->path, &s->ckpt_db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
+                             NULL);
+    if (rc != SQLITE_OK) {
+        snprintf(why, why_len, "cannot open %s: %s", s->path, sqlite3_errstr(rc));
+        goto fail;
+    }
+    sqlite3_busy_timeout(s->ckpt_db, s->cfg.busy_timeout_ms);
+    if (exec_simple(s->ckpt_db,
+                    s->cfg.durability == MD_DURABILITY_FULL ? "PRAGMA synchronous=FULL"
+                                                            : "PRAGMA synchronous=NORMAL",
+                    why, why_len) != SQLITE_OK)
+        goto fail;
+    if (pthread_create(&s->ckpt_thread, NULL, ckpt_main, s) != 0) {
+        snprintf(why, why_len, "cannot start the checkpoint thread");
+        goto fail;
+    }
+    s->ckpt_started = 1;
+    *out = &s->base;
+    return MD_OK;
+fail:
+    sq_close(&s->base);
+    return MD_EDB;
+}
