@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Install what memoryd needs on Debian 12 (run as root; uses apt-get).
+#   scripts/setup.sh          build dependencies
+#   scripts/setup.sh --test   also what the test suite needs (Node.js, npm)
+# Packages already installed are left alone; nothing is installed twice.
+set -euo pipefail
+
+pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev libsqlite3-dev curl)
+if [[ "${1:-}" == "--test" ]]; then
+  pkgs+=(sqlite3)
+  # Node.js >= 18 runs the HTTP, conformance and OpenAPI tests. Use the
+  # machine's own when it has one; else Debian's.
+  if ! command -v node >/dev/null || ! node -e 'process.exit(+process.versions.node.split(".")[0] >= 18 ? 0 : 1)'; then
+    pkgs+=(nodejs npm)
+  fi
+fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}" >&2
+  SUDO=""
+  [[ $(id -u) -eq 0 ]] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,99 @@
+// Start and drive a real memoryd process for tests: real HTTP on loopback,
+// a real SQLite file in a fresh temp directory.
+//
+//   const srv = await startServer();            // --port 0, temp db
+//   const r = await srv.post({command: 'view', path: '/memories'});
+//   r.status, r.text (raw body), r.json (parsed or null), r.headers
+//   await srv.stop();                           // SIGTERM, asserts exit 0
+//
+// The binary comes from MD_TEST_BIN (set by ctest), else build/memoryd.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const BIN = process.env.MD_TEST_BIN || path.resolve(here, '../../build/memoryd');
+
+export function tempDir(prefix = 'memoryd-test-') {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+export async function startServer({ args = [], env = {}, db, startTimeoutMs = 20000 } = {}) {
+  const dir = db ? path.dirname(db) : tempDir();
+  const dbPath = db ?? path.join(dir, 'memoryd.db');
+  const childEnv = { ...process.env, ...env };
+  const proc = spawn(BIN, ['--port', '0', '--db', dbPath, ...args], {
+    env: childEnv,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const logs = [];
+  const rawStderr = [];
+  let exited = null;
+  const exitPromise = new Promise((resolve) => {
+    proc.on('exit', (code, signal) => {
+      exited = { code, signal };
+      resolve(exited);
+    });
+  });
+  const rl = readline.createInterface({ input: proc.stderr });
+  const port = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`memoryd did not start:\n${rawStderr.join('\n')}`)), startTimeoutMs);
+    rl.on('line', (line) => {
+      rawStderr.push(line);
+      let obj = null;
+      try { obj = JSON.parse(line); } catch { /* sanitizer output etc. */ }
+      if (obj) logs.push(obj);
+      if (obj && obj.msg === 'listening') { clearTimeout(timer); resolve(obj.port); }
+    });
+    exitPromise.then((e) => { clearTimeout(timer); reject(new Error(`memoryd exited (${JSON.stringify(e)}) before listening:\n${rawStderr.join('\n')}`)); });
+  });
+  const url = `http://127.0.0.1:${port}`;
+
+  async function request(method, urlPath, { body, headers = {} } = {}) {
+    const res = await fetch(url + urlPath, { method, body, headers });
+    const text = await res.text();
+    let json = null;
+    try { json = JSON.parse(text); } catch { /* text/plain */ }
+    return { status: res.status, headers: res.headers, text, json };
+  }
+
+  // POST /memory. `body` may be an object (JSON-encoded) or a raw string.
+  async function post(body, { headers = {}, tenant, accept } = {}) {
+    const h = { 'content-type': 'application/json', ...headers };
+    if (tenant !== undefined) h['x-tenant-id'] = tenant;
+    if (accept) h.accept = accept;
+    return request('POST', '/memory', { body: typeof body === 'string' ? body : JSON.stringify(body), headers: h });
+  }
+
+  async function stop({ expectCode = 0, timeoutMs = 20000 } = {}) {
+    if (!exited) proc.kill('SIGTERM');
+    const timer = setTimeout(() => proc.kill('SIGKILL'), timeoutMs);
+    const e = await exitPromise;
+    clearTimeout(timer);
+    if (expectCode !== null && e.code !== expectCode) {
+      throw new Error(`memoryd exited with ${JSON.stringify(e)}, expected code ${expectCode}:\n${rawStderr.slice(-60).join('\n')}`);
+    }
+    return e;
+  }
+
+  async function kill() {
+    if (!exited) proc.kill('SIGKILL');
+    return exitPromise;
+  }
+
+  return { port, url, dbPath, dir, proc, logs, rawStderr, request, post, stop, kill, exited: () => exited };
+}
+
+// Run a CLI invocation of memoryd to completion: {code, stdout, stderr}.
+export function runMemoryd(args, { env = {} } = {}) {
+  return new Promise((resolve) => {
+    const p = spawn(BIN, args, { env: { ...process.env, ...env } });
+    let stdout = '', stderr = '';
+    p.stdout.on('data', (d) => { stdout += d; });
+    p.stderr.on('data', (d) => { stderr += d; });
+    p.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
