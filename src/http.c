@@ -27,6 +27,11 @@
  * an error text repeating a long path or a list of lines can be large. */
 #define OUT_LIMIT ((size_t)256 << 20)
 
+/* An oversized body of unannounced length is read and dropped up to this
+ * many times the body limit before the connection is closed. */
+#define DISCARD_FACTOR 4
+#define DISCARD_FLOOR  ((size_t)64 << 20)
+
 struct md_http {
     const struct md_config *cfg;
     struct md_store *store;
@@ -64,6 +69,7 @@ struct req {
     _Atomic int state;
     unsigned status;
     size_t bytes_out;
+    size_t received; /* body bytes seen, kept or not */
 };
 
 static uint64_t now_us(void)
@@ -347,14 +353,23 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (state == ST_WAITING)
         return MHD_YES;
 
-    if (*upload_data_size > 0 && !r->too_big) {
-        if (md_buf_append(&r->body, upload_data, *upload_data_size) != MD_OK)
+    if (*upload_data_size > 0) {
+        /* libmicrohttpd only lets a response be queued before the body
+         * starts or after it ends: a body of unannounced length that grows
+         * over the limit is read and dropped, then answered with 413, up to
+         * DISCARD_FACTOR times the limit (at least DISCARD_FLOOR), beyond which the connection is
+         * closed. */
+        r->received += *upload_data_size;
+        if (!r->too_big && md_buf_append(&r->body, upload_data, *upload_data_size) != MD_OK) {
             r->too_big = 1;
+            md_buf_free(&r->body);
+        }
         *upload_data_size = 0;
-        if (!r->too_big)
-            return MHD_YES;
+        if (r->too_big && r->received / DISCARD_FACTOR > h->cfg->limits.max_body &&
+            r->received > DISCARD_FLOOR)
+            return MHD_NO;
+        return MHD_YES;
     }
-    *upload_data_size = 0;
 
     if (r->too_big) {
         md_buf_free(&r->body);
@@ -414,7 +429,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
         md_log_int(&l, "status", r->status);
         if (r->route == R_MEMORY)
             md_log_bool(&l, "is_error", r->err != MD_OK);
-        md_log_int(&l, "bytes_in", (int64_t)r->body.len);
+        md_log_int(&l, "bytes_in", (int64_t)(r->received ? r->received : r->body.len));
         md_log_int(&l, "bytes_out", (int64_t)r->bytes_out);
         md_log_int(&l, "us", (int64_t)(now_us() - r->t0));
         if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
@@ -473,6 +488,7 @@ struct md_http *md_http_start(const struct md_config *cfg, struct md_store *stor
     }
     struct MHD_OptionItem list[12];
     size_t n = 0;
+    list[n++] = (struct MHD_OptionItem){MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, NULL};
     list[n++] = (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, &ss};
     if (cfg->threads > 1)
         list[n++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, cfg->threads, NULL};
@@ -482,7 +498,6 @@ struct md_http *md_http_start(const struct md_config *cfg, struct md_store *stor
     list[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, 64 * 1024, NULL};
     list[n++] = (struct MHD_OptionItem){MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, NULL};
     list[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, h};
-    list[n++] = (struct MHD_OptionItem){MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, NULL};
     list[n++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
     h->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, h, MHD_OPTION_ARRAY, list,
                             MHD_OPTION_END);
