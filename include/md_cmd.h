@@ -48,9 +48,9 @@ struct md_patharg {
 };
 
 struct md_limits {
-    size_t max_body;  /* request body bytes */
-    size_t max_file;  /* file content bytes */
-    size_t max_view;  /* view output bytes */
+    size_t max_body; /* request body bytes */
+    size_t max_file; /* file content bytes */
+    size_t max_view; /* view output bytes */
     struct md_path_limits path;
 };
 

@@ -17,20 +17,20 @@
 #include "md_store.h"
 
 struct md_config {
-    const char *listen;        /* address to bind */
-    unsigned port;             /* 0: any free port */
+    const char *listen; /* address to bind */
+    unsigned port;      /* 0: any free port */
     const char *db_path;
     enum md_durability durability;
     const char *tenant_header; /* request header naming the tenant */
     const char *default_tenant;
-    int require_tenant;        /* 1: a request without the header is refused */
+    int require_tenant; /* 1: a request without the header is refused */
     struct md_limits limits;
-    unsigned threads;          /* HTTP worker threads */
+    unsigned threads; /* HTTP worker threads */
     unsigned max_connections;
     unsigned connection_timeout; /* seconds of inactivity */
-    size_t max_batch;          /* write commands per group commit */
-    size_t max_queue;          /* write commands waiting; beyond -> 503 */
-    unsigned shutdown_timeout; /* seconds to finish in-flight requests */
+    size_t max_batch;            /* write commands per group commit */
+    size_t max_queue;            /* write commands waiting; beyond -> 503 */
+    unsigned shutdown_timeout;   /* seconds to finish in-flight requests */
     int log_level;
 };
 

@@ -19,6 +19,7 @@
 #include <stddef.h>
 
 #include "md_buf.h"
+#include "md_utf8.h"
 
 #define MD_ROOT     "/memories"
 #define MD_ROOT_LEN 9
@@ -28,12 +29,12 @@ enum md_path_status {
     MD_PATH_NOT_UNDER_ROOT, /* not "/memories" nor "/memories/..." */
     MD_PATH_TOO_LONG,       /* over max_path bytes */
     MD_PATH_BAD_UTF8,
-    MD_PATH_CONTROL,        /* NUL or another control character */
+    MD_PATH_CONTROL, /* NUL or another control character */
     MD_PATH_BACKSLASH,
-    MD_PATH_PERCENT,        /* %2e, %2f or %5c in any case */
-    MD_PATH_ESCAPES,        /* a '..' that climbs above /memories */
-    MD_PATH_DOTDOT,         /* a '..' segment that stays inside */
-    MD_PATH_DOT,            /* a '.' segment */
+    MD_PATH_PERCENT, /* %2e, %2f or %5c in any case */
+    MD_PATH_ESCAPES, /* a '..' that climbs above /memories */
+    MD_PATH_DOTDOT,  /* a '..' segment that stays inside */
+    MD_PATH_DOT,     /* a '.' segment */
     MD_PATH_SEGMENT_TOO_LONG,
 };
 
@@ -60,12 +61,5 @@ size_t md_path_parent_len(const char *canon, size_t len);
 
 /* True when canonical `p` lies strictly inside canonical directory `dir`. */
 int md_path_is_inside(const char *p, size_t plen, const char *dir, size_t dlen);
-
-/* Length of the longest prefix of s[0..n) that does not split a UTF-8
- * sequence (s is assumed valid UTF-8). */
-size_t md_utf8_cut(const char *s, size_t n);
-
-/* True when s[0..n) is valid UTF-8 (no overlongs, surrogates, > U+10FFFF). */
-int md_utf8_valid(const char *s, size_t n);
 
 #endif

@@ -41,8 +41,7 @@ struct md_entry {
 };
 
 /* Called once per child in path order; return nonzero to stop early. */
-typedef int (*md_list_cb)(void *ctx, const char *path, size_t len, enum md_kind kind,
-                          int64_t size);
+typedef int (*md_list_cb)(void *ctx, const char *path, size_t len, enum md_kind kind, int64_t size);
 
 struct md_store;
 struct md_txn;
@@ -121,19 +120,18 @@ static inline enum md_err md_txn_release(struct md_txn *t, int rollback)
 }
 /* Tenant id by name. create=0: MD_ENOENT when the tenant has no data yet;
  * create=1: creates the tenant and its root entry when missing. */
-static inline enum md_err md_txn_tenant(struct md_txn *t, const char *name, int create,
-                                        int64_t *id)
+static inline enum md_err md_txn_tenant(struct md_txn *t, const char *name, int create, int64_t *id)
 {
     return t->store->ops->tenant(t, name, create, id);
 }
-static inline enum md_err md_txn_get(struct md_txn *t, int64_t tenant, const char *path,
-                                     size_t len, int want_content, struct md_entry *e)
+static inline enum md_err md_txn_get(struct md_txn *t, int64_t tenant, const char *path, size_t len,
+                                     int want_content, struct md_entry *e)
 {
     return t->store->ops->get(t, tenant, path, len, want_content, e);
 }
 /* Direct children of directory `dir`, in byte order of their paths. */
-static inline enum md_err md_txn_list(struct md_txn *t, int64_t tenant, const char *dir,
-                                      size_t len, md_list_cb cb, void *ctx)
+static inline enum md_err md_txn_list(struct md_txn *t, int64_t tenant, const char *dir, size_t len,
+                                      md_list_cb cb, void *ctx)
 {
     return t->store->ops->list(t, tenant, dir, len, cb, ctx);
 }

@@ -54,8 +54,8 @@ enum md_err md_view_file(struct md_buf *out, const char *path, size_t path_len, 
  * appear verbatim" or "Multiple occurrences" text and `result` is untouched.
  */
 enum md_err md_str_replace(const char *text, size_t text_len, const char *old, size_t old_len,
-                           const char *new_text, size_t new_len, const char *path,
-                           size_t path_len, struct md_buf *result, struct md_buf *msg);
+                           const char *new_text, size_t new_len, const char *path, size_t path_len,
+                           struct md_buf *result, struct md_buf *msg);
 
 /*
  * insert: put `ins` (minus one trailing '\n') as line(s) after line

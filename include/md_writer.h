@@ -21,11 +21,11 @@
 #include "md_store.h"
 
 struct md_job {
-    struct md_job *next;          /* queue link, writer's */
-    const struct md_cmd *cmd;     /* borrowed */
-    const char *tenant;           /* borrowed */
-    struct md_buf *out;           /* result text (caller-initialised) */
-    enum md_err err;              /* result class */
+    struct md_job *next;              /* queue link, writer's */
+    const struct md_cmd *cmd;         /* borrowed */
+    const char *tenant;               /* borrowed */
+    struct md_buf *out;               /* result text (caller-initialised) */
+    enum md_err err;                  /* result class */
     void (*done)(struct md_job *job); /* called once, from the writer thread */
 };
 

@@ -81,9 +81,8 @@ enum md_err cmd_str_replace(struct cmd_ctx *c)
         return e;
     struct md_buf result;
     md_buf_init(&result, c->lim->max_file);
-    e = md_str_replace(ent.content, ent.content_len, cmd->old_str.p, cmd->old_str.n,
-                       cmd->new_str.p, cmd->new_str.n, cmd->path.raw.p, cmd->path.raw.n, &result,
-                       c->out);
+    e = md_str_replace(ent.content, ent.content_len, cmd->old_str.p, cmd->old_str.n, cmd->new_str.p,
+                       cmd->new_str.n, cmd->path.raw.p, cmd->path.raw.n, &result, c->out);
     if (e == MD_ETOOBIG)
         e = too_big(c, ent.content_len - cmd->old_str.n + cmd->new_str.n);
     if (!e)

@@ -37,21 +37,39 @@ struct route {
     struct field fields[3];
 };
 
-#define FIELD(n, t, r, member) {n, t, r, offsetof(struct md_cmd, member)}
+#define FIELD(n, t, r, member)                                                                     \
+    {                                                                                              \
+        n, t, r, offsetof(struct md_cmd, member)                                                   \
+    }
 
 static const struct route routes[MD_CMD_COUNT] = {
-    {"view", MD_CMD_VIEW, 0, cmd_view,
+    {"view",
+     MD_CMD_VIEW,
+     0,
+     cmd_view,
      {FIELD("path", F_PATH, 1, path), FIELD("view_range", F_RANGE, 0, range)}},
-    {"create", MD_CMD_CREATE, 1, cmd_create,
+    {"create",
+     MD_CMD_CREATE,
+     1,
+     cmd_create,
      {FIELD("path", F_PATH, 1, path), FIELD("file_text", F_STRING, 1, file_text)}},
-    {"str_replace", MD_CMD_STR_REPLACE, 1, cmd_str_replace,
+    {"str_replace",
+     MD_CMD_STR_REPLACE,
+     1,
+     cmd_str_replace,
      {FIELD("path", F_PATH, 1, path), FIELD("old_str", F_NONEMPTY, 1, old_str),
       FIELD("new_str", F_STRING, 1, new_str)}},
-    {"insert", MD_CMD_INSERT, 1, cmd_insert,
+    {"insert",
+     MD_CMD_INSERT,
+     1,
+     cmd_insert,
      {FIELD("path", F_PATH, 1, path), FIELD("insert_line", F_INT, 1, insert_line),
       FIELD("insert_text", F_STRING, 1, insert_text)}},
     {"delete", MD_CMD_DELETE, 1, cmd_delete, {FIELD("path", F_PATH, 1, path)}},
-    {"rename", MD_CMD_RENAME, 1, cmd_rename,
+    {"rename",
+     MD_CMD_RENAME,
+     1,
+     cmd_rename,
      {FIELD("old_path", F_PATH, 1, path), FIELD("new_path", F_PATH, 1, path2)}},
 };
 
@@ -151,13 +169,12 @@ static enum md_err parse_field(struct md_cmd *cmd, const struct route *r, const 
     case F_INT:
         if (get_int(v, (int64_t *)(void *)dst))
             return MD_OK;
-        return cmd_say(out, MD_EINVAL, "Error: Parameter `", cstr(f->name),
-                       "` must be an integer", (struct md_str){0}, NULL);
+        return cmd_say(out, MD_EINVAL, "Error: Parameter `", cstr(f->name), "` must be an integer",
+                       (struct md_str){0}, NULL);
     case F_RANGE: {
         struct md_view_range *vr = (struct md_view_range *)(void *)dst;
         if (json_is_array(v) && json_array_size(v) == 2 &&
-            get_int(json_array_get(v, 0), &vr->first) &&
-            get_int(json_array_get(v, 1), &vr->last)) {
+            get_int(json_array_get(v, 0), &vr->first) && get_int(json_array_get(v, 1), &vr->last)) {
             vr->present = 1;
             return MD_OK;
         }
@@ -198,8 +215,7 @@ static const json_t *unwrap(struct md_cmd *cmd, const json_t *root, struct md_bu
     if (name && (!json_is_string(name) || strcmp(json_string_value(name), "memory") != 0 ||
                  json_string_length(name) != 6)) {
         struct md_str n = json_is_string(name) ? jstr(name) : cstr("");
-        *err = cmd_say(out, MD_EINVAL, "Error: Tool '", n, "' not found", (struct md_str){0},
-                       NULL);
+        *err = cmd_say(out, MD_EINVAL, "Error: Tool '", n, "' not found", (struct md_str){0}, NULL);
         return NULL;
     }
     const json_t *input = json_object_get(root, "input");
@@ -223,8 +239,9 @@ enum md_err md_cmd_parse(struct md_cmd *cmd, const char *body, size_t len,
     json_error_t jerr;
     json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
     if (!root)
-        return einval(md_buf_printf(out, "Error: Invalid JSON in request body: %s (line %d, column %d)",
-                             jerr.text, jerr.line, jerr.column));
+        return einval(md_buf_printf(out,
+                                    "Error: Invalid JSON in request body: %s (line %d, column %d)",
+                                    jerr.text, jerr.line, jerr.column));
     cmd->json = root;
     if (!json_is_object(root))
         return einval(md_buf_puts(out, "Error: The request body must be a JSON object"));

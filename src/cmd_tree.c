@@ -54,8 +54,8 @@ enum md_err cmd_rename(struct cmd_ctx *c)
     e = cmd_make_parents(c, to->canon, to->canon_len, &file_len);
     if (e == MD_ECONFLICT) {
         e = cmd_say(c->out, MD_OK, "Error: Cannot rename ", from->raw, " to ", to->raw, ": ");
-        return cmd_say1(c->out, e ? e : MD_ECONFLICT, NULL,
-                        (struct md_str){to->canon, file_len}, " is a file, not a directory");
+        return cmd_say1(c->out, e ? e : MD_ECONFLICT, NULL, (struct md_str){to->canon, file_len},
+                        " is a file, not a directory");
     }
     if (!e)
         e = md_txn_move_tree(c->t, c->tenant, from->canon, from->canon_len, to->canon,

@@ -16,9 +16,9 @@ struct child {
 
 struct listing {
     struct md_buf *out;
-    size_t budget;     /* stop adding entries beyond this many bytes */
-    size_t entries;    /* entries written */
-    int full;          /* the budget ran out */
+    size_t budget;       /* stop adding entries beyond this many bytes */
+    size_t entries;      /* entries written */
+    int full;            /* the budget ran out */
     struct md_buf paths; /* level-1 children: path bytes */
     struct child *kids;
     size_t nkids, capkids;
@@ -104,8 +104,9 @@ static enum md_err view_dir(struct cmd_ctx *c, const struct md_patharg *p, int64
     md_buf_init(&l.paths, c->lim->max_view);
     l.budget = c->lim->max_view > LIST_NOTE_RESERVE ? c->lim->max_view - LIST_NOTE_RESERVE : 0;
 
-    enum md_err e = cmd_say1(out, MD_OK, "Here're the files and directories up to 2 levels deep in ",
-                             p->raw, ", excluding hidden items and node_modules:");
+    enum md_err e =
+        cmd_say1(out, MD_OK, "Here're the files and directories up to 2 levels deep in ", p->raw,
+                 ", excluding hidden items and node_modules:");
     char sz[24];
     size_t szn = md_size_format((uint64_t)size, sz);
     if (!e)
@@ -154,6 +155,6 @@ enum md_err cmd_view(struct cmd_ctx *c)
         return e;
     if (ent.kind == MD_KIND_DIR)
         return view_dir(c, p, ent.size);
-    return md_view_file(c->out, p->raw.p, p->raw.n, ent.content, ent.content_len,
-                        &c->cmd->range, c->lim->max_view);
+    return md_view_file(c->out, p->raw.p, p->raw.n, ent.content, ent.content_len, &c->cmd->range,
+                        c->lim->max_view);
 }

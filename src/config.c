@@ -49,22 +49,22 @@ static const struct opt opts[] = {
      "longest view output; longer views are cut          [256K]"},
     {"max-path", "MEMORYD_MAX_PATH", O_SIZE, OFF(limits.path.max_path), 16, 65536, "BYTES",
      "longest path (400 beyond)                          [4096]"},
-    {"max-segment", "MEMORYD_MAX_SEGMENT", O_SIZE, OFF(limits.path.max_segment), 1, 65536,
-     "BYTES", "longest path segment (400 beyond)                  [255]"},
+    {"max-segment", "MEMORYD_MAX_SEGMENT", O_SIZE, OFF(limits.path.max_segment), 1, 65536, "BYTES",
+     "longest path segment (400 beyond)                  [255]"},
     {"threads", "MEMORYD_THREADS", O_UINT, OFF(threads), 1, 1024, "N",
      "HTTP worker threads                                [number of CPUs]"},
     {"max-connections", "MEMORYD_MAX_CONNECTIONS", O_UINT, OFF(max_connections), 1, 1000000, "N",
      "open connections at most                           [1024]"},
-    {"connection-timeout", "MEMORYD_CONNECTION_TIMEOUT", O_UINT, OFF(connection_timeout), 1,
-     86400, "SECONDS", "close a connection idle this long                  [30]"},
+    {"connection-timeout", "MEMORYD_CONNECTION_TIMEOUT", O_UINT, OFF(connection_timeout), 1, 86400,
+     "SECONDS", "close a connection idle this long                  [30]"},
     {"max-batch", "MEMORYD_MAX_BATCH", O_SIZE, OFF(max_batch), 1, 100000, "N",
      "write commands sharing one commit at most          [256]"},
     {"max-queue", "MEMORYD_MAX_QUEUE", O_SIZE, OFF(max_queue), 1, 10000000, "N",
      "write commands waiting at most (503 beyond)        [4096]"},
     {"shutdown-timeout", "MEMORYD_SHUTDOWN_TIMEOUT", O_UINT, OFF(shutdown_timeout), 0, 3600,
      "SECONDS", "on SIGTERM, wait this long for in-flight requests [10]"},
-    {"log-level", "MEMORYD_LOG_LEVEL", O_LOGLEVEL, OFF(log_level), 0, 0,
-     "error|warn|info|debug", "least important log lines written   [info]"},
+    {"log-level", "MEMORYD_LOG_LEVEL", O_LOGLEVEL, OFF(log_level), 0, 0, "error|warn|info|debug",
+     "least important log lines written   [info]"},
 };
 
 #define NOPTS (sizeof opts / sizeof opts[0])
@@ -167,7 +167,8 @@ static int set_opt(struct md_config *cfg, const struct opt *o, const char *val, 
     case O_UINT:
     case O_SIZE: {
         size_t v;
-        if (md_parse_size(val, &v) || (o->type != O_SIZE && strspn(val, "0123456789") != strlen(val)))
+        if (md_parse_size(val, &v) ||
+            (o->type != O_SIZE && strspn(val, "0123456789") != strlen(val)))
             goto bad;
         if (v < o->min || v > o->max) {
             fprintf(stderr, "memoryd: %s must be between %lu and %lu, got %s\n", from, o->min,
@@ -189,11 +190,10 @@ bad:
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "Usage: memoryd [OPTION]...\n"
-            "Serve Claude's memory tool (memory_20250818) over HTTP: POST /memory takes a\n"
-            "command object or a tool_use block and answers with a tool_result.\n"
-            "Every option can also be set by the environment variable shown.\n\n");
+    fprintf(f, "Usage: memoryd [OPTION]...\n"
+               "Serve Claude's memory tool (memory_20250818) over HTTP: POST /memory takes a\n"
+               "command object or a tool_use block and answers with a tool_result.\n"
+               "Every option can also be set by the environment variable shown.\n\n");
     for (size_t i = 0; i < NOPTS; i++) {
         char left[64];
         snprintf(left, sizeof left, "--%s%s%s", opts[i].flag, opts[i].arg ? " " : "",

@@ -143,8 +143,7 @@ int md_http_wants_text(const char *accept)
 static enum MHD_Result queue(struct req *r, unsigned status, const char *type, char *body,
                              size_t len, int is_error, int close_conn)
 {
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer_with_free_callback(len, body, free);
+    struct MHD_Response *resp = MHD_create_response_from_buffer_with_free_callback(len, body, free);
     if (!resp) {
         free(body);
         return MHD_NO;
@@ -260,8 +259,7 @@ static enum MHD_Result handle_memory(struct req *r)
     if (e)
         return respond_error(r, e, NULL);
 
-    e = md_cmd_parse(&r->cmd, r->body.data ? r->body.data : "", r->body.len, &cfg->limits,
-                     &r->out);
+    e = md_cmd_parse(&r->cmd, r->body.data ? r->body.data : "", r->body.len, &cfg->limits, &r->out);
     if (e)
         return respond_error(r, e == MD_ENOMEM ? MD_ENOMEM : MD_EINVAL,
                              e == MD_ENOMEM ? md_cmd_storage_error_text(e) : NULL);
@@ -311,9 +309,8 @@ static enum route route_of(const char *url)
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload_data, size_t *upload_data_size,
-                                  void **req_cls)
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **req_cls)
 {
     (void)version;
     struct md_http *h = cls;
@@ -418,10 +415,11 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
         struct md_logline l;
         md_log_begin(&l, MD_LOG_INFO, "request");
         md_log_str(&l, "method", r->method);
-        md_log_str(&l, "route", r->route == R_MEMORY    ? "/memory"
-                                : r->route == R_HEALTHZ ? "/healthz"
-                                : r->route == R_READYZ  ? "/readyz"
-                                                        : "other");
+        md_log_str(&l, "route",
+                   r->route == R_MEMORY    ? "/memory"
+                   : r->route == R_HEALTHZ ? "/healthz"
+                   : r->route == R_READYZ  ? "/readyz"
+                                           : "other");
         if (r->tenant[0])
             md_log_str(&l, "tenant", r->tenant);
         if (r->cmd.name)
@@ -481,7 +479,8 @@ struct md_http *md_http_start(const struct md_config *cfg, struct md_store *stor
         v6->sin6_port = htons((uint16_t)cfg->port);
         flags |= MHD_USE_IPv6;
     } else {
-        snprintf(why, why_len, "cannot parse listen address '%s' (expected an IPv4 or IPv6 address)",
+        snprintf(why, why_len,
+                 "cannot parse listen address '%s' (expected an IPv4 or IPv6 address)",
                  cfg->listen);
         free(h);
         return NULL;

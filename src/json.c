@@ -3,36 +3,7 @@
 
 #include <string.h>
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-    unsigned c = s[0];
-    size_t need;
-    unsigned cp;
-    if (c >= 0xC2 && c <= 0xDF) {
-        need = 1;
-        cp = c & 0x1F;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        need = 2;
-        cp = c & 0x0F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        need = 3;
-        cp = c & 0x07;
-    } else {
-        return 0;
-    }
-    if (n - 1 < need)
-        return 0;
-    for (size_t k = 1; k <= need; k++) {
-        if ((s[k] & 0xC0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[k] & 0x3F);
-    }
-    if ((need == 2 && cp < 0x800) || (need == 3 && (cp < 0x10000 || cp > 0x10FFFF)) ||
-        (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0;
-    return need + 1;
-}
+#include "md_utf8.h"
 
 enum md_err md_json_put_string(struct md_buf *b, const char *str, size_t n)
 {
@@ -56,7 +27,7 @@ enum md_err md_json_put_string(struct md_buf *b, const char *str, size_t n)
         }
         unsigned c = s[i];
         if (c >= 0x80) {
-            size_t k = utf8_seq(s + i, n - i);
+            size_t k = md_utf8_seq((const char *)s + i, n - i);
             if (k) {
                 e = md_buf_append(b, s + i, k);
                 i += k;

@@ -3,66 +3,6 @@
 
 #include <string.h>
 
-int md_utf8_valid(const char *str, size_t n)
-{
-    const unsigned char *s = (const unsigned char *)str;
-    size_t i = 0;
-    while (i < n) {
-        unsigned c = s[i];
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        size_t need;
-        unsigned cp;
-        if (c >= 0xC2 && c <= 0xDF) {
-            need = 1;
-            cp = c & 0x1F;
-        } else if (c >= 0xE0 && c <= 0xEF) {
-            need = 2;
-            cp = c & 0x0F;
-        } else if (c >= 0xF0 && c <= 0xF4) {
-            need = 3;
-            cp = c & 0x07;
-        } else {
-            return 0;
-        }
-        if (n - i - 1 < need)
-            return 0;
-        for (size_t k = 1; k <= need; k++) {
-            unsigned cc = s[i + k];
-            if ((cc & 0xC0) != 0x80)
-                return 0;
-            cp = (cp << 6) | (cc & 0x3F);
-        }
-        if ((need == 2 && cp < 0x800) || (need == 3 && (cp < 0x10000 || cp > 0x10FFFF)))
-            return 0;
-        if (cp >= 0xD800 && cp <= 0xDFFF)
-            return 0;
-        i += need + 1;
-    }
-    return 1;
-}
-
-size_t md_utf8_cut(const char *str, size_t n)
-{
-    const unsigned char *s = (const unsigned char *)str;
-    size_t i = n;
-    /* Step back over at most 3 continuation bytes to the lead byte. */
-    size_t back = 0;
-    while (i > 0 && back < 4 && (s[i - 1] & 0xC0) == 0x80) {
-        i--;
-        back++;
-    }
-    if (i == 0)
-        return 0;
-    unsigned lead = s[i - 1];
-    size_t seq = lead < 0x80 ? 1 : lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
-    if (back + 1 >= seq)
-        return n; /* the last sequence is complete */
-    return i - 1;
-}
-
 static int is_hex_pct(const char *p, const char *end)
 {
     /* p points at '%': %2e %2E %2f %2F %5c %5C */

@@ -195,9 +195,8 @@ static int conn_open(struct sq_store *s, int role, struct sq_conn **out, char *w
         snprintf(why, why_len, "out of memory");
         return SQLITE_NOMEM;
     }
-    int rc = sqlite3_open_v2(s->path, &c->db,
-                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                             NULL);
+    int rc = sqlite3_open_v2(
+        s->path, &c->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK) {
         snprintf(why, why_len, "cannot open %s: %s", s->path,
                  c->db ? sqlite3_errmsg(c->db) : sqlite3_errstr(rc));
@@ -262,8 +261,7 @@ static int conn_open(struct sq_store *s, int role, struct sq_conn **out, char *w
             goto fail;
     }
     for (int i = 0; i < S_COUNT; i++) {
-        rc = sqlite3_prepare_v3(c->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &c->st[i],
-                                NULL);
+        rc = sqlite3_prepare_v3(c->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &c->st[i], NULL);
         if (rc != SQLITE_OK) {
             snprintf(why, why_len, "prepare %s: %s", stmt_sql[i], sqlite3_errmsg(c->db));
             goto fail;
@@ -558,8 +556,8 @@ static enum md_err sq_insert(struct md_txn *base, int64_t tenant, const char *pa
     return run(t, st, "insert");
 }
 
-static enum md_err sq_set_content(struct md_txn *base, int64_t tenant, const char *path,
-                                  size_t len, const char *content, size_t content_len)
+static enum md_err sq_set_content(struct md_txn *base, int64_t tenant, const char *path, size_t len,
+                                  const char *content, size_t content_len)
 {
     struct sq_txn *t = (struct sq_txn *)base;
     sqlite3_stmt *st = stmt(t, S_SET_CONTENT);
@@ -574,8 +572,7 @@ static enum md_err sq_set_content(struct md_txn *base, int64_t tenant, const cha
     return e;
 }
 
-static enum md_err sq_remove_tree(struct md_txn *base, int64_t tenant, const char *path,
-                                  size_t len)
+static enum md_err sq_remove_tree(struct md_txn *base, int64_t tenant, const char *path, size_t len)
 {
     struct sq_txn *t = (struct sq_txn *)base;
     struct bounds b;
@@ -691,8 +688,8 @@ static void sq_close(struct md_store *base)
         conn_close(c);
     }
     if (s->writer) {
-        int rc = sqlite3_wal_checkpoint_v2(s->writer->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL,
-                                           NULL);
+        int rc =
+            sqlite3_wal_checkpoint_v2(s->writer->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
         if (rc != SQLITE_OK)
             log_sqlite(s->writer->db, rc, "final checkpoint");
         conn_close(s->writer);
@@ -749,8 +746,8 @@ enum md_err md_store_sqlite_open(const struct md_sqlite_config *cfg, struct md_s
     pthread_cond_init(&s->ckpt_cv, NULL);
     if (!s->path || conn_open(s, 1, &s->writer, why, why_len) != SQLITE_OK)
         goto fail;
-    int rc = sqlite3_open_v2(s->path, &s->ckpt_db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
-                             NULL);
+    int rc =
+        sqlite3_open_v2(s->path, &s->ckpt_db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK) {
         snprintf(why, why_len, "cannot open %s: %s", s->path, sqlite3_errstr(rc));
         goto fail;

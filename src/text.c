@@ -182,8 +182,8 @@ static enum md_err put_backticked(struct md_buf *m, const char *s, size_t n)
 }
 
 enum md_err md_str_replace(const char *text, size_t text_len, const char *old, size_t old_len,
-                           const char *new_text, size_t new_len, const char *path,
-                           size_t path_len, struct md_buf *result, struct md_buf *msg)
+                           const char *new_text, size_t new_len, const char *path, size_t path_len,
+                           struct md_buf *result, struct md_buf *msg)
 {
     enum md_err e;
     const char *first = find(text, text_len, old, old_len);
@@ -241,7 +241,7 @@ enum md_err md_str_replace(const char *text, size_t text_len, const char *old, s
 
     /* Snippet: 2 lines before the first changed line to 2 after the last
      * line of the new text. */
-    size_t first_line = md_line_count(text, at);                   /* 1-based */
+    size_t first_line = md_line_count(text, at); /* 1-based */
     size_t last_line = first_line + md_line_count(new_text, new_len) - 1;
     size_t total = md_line_count(result->data, result->len);
     size_t from = first_line > 2 ? first_line - 2 : 1;
