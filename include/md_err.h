@@ -11,6 +11,7 @@ enum md_err {
     MD_OK = 0,     /* success                                   -> 200 */
     MD_EINVAL,     /* malformed request, bad field, bad path    -> 400 */
     MD_EFORBIDDEN, /* not allowed                               -> 403 */
+    MD_EMETHOD,    /* wrong HTTP method                         -> 405 */
     MD_ENOENT,     /* path does not exist                       -> 404 */
     MD_EEXIST,     /* already exists                            -> 409 */
     MD_ECONFLICT,  /* str_replace 0/>1 matches, parent is file  -> 409 */

@@ -10,6 +10,8 @@ const char *md_strerror(enum md_err err)
         return "invalid request";
     case MD_EFORBIDDEN:
         return "forbidden";
+    case MD_EMETHOD:
+        return "method not allowed";
     case MD_ENOENT:
         return "not found";
     case MD_EEXIST:
@@ -39,6 +41,8 @@ unsigned md_err_http_status(enum md_err err)
         return 400;
     case MD_EFORBIDDEN:
         return 403;
+    case MD_EMETHOD:
+        return 405;
     case MD_ENOENT:
         return 404;
     case MD_EEXIST:

@@ -72,6 +72,14 @@ struct req {
     size_t received; /* body bytes seen, kept or not */
 };
 
+/* Most body bytes read and dropped before a connection is closed. */
+static size_t discard_cap(const struct md_http *h)
+{
+    size_t limit = h->cfg->limits.max_body;
+    size_t cap = limit > SIZE_MAX / DISCARD_FACTOR ? SIZE_MAX : limit * DISCARD_FACTOR;
+    return cap > DISCARD_FLOOR ? cap : DISCARD_FLOOR;
+}
+
 static uint64_t now_us(void)
 {
     struct timespec ts;
@@ -333,7 +341,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         if (r->route == R_MEMORY && strcmp(method, MHD_HTTP_METHOD_POST) == 0) {
             const char *cl =
                 MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-            if (cl && strtoull(cl, NULL, 10) > h->cfg->limits.max_body)
+            /* An announced body over the limit is still read (and
+             * dropped) so that the client, busy sending it, reliably sees
+             * the 413; only a body too large even to drop is refused at
+             * once, before it is read. */
+            if (cl && strtoull(cl, NULL, 10) > discard_cap(h))
                 r->too_big = 1;
         }
         if (!r->too_big)
@@ -352,18 +364,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 
     if (*upload_data_size > 0) {
         /* libmicrohttpd only lets a response be queued before the body
-         * starts or after it ends: a body of unannounced length that grows
-         * over the limit is read and dropped, then answered with 413, up to
-         * DISCARD_FACTOR times the limit (at least DISCARD_FLOOR), beyond which the connection is
-         * closed. */
+         * starts or after it ends: a body that grows over the limit is read
+         * and dropped, then answered with 413, up to discard_cap() bytes,
+         * beyond which the connection is closed. */
         r->received += *upload_data_size;
         if (!r->too_big && md_buf_append(&r->body, upload_data, *upload_data_size) != MD_OK) {
             r->too_big = 1;
             md_buf_free(&r->body);
         }
         *upload_data_size = 0;
-        if (r->too_big && r->received / DISCARD_FACTOR > h->cfg->limits.max_body &&
-            r->received > DISCARD_FLOOR)
+        if (r->too_big && r->received > discard_cap(h))
             return MHD_NO;
         return MHD_YES;
     }
@@ -380,7 +390,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     switch (r->route) {
     case R_MEMORY:
         if (strcmp(method, MHD_HTTP_METHOD_POST) != 0)
-            return respond_error(r, MD_EINVAL,
+            return respond_error(r, MD_EMETHOD,
                                  "Error: Use POST /memory with a JSON memory command");
         return handle_memory(r);
     case R_HEALTHZ:
