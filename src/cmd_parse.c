@@ -237,7 +237,8 @@ enum md_err md_cmd_parse(struct md_cmd *cmd, const char *body, size_t len,
                                        "as JSON, e.g. {\"command\": \"view\", \"path\": "
                                        "\"/memories\"}"));
     json_error_t jerr;
-    json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
+    json_t *root =
+        json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL | JSON_DECODE_ANY, &jerr);
     if (!root)
         return einval(md_buf_printf(out,
                                     "Error: Invalid JSON in request body: %s (line %d, column %d)",

@@ -71,7 +71,8 @@ static const struct opt opts[] = {
 
 int md_parse_size(const char *s, size_t *out)
 {
-    if (!s || !*s || *s == '-' || *s == '+')
+    /* Digits first: strtoull alone would skip spaces and wrap "-1". */
+    if (!s || *s < '0' || *s > '9')
         return -1;
     errno = 0;
     char *end;

@@ -70,6 +70,7 @@ struct req {
     unsigned status;
     size_t bytes_out;
     size_t received; /* body bytes seen, kept or not */
+    int late;        /* arrived after shutdown began: refused with 503 */
 };
 
 /* Most body bytes read and dropped before a connection is closed. */
@@ -258,19 +259,33 @@ static enum MHD_Result handle_memory(struct req *r)
 {
     struct md_http *h = r->h;
     const struct md_config *cfg = h->cfg;
-    if (atomic_load(&h->stopping))
+    /* A request taken in before shutdown began is completed; only later
+     * ones are refused. */
+    if (r->late)
         return respond_error(r, MD_EBUSY, "Error: memoryd is shutting down; retry shortly.");
 
+    /* The body is parsed even when the tenant is refused, so that the
+     * error carries the tool_use_id back. */
+    struct md_buf parse_msg;
+    md_buf_init(&parse_msg, OUT_LIMIT);
+    enum md_err pe = md_cmd_parse(&r->cmd, r->body.data ? r->body.data : "", r->body.len,
+                                  &cfg->limits, &parse_msg);
     struct header_count hc = {cfg->tenant_header, 0, NULL, 0};
     MHD_get_connection_values_n(r->conn, MHD_HEADER_KIND, count_header, &hc);
     enum md_err e = md_tenant_resolve(cfg, hc.count, hc.value, hc.len, r->tenant, &r->out);
+    if (!e && pe && pe != MD_ENOMEM) {
+        md_buf_free(&r->out);
+        r->out = parse_msg; /* hand the message over */
+        md_buf_init(&parse_msg, OUT_LIMIT);
+        e = MD_EINVAL;
+    } else if (!e && pe) {
+        e = MD_ENOMEM;
+        md_buf_reset(&r->out);
+        md_buf_puts(&r->out, md_cmd_storage_error_text(e));
+    }
+    md_buf_free(&parse_msg);
     if (e)
         return respond_error(r, e, NULL);
-
-    e = md_cmd_parse(&r->cmd, r->body.data ? r->body.data : "", r->body.len, &cfg->limits, &r->out);
-    if (e)
-        return respond_error(r, e == MD_ENOMEM ? MD_ENOMEM : MD_EINVAL,
-                             e == MD_ENOMEM ? md_cmd_storage_error_text(e) : NULL);
 
     if (!r->cmd.write) {
         struct md_txn *t;
@@ -337,6 +352,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         r->want_text = md_http_wants_text(
             MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT));
         atomic_fetch_add(&h->in_flight, 1);
+        r->late = atomic_load(&h->stopping);
         *req_cls = r;
         if (r->route == R_MEMORY && strcmp(method, MHD_HTTP_METHOD_POST) == 0) {
             const char *cl =

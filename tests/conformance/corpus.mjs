@@ -84,12 +84,12 @@ seq('listing: astral vs U+E000-U+FFFF inside a subdirectory',
   C('/memories/s/\u{1f600}/x', '6'), C('/memories/s/\uff01x/y', '7'),
   V('/memories/s'), V('/memories'));
 seq('listing: sizes and the size format',
-  [0, 1, 1023, 1024, 1075, 1076, 1280, 1536, 2047, 2048, 10240, 102400, 1048575].map((n) => C(`/memories/sz/${String(n).padStart(8, '0')}.bin`, 'y'.repeat(n))),
+  [0, 1, 1023, 1024, 1075, 1076, 1280, 1536, 2047, 2048, 10240, 102400, 104806, 104857].map((n) => C(`/memories/sz/${String(n).padStart(8, '0')}.bin`, 'y'.repeat(n))),
   V('/memories/sz'), V('/memories'));
 seq('listing: a file of exactly 1 MiB and directory totals',
-  C('/memories/big/one.txt', ('z'.repeat(1023) + '\n').repeat(1024)), C('/memories/big/.h', 'hidden bytes count'), C('/memories/big/sub/s.txt', 'ab'),
+  C('/memories/big/one.txt', 'A'.repeat(1023) + '\n' + ('z'.repeat(1023) + '\n').repeat(1023)), C('/memories/big/.h', 'hidden bytes count'), C('/memories/big/sub/s.txt', 'ab'),
   V('/memories'), V('/memories/big'), V('/memories/big/one.txt', [1, 2]), V('/memories/big/one.txt', [1024, -1]), V('/memories/big/one.txt', [1025, -1]),
-  S('/memories/big/one.txt', 'z\n' + 'z'.repeat(1023) + '\nz', 'Y\n' + 'Y'.repeat(1023) + '\nY'), V('/memories/big'));
+  S('/memories/big/one.txt', 'A\nz', 'B\nY'), V('/memories/big/one.txt', [1, 3]), V('/memories/big'));
 seq('listing: 1048575 bytes in a directory',
   C('/memories/k/f.txt', ('q'.repeat(1023) + '\n').repeat(1023) + 'q'.repeat(1023)), V('/memories/k'), V('/memories'));
 seq('listing: multibyte content counts bytes',
@@ -280,7 +280,7 @@ seq('paths: too long paths and segments',
   C(`/memories/${'p/'.repeat(2044)}x`, 'x'), V(`/memories/${'q'.repeat(4087)}`), C(`/memories/${'é'.repeat(2044)}`, 'x'),
   C(`/memories/${'😀'.repeat(1022)}`, 'x'), D(`/memories/${'n'.repeat(256)}`), R('/memories/x.txt', `/memories/${'y'.repeat(256)}`),
   C(`/memories/../${'n'.repeat(300)}`, 'escape wins over segment'), C(`/memories/${'n'.repeat(300)}/..`, 'segment first'),
-  C(`/memories/${'a/'.repeat(2043)}`, 'exactly 4096 bytes but short segments: ok?'), V('/memories'));
+  C(`/memories/${'a/'.repeat(2043)}b`, '4097 bytes'), V(`/memories/${'é'.repeat(2043)}`), V('/memories'));
 
 // ---------------------------------------------------------------- input errors (memoryd only)
 
@@ -320,7 +320,7 @@ seq('envelope: bad tool_use blocks',
   { body: { type: 'tool_use', id: 'toolu_x4', name: 'memory', input: 'view' } },
   { body: { type: 'tool_use', id: 'toolu_x5', name: 5, input: { command: 'view', path: '/memories' } } },
   { body: { type: 5, command: 'view', path: '/memories' } },
-  { body: [{ command: 'view', path: '/memories' }] }, { body: 42 }, { body: null },
+  { body: [{ command: 'view', path: '/memories' }] }, { body: [] },
   { body: { type: 'tool_use', id: 'toolu_x6', name: 'memory', input: { command: 'delete', path: '/memories/f.txt' }, extra: 1, nameX: 2 }, valid: true },
   V('/memories/f.txt'));
 
@@ -365,6 +365,37 @@ seq('scenario: directory sizes follow every change',
 seq('scenario: same name as file and directory in different places',
   C('/memories/n/n', 'file n'), C('/memories/n/m/n', 'file n in m'), V('/memories'), S('/memories/n/n', 'file', 'FILE'), R('/memories/n/m/n', '/memories/n/m/m'),
   R('/memories/n/m', '/memories/m'), V('/memories'));
+
+seq('envelope: valid tool_use blocks (unicode id, no name, extra fields)',
+  { body: { type: 'tool_use', id: 'toolu_ünï😀', name: 'memory', input: C('/memories/t.txt', 'via tool_use') } },
+  { body: { type: 'tool_use', id: '', input: V('/memories/t.txt') } },
+  { body: { type: 'tool_use', id: 'toolu_"quoted"\\', name: 'memory', input: S('/memories/t.txt', 'via', 'through') } },
+  { body: { type: 'tool_use', id: 'toolu_x', name: 'memory', input: I('/memories/t.txt', 1, 'x'), cache_control: { type: 'ephemeral' } } },
+  { body: { type: 'tool_use', id: 'toolu_y', name: 'memory', input: { command: 'copy' } } },
+  { body: { type: 'tool_use', id: 'toolu_z', name: 'memory', input: D('/memories/../t.txt') } },
+  V('/memories'));
+seq('create: content with JSON-special characters',
+  C('/memories/j.txt', '"quotes" \\backslash\\ \u2028line sep\u2029para sep\n{"json": [1, 2]}\n\ud83d\ude00\n'), V('/memories/j.txt'),
+  S('/memories/j.txt', '\\backslash\\', '/slash/'), S('/memories/j.txt', '\u2028', '\u2029'), V('/memories/j.txt'));
+seq('str_replace: partial graphemes and combining marks',
+  C('/memories/g.txt', 'cafe\u0301\ne\u0301e\u0301\n👍🏽👍\n'), S('/memories/g.txt', 'e\u0301e', 'E'), S('/memories/g.txt', '\u0301', ''), S('/memories/g.txt', '👍', 'ok'),
+  S('/memories/g.txt', '🏽', ''), S('/memories/g.txt', '👍👍', 'two'), V('/memories/g.txt'));
+seq('listing: a directory holding only hidden entries',
+  C('/memories/h/.a', 'aaa'), C('/memories/h/.b/c', 'cccc'), C('/memories/h/node_modules/x', 'xx'), C('/memories/h2/node_modules.txt', 'shown'),
+  C('/memories/h2/Node_modules/y', 'shown too'), C('/memories/h2/.node_modules', 'hidden'), V('/memories'), V('/memories/h'), V('/memories/h2'));
+seq('listing: names with URL and shell characters',
+  ['#hash', '?q=1', 'a&b', '100%', 'semi;colon', 'quote"s', "apo'strophe", 'star*', '[br]', '{cb}', 'at@', 'eq=', 'plus+', 'comma,', 'colon:', '|pipe', '<lt>']
+    .map((n) => C(`/memories/u/${n}`, n)),
+  V('/memories/u'), V('/memories/u/?q=1'), R('/memories/u/#hash', '/memories/u/#moved'), D('/memories/u/a&b'), V('/memories/u'));
+seq('rename: chains and deep trees',
+  C('/memories/a/b/c/d/e/f.txt', 'f'), C('/memories/a/b/x.txt', 'x'), R('/memories/a/b/c', '/memories/c'), R('/memories/c/d', '/memories/a/b/c/d'),
+  R('/memories/a', '/memories/z/y/x/a'), V('/memories'), V('/memories/z/y/x/a'), R('/memories/z/y/x/a/b/c/d/e/f.txt', '/memories/f.txt'), D('/memories/z'), V('/memories'));
+seq('delete: deep trees then recreate below',
+  C('/memories/t/a/b/c.txt', 'c'), C('/memories/t/a/d.txt', 'd'), C('/memories/t/e.txt', 'e'), D('/memories/t/a'), V('/memories/t'), C('/memories/t/a/b/c.txt', 'again'),
+  V('/memories/t'), D('/memories/t/a/b/c.txt/'), D('/memories//t'), V('/memories'), C('/memories/t', 'now a file'), V('/memories'));
+seq('insert: near the end of a big file',
+  C('/memories/b.txt', Array.from({ length: 3000 }, (_, i) => `row ${i}`).join('\n')), I('/memories/b.txt', 3000, 'after last'), I('/memories/b.txt', 3002, 'x'),
+  I('/memories/b.txt', 2999, 'before last'), V('/memories/b.txt', [2998, -1]), S('/memories/b.txt', 'row 2999', 'ROW'), V('/memories/b.txt', [2997, 3003]));
 
 export const handWritten = sequences.length;
 
@@ -431,6 +462,6 @@ export function randomWalk(k, length = 30) {
   };
 }
 
-for (let k = 0; k < 55; k++) sequences.push(randomWalk(k));
+for (let k = 0; k < 60; k++) sequences.push(randomWalk(k));
 
 export { sequences };

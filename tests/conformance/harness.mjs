@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { BetaLocalFilesystemMemoryTool, betaMemoryTool } from '@anthropic-ai/sdk/tools/memory/node';
 import {
-  CATEGORIES, MAX_LINES, ROOT, State, VIEW_SAFE, canon, checkEnvelope, checkInput, judge, renderFileView,
+  CATEGORIES, MAX_LINES, ROOT, State, VIEW_SAFE, checkEnvelope, checkInput, judge, renderFileView,
   splitLines, transformListing,
 } from './oracle.mjs';
 
@@ -104,7 +104,7 @@ async function callMemoryd(srv, tenant, body, { mode, id, raw }) {
 
 export function newStats() {
   const cats = Object.fromEntries(Object.keys(CATEGORIES).map((k) => [k, 0]));
-  return { sequences: 0, steps: 0, exact: 0, cats, finalChecks: 0, toolUse: 0, text: 0, sdkSkipped: 0, failures: [] };
+  return { sequences: 0, steps: 0, exact: 0, cats, outcomes: {}, finalChecks: 0, toolUse: 0, text: 0, sdkSkipped: 0, failures: [] };
 }
 
 const show = (v, max = 600) => {
@@ -143,7 +143,20 @@ let globalStep = 0;
 // A step is a command object, a function (state, rng) -> step, or
 // {raw: 'json text'} (sent verbatim; the SDK gets JSON.parse of it) or
 // {body: anything} (a whole request body for memoryd only: envelope checks).
-export async function runSequence(seq, { srv, tenant, stats, rng }) {
+// Deterministic PRNG (mulberry32) for the random walks.
+export function makeRng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export async function runSequence(seq, { srv, tenant, stats }) {
+  const rng = makeRng(seq.seed ?? 1);
   const base = await fs.mkdtemp(path.join(os.tmpdir(), 'memoryd-conf-'));
   try {
     const tool = await BetaLocalFilesystemMemoryTool.init(base);
@@ -158,20 +171,26 @@ export async function runSequence(seq, { srv, tenant, stats, rng }) {
       const mode = modeFor(globalStep++);
       const id = `toolu_conf_${tenant}_${i}`;
 
-      // 1. A whole request body for memoryd only (envelope checks).
+      // 1. A request body sent verbatim: {body} (a tool_use envelope, checked
+      //    by memoryd only when it is bad) or {raw} (JSON text).
+      let raw;
+      let rawId;
+      let cmd = step;
       if (step && Object.hasOwn(step, 'body')) {
         const env = checkEnvelope(step.body);
-        if (!env.content) throw new Error(`corpus error: envelope step with a valid envelope in ${seq.name}`);
-        const got = await callMemoryd(srv, tenant, null, { mode: 'json', id: env.id, raw: step.body });
-        compare(ctx, { content: env.content, is_error: true, status: 400 }, got);
-        stats.steps++;
-        stats.sdkSkipped++;
-        stats.cats['input-validation']++;
-        continue;
-      }
-      let raw;
-      let cmd = step;
-      if (step && Object.hasOwn(step, 'raw')) {
+        if (env.content) {
+          const got = await callMemoryd(srv, tenant, null, { mode: 'json', id: env.id, raw: step.body });
+          compare(ctx, { content: env.content, is_error: true, status: 400 }, got);
+          stats.steps++;
+          stats.sdkSkipped++;
+          stats.cats['input-validation']++;
+          stats.outcomes['input:envelope'] = (stats.outcomes['input:envelope'] ?? 0) + 1;
+          continue;
+        }
+        raw = step.body;
+        rawId = env.id;
+        cmd = env.input;
+      } else if (step && Object.hasOwn(step, 'raw')) {
         raw = step.raw;
         cmd = JSON.parse(raw);
       }
@@ -183,6 +202,7 @@ export async function runSequence(seq, { srv, tenant, stats, rng }) {
       let cats = [];
       let sdk = null;
       let result = null;
+      const outcome = bad ? bad.outcome : null;
       if (bad) {
         expected = { content: bad.content, is_error: true, status: 400 };
         if (bad.sdkSafe) {
@@ -208,7 +228,7 @@ export async function runSequence(seq, { srv, tenant, stats, rng }) {
       ctx.cats = cats;
 
       // 3. memoryd.
-      const got = await callMemoryd(srv, tenant, cmd, { mode: raw ? 'json' : mode, id: raw ? undefined : id, raw });
+      const got = await callMemoryd(srv, tenant, cmd, { mode: raw ? 'json' : mode, id: raw ? rawId : mode === 'tool_use' ? id : undefined, raw });
       if (mode === 'tool_use' && !raw) stats.toolUse++;
       if (mode === 'text' && !raw) stats.text++;
       compare(ctx, expected, got);
@@ -234,6 +254,8 @@ export async function runSequence(seq, { srv, tenant, stats, rng }) {
       if (stray.length) fail(ctx, `the SDK wrote outside its memory root: ${stray.join(', ')}`, { sdk });
 
       stats.steps++;
+      const label = outcome ?? result.outcome;
+      stats.outcomes[label] = (stats.outcomes[label] ?? 0) + 1;
       if (cats.length === 0) stats.exact++;
       for (const c of new Set(cats)) stats.cats[c]++;
       pre = post;
@@ -292,4 +314,4 @@ async function checkFinalState(seq, root, state, runner, { srv, tenant, stats })
   }
 }
 
-export { StepFailure, canon };
+export { StepFailure };

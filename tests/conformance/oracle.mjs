@@ -30,21 +30,23 @@ const utf8len = (s) => Buffer.byteLength(s, 'utf8');
 
 // ---------------------------------------------------------------- paths
 
-// CONTRACT §3, with memoryd's wording (src/path.c). null when the path is valid.
-export function pathError(p) {
-  if (!(p === ROOT || p.startsWith(ROOT + '/'))) return E(`Path must start with /memories, got: ${p}`);
+// CONTRACT §3, with memoryd's wording (src/path.c): null when the path is
+// valid, else {rule, message}.
+export function pathCheck(p) {
+  const bad = (rule, msg) => ({ rule, message: E(msg) });
+  if (!(p === ROOT || p.startsWith(ROOT + '/'))) return bad('not-under-root', `Path must start with /memories, got: ${p}`);
   const len = utf8len(p);
   if (len > MAX_PATH) {
     // the message shows at most the first 100 bytes, cut at a character boundary
     const b = Buffer.from(p, 'utf8');
     let n = 100;
     while (n > 0 && (b[n] & 0xc0) === 0x80) n--;
-    return E(`Path ${b.subarray(0, n).toString('utf8')}... is too long: ${len} bytes (the limit is ${MAX_PATH})`);
+    return bad('too-long', `Path ${b.subarray(0, n).toString('utf8')}... is too long: ${len} bytes (the limit is ${MAX_PATH})`);
   }
-  if (/[\u0000-\u001f\u007f\u0080-\u009f]/.test(p)) return E(`Path ${p} contains a control character, which is not allowed`);
-  if (p.includes('\\')) return E(`Path ${p} contains a backslash (\\), which is not allowed`);
+  if (/[\u0000-\u001f\u007f\u0080-\u009f]/.test(p)) return bad('control', `Path ${p} contains a control character, which is not allowed`);
+  if (p.includes('\\')) return bad('backslash', `Path ${p} contains a backslash (\\), which is not allowed`);
   if (/%(2e|2f|5c)/i.test(p)) {
-    return E(`Path ${p} contains a percent-encoded '.', '/' or '\\' (%2e, %2f or %5c), which is not allowed`);
+    return bad('percent', `Path ${p} contains a percent-encoded '.', '/' or '\\' (%2e, %2f or %5c), which is not allowed`);
   }
   let depth = 0;
   let escapes = false;
@@ -53,20 +55,22 @@ export function pathError(p) {
     if (seg === '') continue;
     if (seg === '..') {
       if (--depth < 0) escapes = true;
-      found ??= "contains a '..' segment, which is not allowed";
+      found ??= ['dotdot', "contains a '..' segment, which is not allowed"];
       continue;
     }
     if (seg === '.') {
-      found ??= "contains a '.' segment, which is not allowed";
+      found ??= ['dot', "contains a '.' segment, which is not allowed"];
       continue;
     }
     depth++;
-    if (utf8len(seg) > MAX_SEGMENT) found ??= `has a segment longer than ${MAX_SEGMENT} bytes`;
+    if (utf8len(seg) > MAX_SEGMENT) found ??= ['segment-too-long', `has a segment longer than ${MAX_SEGMENT} bytes`];
   }
-  if (escapes) return E(`Path ${p} would escape /memories directory`);
-  if (found) return E(`Path ${p} ${found}`);
+  if (escapes) return bad('escapes', `Path ${p} would escape /memories directory`);
+  if (found) return bad(found[0], `Path ${p} ${found[1]}`);
   return null;
 }
+
+export const pathError = (p) => pathCheck(p)?.message ?? null;
 
 // Canonical form of a valid path: runs of '/' collapsed, trailing '/' dropped.
 export function canon(p) {
@@ -117,21 +121,25 @@ export function checkEnvelope(body) {
 // run the command at all (only when nothing but a path is wrong: the SDK would
 // otherwise write garbage such as "undefined").
 export function checkInput(cmd) {
-  const fail = (content, category, sdkSafe) => ({ content, status: 400, category, sdkSafe });
-  if (cmd.command === undefined || cmd.command === null) return fail(E('Missing required parameter `command`'), 'input-validation', false);
-  if (typeof cmd.command !== 'string') return fail(E('Parameter `command` must be a string'), 'input-validation', false);
-  if (!Object.hasOwn(ROUTES, cmd.command)) return fail(E(`${cmd.command} not implemented`), null, true);
+  const fail = (content, category, sdkSafe, outcome) => ({ content, status: 400, category, sdkSafe, outcome });
+  if (cmd.command === undefined || cmd.command === null) return fail(E('Missing required parameter `command`'), 'input-validation', false, 'input:field');
+  if (typeof cmd.command !== 'string') return fail(E('Parameter `command` must be a string'), 'input-validation', false, 'input:field');
+  if (!Object.hasOwn(ROUTES, cmd.command)) return fail(E(`${cmd.command} not implemented`), null, true, 'input:unknown-command');
   let first = null;
   let othersOk = true;
   for (const [name, type, required] of ROUTES[cmd.command]) {
     const v = cmd[name];
     let err = null;
     let category = 'input-validation';
+    let outcome = 'input:field';
     if (v === undefined || v === null) {
       if (required) err = E(`Missing required parameter \`${name}\` for command \`${cmd.command}\``);
     } else if (type === 'path') {
       if (typeof v !== 'string') err = E(`Parameter \`${name}\` must be a string`);
-      else if ((err = pathError(v))) category = 'path-rules';
+      else {
+        const bad = pathCheck(v);
+        if (bad) [err, category, outcome] = [bad.message, 'path-rules', `path:${bad.rule}`];
+      }
     } else if (type === 'string' || type === 'nonempty') {
       if (typeof v !== 'string') err = E(`Parameter \`${name}\` must be a string`);
       else if (type === 'nonempty' && v === '') err = E(`Parameter \`${name}\` must not be empty`);
@@ -141,13 +149,14 @@ export function checkInput(cmd) {
       if (!(Array.isArray(v) && v.length === 2 && isInt(v[0]) && isInt(v[1]))) {
         err = E(`Parameter \`${name}\` must be an array of two integers [start_line, end_line]`);
         category = 'view_range-type';
+        outcome = 'input:view_range';
       }
     }
     if (err && category !== 'path-rules') othersOk = false;
-    if (err && !first) first = { err, category };
+    if (err && !first) first = { err, category, outcome };
   }
   if (!first) return null;
-  return fail(first.err, first.category, othersOk);
+  return fail(first.err, first.category, othersOk, first.outcome);
 }
 
 // ---------------------------------------------------------------- state
@@ -298,13 +307,14 @@ export function judge(cmd, pre, sdk) {
   const eq = (a, b) => a.content === b.content && a.is_error === b.is_error;
   const out = (content, is_error, status) => ({ content, is_error, status });
   // expected result + the categories that may explain an SDK difference: [[cat, pred(sdk)]]
-  const decide = (expected, allowed = []) => {
+  // `outcome` names the case of the contract (coverage is checked on these).
+  const decide = (outcome, expected, allowed = []) => {
     if (!eq(sdk, expected)) {
       const hit = allowed.find(([, pred]) => pred(sdk));
       if (hit) cats.push(...[hit[0]].flat());
       else problem = 'the SDK result differs from the contract in a way no deliberate difference explains';
     }
-    return { expected, cats, problem };
+    return { expected, cats, problem, outcome };
   };
   const prefixed = (s) => (r) => r.is_error && r.content === `Error: ${s}`;
   const sdkSays = (s) => (r) => r.is_error && r.content === s;
@@ -315,45 +325,46 @@ export function judge(cmd, pre, sdk) {
       const p = cmd.path;
       const c = canon(p);
       const missing = `The path ${p} does not exist. Please provide a valid path.`;
-      if (pre.fileAncestor(c)) return decide(out(missing, true, 404), [['raw-fs-error', raw]]);
+      if (pre.fileAncestor(c)) return decide('view:through-file', out(missing, true, 404), [['raw-fs-error', raw]]);
       const ent = pre.get(c);
-      if (!ent) return decide(out(missing, true, 404), [['no-error-prefix', prefixed(missing)]]);
+      if (!ent) return decide('view:missing', out(missing, true, 404), [['no-error-prefix', prefixed(missing)]]);
       if (ent.kind === 'file') {
         const lines = splitLines(ent.data);
         if (lines.length > MAX_LINES) {
           const msg = `File ${p} exceeds maximum line limit of 999,999 lines.`;
           const sdkMsg = `File ${p} has too many lines (${lines.length}). Maximum is 999,999 lines.`;
-          return decide(out(msg, true, 413), [['no-error-prefix', prefixed(sdkMsg)]]);
+          return decide('view:line-limit', out(msg, true, 413), [['no-error-prefix', prefixed(sdkMsg)]]);
         }
         const view = renderFileView(p, lines, cmd.view_range ?? null);
         if (utf8len(view) > VIEW_SAFE) throw new Error(`corpus error: view of ${p} is ${utf8len(view)} bytes, over the safe size`);
-        return decide(out(view, false, 200));
+        return decide('view:file', out(view, false, 200));
       }
       if (sdk.is_error) return { expected: null, cats, problem: 'the SDK failed to list a directory' };
       const t = transformListing(sdk.content, p, c, pre);
       if (t.problem) return { expected: null, cats, problem: t.problem };
       if (t.content !== sdk.content) cats.push('listing-format');
-      return { expected: out(t.content, false, 200), cats, problem };
+      return { expected: out(t.content, false, 200), cats, problem, outcome: 'view:directory' };
     }
 
     case 'create': {
       const p = cmd.path;
       const c = canon(p);
       if (utf8len(cmd.file_text) > 1048576) throw new Error('corpus error: file over the 1 MiB file limit');
-      if (pre.get(c)) return decide(out(E(`File ${p} already exists`), true, 409));
+      if (c === ROOT) return decide('create:root', out(E(`File ${p} already exists`), true, 409));
+      if (pre.get(c)) return decide('create:exists', out(E(`File ${p} already exists`), true, 409));
       const fa = pre.fileAncestor(c);
-      if (fa) return decide(out(E(`Cannot create ${p}: ${fa} is a file, not a directory`), true, 409), [['raw-fs-error', raw]]);
-      return decide(out(`File created successfully at: ${p}`, false, 200));
+      if (fa) return decide('create:under-file', out(E(`Cannot create ${p}: ${fa} is a file, not a directory`), true, 409), [['raw-fs-error', raw]]);
+      return decide('create:ok', out(`File created successfully at: ${p}`, false, 200));
     }
 
     case 'str_replace': {
       const p = cmd.path;
       const c = canon(p);
       const missing = E(`The path ${p} does not exist. Please provide a valid path.`);
-      if (pre.fileAncestor(c)) return decide(out(missing, true, 404), [['raw-fs-error', raw]]);
+      if (pre.fileAncestor(c)) return decide('str_replace:through-file', out(missing, true, 404), [['raw-fs-error', raw]]);
       const ent = pre.get(c);
-      if (!ent) return decide(out(missing, true, 404));
-      if (ent.kind === 'dir') return decide(out(missing, true, 404), [['edit-on-dir-or-missing', sdkSays(E(`The path ${p} is not a file.`))]]);
+      if (!ent) return decide('str_replace:missing', out(missing, true, 404));
+      if (ent.kind === 'dir') return decide('str_replace:directory', out(missing, true, 404), [['edit-on-dir-or-missing', sdkSays(E(`The path ${p} is not a file.`))]]);
       const data = ent.data;
       const oldB = Buffer.from(cmd.old_str, 'utf8');
       const newB = Buffer.from(cmd.new_str, 'utf8');
@@ -368,11 +379,12 @@ export function judge(cmd, pre, sdk) {
         sdkLines.length === 0 ? prefixed(noMatch)
           : sdkLines.length > 1 ? prefixed(several(sdkLines))
             : (r) => !r.is_error && r.content.startsWith('The memory file has been edited.');
-      if (hits.length === 0) return decide(out(noMatch, true, 409), [['no-error-prefix', prefixed(noMatch)]]);
+      if (hits.length === 0) return decide('str_replace:no-match', out(noMatch, true, 409), [['no-error-prefix', prefixed(noMatch)]]);
       if (hits.length > 1) {
         const lines = hits.map((at) => lineAt(data, at));
         const msg = several(lines);
-        return decide(out(msg, true, 409), [
+        const label = new Set(lines).size < lines.length ? 'str_replace:several-on-one-line' : 'str_replace:several';
+        return decide(label, out(msg, true, 409), [
           ['no-error-prefix', prefixed(msg)],
           [['no-error-prefix', 'whole-file-str_replace'], sdkPredicted],
         ]);
@@ -390,7 +402,8 @@ export function judge(cmd, pre, sdk) {
         newLines.slice(a - 1, b).map((l, i) => num(a + i) + l).join('\n');
       const expected = out(snippet(from, to), false, 200);
       const sdkSnippet = snippet(from, Math.min(first + 2, newLines.length));
-      const r = decide(expected, [['whole-file-str_replace', sdkLines.length === 1 ? (x) => !x.is_error && x.content === sdkSnippet : sdkPredicted]]);
+      const label = cmd.old_str.includes('\n') ? 'str_replace:ok-multiline-old' : cmd.new_str.includes('\n') ? 'str_replace:ok-multiline-new' : 'str_replace:ok';
+      const r = decide(label, expected, [['whole-file-str_replace', sdkLines.length === 1 ? (x) => !x.is_error && x.content === sdkSnippet : sdkPredicted]]);
       if (sdk.is_error) r.apply = new Map([[c, next]]);
       r.effect = new Map([[c, next]]);
       return r;
@@ -400,21 +413,21 @@ export function judge(cmd, pre, sdk) {
       const p = cmd.path;
       const c = canon(p);
       const missing = E(`The path ${p} does not exist`);
-      if (pre.fileAncestor(c)) return decide(out(missing, true, 404), [['raw-fs-error', raw]]);
+      if (pre.fileAncestor(c)) return decide('insert:through-file', out(missing, true, 404), [['raw-fs-error', raw]]);
       const ent = pre.get(c);
-      if (!ent) return decide(out(missing, true, 404), [['edit-on-dir-or-missing', sdkSays(E(`The path ${p} does not exist. Please provide a valid path.`))]]);
-      if (ent.kind === 'dir') return decide(out(missing, true, 404), [['edit-on-dir-or-missing', sdkSays(E(`The path ${p} is not a file.`))]]);
+      if (!ent) return decide('insert:missing', out(missing, true, 404), [['edit-on-dir-or-missing', sdkSays(E(`The path ${p} does not exist. Please provide a valid path.`))]]);
+      if (ent.kind === 'dir') return decide('insert:directory', out(missing, true, 404), [['edit-on-dir-or-missing', sdkSays(E(`The path ${p} is not a file.`))]]);
       const lines = splitLines(ent.data);
       const n = lines.length;
       const k = cmd.insert_line;
       if (k < 0 || k > n) {
-        return decide(out(E(`Invalid \`insert_line\` parameter: ${k}. It should be within the range of lines of the file: [0, ${n}]`), true, 422));
+        return decide('insert:out-of-range', out(E(`Invalid \`insert_line\` parameter: ${k}. It should be within the range of lines of the file: [0, ${n}]`), true, 422));
       }
       const next = [...lines];
       next.splice(k, 0, cmd.insert_text.replace(/\n$/, ''));
       const nb = Buffer.from(next.join('\n'), 'utf8');
       if (nb.length > 1048576) throw new Error('corpus error: insert result over the 1 MiB file limit');
-      const r = decide(out(`The file ${p} has been edited.`, false, 200));
+      const r = decide(`insert:${k === 0 ? 'ok-at-0' : k === n ? 'ok-at-end' : 'ok-middle'}`, out(`The file ${p} has been edited.`, false, 200));
       r.effect = new Map([[c, nb]]);
       return r;
     }
@@ -422,11 +435,11 @@ export function judge(cmd, pre, sdk) {
     case 'delete': {
       const p = cmd.path;
       const c = canon(p);
-      if (c === ROOT) return decide(out(E('Cannot delete the /memories directory itself'), true, 400));
+      if (c === ROOT) return decide('delete:root', out(E('Cannot delete the /memories directory itself'), true, 400));
       const missing = E(`The path ${p} does not exist`);
-      if (pre.fileAncestor(c)) return decide(out(missing, true, 404), [['raw-fs-error', raw]]);
-      if (!pre.get(c)) return decide(out(missing, true, 404));
-      return decide(out(`Successfully deleted ${p}`, false, 200));
+      if (pre.fileAncestor(c)) return decide('delete:through-file', out(missing, true, 404), [['raw-fs-error', raw]]);
+      if (!pre.get(c)) return decide('delete:missing', out(missing, true, 404));
+      return decide(`delete:ok-${pre.kind(c)}`, out(`Successfully deleted ${p}`, false, 200));
     }
 
     case 'rename': {
@@ -435,16 +448,16 @@ export function judge(cmd, pre, sdk) {
       const oc = canon(o);
       const nc = canon(n);
       const rawOk = [['raw-fs-error', raw]];
-      if (oc === ROOT) return decide(out(E('Cannot rename the /memories directory itself'), true, 400), rawOk);
-      if (pre.get(nc)) return decide(out(E(`The destination ${n} already exists`), true, 409), rawOk);
+      if (oc === ROOT) return decide('rename:root', out(E('Cannot rename the /memories directory itself'), true, 400), rawOk);
+      if (pre.get(nc)) return decide('rename:destination-exists', out(E(`The destination ${n} already exists`), true, 409), rawOk);
       const src = pre.get(oc);
-      if (!src) return decide(out(E(`The path ${o} does not exist`), true, 404), rawOk);
+      if (!src) return decide('rename:missing-source', out(E(`The path ${o} does not exist`), true, 404), rawOk);
       if (src.kind === 'dir' && nc.startsWith(oc + '/')) {
-        return decide(out(E(`Cannot rename ${o} to ${n}: a directory cannot be moved inside itself`), true, 409), rawOk);
+        return decide('rename:into-itself', out(E(`Cannot rename ${o} to ${n}: a directory cannot be moved inside itself`), true, 409), rawOk);
       }
       const fa = pre.fileAncestor(nc);
-      if (fa) return decide(out(E(`Cannot rename ${o} to ${n}: ${fa} is a file, not a directory`), true, 409), rawOk);
-      return decide(out(`Successfully renamed ${o} to ${n}`, false, 200));
+      if (fa) return decide('rename:destination-under-file', out(E(`Cannot rename ${o} to ${n}: ${fa} is a file, not a directory`), true, 409), rawOk);
+      return decide(`rename:ok-${src.kind}`, out(`Successfully renamed ${o} to ${n}`, false, 200));
     }
   }
   throw new Error(`judge: unexpected command ${cmd.command}`);

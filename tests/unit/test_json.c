@@ -72,11 +72,11 @@ static void test_put_string(void)
                 "\xc2\x80\xf4\x8f\xbf\xbf");
     /* Invalid UTF-8: each bad byte becomes U+FFFD. */
     EXPECT_JSON("\xff", "\"\\ufffd\"", "\xef\xbf\xbd");
-    EXPECT_JSON("a\xc3", "\"a\\ufffd\"", "a\xef\xbf\xbd");      /* truncated */
-    EXPECT_JSON("\xc3(", "\"\\ufffd(\"", "\xef\xbf\xbd(");      /* bad continuation */
-    EXPECT_JSON("\xc0\xaf", "\"\\ufffd\\ufffd\"",               /* overlong */
+    EXPECT_JSON("a\xc3", "\"a\\ufffd\"", "a\xef\xbf\xbd"); /* truncated */
+    EXPECT_JSON("\xc3(", "\"\\ufffd(\"", "\xef\xbf\xbd("); /* bad continuation */
+    EXPECT_JSON("\xc0\xaf", "\"\\ufffd\\ufffd\"",          /* overlong */
                 "\xef\xbf\xbd\xef\xbf\xbd");
-    EXPECT_JSON("\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\"",   /* surrogate */
+    EXPECT_JSON("\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\"", /* surrogate */
                 "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
     EXPECT_JSON("\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\"", /* > U+10FFFF */
                 "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
@@ -120,8 +120,9 @@ static void test_tool_result(void)
 {
     struct md_buf b;
     md_buf_init(&b, 1 << 20);
-    CHECK_EQ_INT(md_json_tool_result(&b, "toolu_01ABC", 11, "File created successfully at: "
-                                                            "/memories/a.txt",
+    CHECK_EQ_INT(md_json_tool_result(&b, "toolu_01ABC", 11,
+                                     "File created successfully at: "
+                                     "/memories/a.txt",
                                      45, 0),
                  MD_OK);
     CHECK_MEM(b.data, b.len,
@@ -129,9 +130,9 @@ static void test_tool_result(void)
               "created successfully at: /memories/a.txt\",\"is_error\":false}");
 
     md_buf_reset(&b);
-    CHECK_EQ_INT(md_json_tool_result(&b, NULL, 0, "Error: The path /memories/x does not exist", 42,
-                                     1),
-                 MD_OK);
+    CHECK_EQ_INT(
+        md_json_tool_result(&b, NULL, 0, "Error: The path /memories/x does not exist", 42, 1),
+        MD_OK);
     CHECK_MEM(b.data, b.len,
               "{\"type\":\"tool_result\",\"content\":\"Error: The path /memories/x does not "
               "exist\",\"is_error\":true}");
@@ -149,8 +150,9 @@ static void test_tool_result(void)
     /* An empty id is still sent; empty content too. */
     md_buf_reset(&b);
     CHECK_EQ_INT(md_json_tool_result(&b, "", 0, "", 0, 0), MD_OK);
-    CHECK_MEM(b.data, b.len,
-              "{\"type\":\"tool_result\",\"tool_use_id\":\"\",\"content\":\"\",\"is_error\":false}");
+    CHECK_MEM(
+        b.data, b.len,
+        "{\"type\":\"tool_result\",\"tool_use_id\":\"\",\"content\":\"\",\"is_error\":false}");
 
     /* Invalid UTF-8 and NUL in content still give parseable JSON with the
      * exact fields. */

@@ -144,8 +144,9 @@ static void test_dot_segments(void)
     EXPECT_ERR("/memories/a/b/../../c", MD_PATH_DOTDOT,
                "Error: Path /memories/a/b/../../c contains a '..' segment, which is not allowed");
     /* '..' that climbs above /memories. */
-    EXPECT_ERR("/memories/..", MD_PATH_ESCAPES, "Error: Path /memories/.. would escape /memories "
-                                                "directory");
+    EXPECT_ERR("/memories/..", MD_PATH_ESCAPES,
+               "Error: Path /memories/.. would escape /memories "
+               "directory");
     EXPECT_ERR("/memories/../", MD_PATH_ESCAPES,
                "Error: Path /memories/../ would escape /memories directory");
     EXPECT_ERR("/memories/../etc/passwd", MD_PATH_ESCAPES,
@@ -285,8 +286,9 @@ static void test_bad_utf8(void)
     /* Valid multibyte names, 2 to 4 bytes per character. */
     EXPECT_OK("/memories/caf\xc3\xa9/r\xc3\xa9sum\xc3\xa9.md",
               "/memories/caf\xc3\xa9/r\xc3\xa9sum\xc3\xa9.md");
-    EXPECT_OK("/memories/\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e//\xe3\x83\x8e\xe3\x83\xbc\xe3\x83\x88/",
-              "/memories/\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e/\xe3\x83\x8e\xe3\x83\xbc\xe3\x83\x88");
+    EXPECT_OK(
+        "/memories/\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e//\xe3\x83\x8e\xe3\x83\xbc\xe3\x83\x88/",
+        "/memories/\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e/\xe3\x83\x8e\xe3\x83\xbc\xe3\x83\x88");
     EXPECT_OK("/memories/\xf0\x9f\x98\x80.txt", "/memories/\xf0\x9f\x98\x80.txt");
     EXPECT_OK("/memories/\xf4\x8f\xbf\xbf", "/memories/\xf4\x8f\xbf\xbf"); /* U+10FFFF */
     EXPECT_OK("/memories/\xed\x9f\xbf\xee\x80\x80", "/memories/\xed\x9f\xbf\xee\x80\x80");
@@ -320,8 +322,9 @@ static void test_path_length(void)
     CHECK_EQ_INT(canon(p, 4097, out, &ol), MD_PATH_TOO_LONG);
     char *m = errmsg(MD_PATH_TOO_LONG, p, 4097, &ml);
     char want[256];
-    int wl = snprintf(want, sizeof want, "Error: Path %.100s... is too long: 4097 bytes (the limit "
-                                         "is 4096)",
+    int wl = snprintf(want, sizeof want,
+                      "Error: Path %.100s... is too long: 4097 bytes (the limit "
+                      "is 4096)",
                       p);
     CHECK_BUF(m, ml, want, (size_t)wl);
     free(m);
@@ -352,8 +355,9 @@ static void test_path_length(void)
     }
     CHECK_EQ_INT(canon(p, n, out, &ol), MD_PATH_TOO_LONG);
     m = errmsg(MD_PATH_TOO_LONG, p, n, &ml);
-    wl = snprintf(want, sizeof want, "Error: Path %.99s... is too long: %zu bytes (the limit is "
-                                     "4096)",
+    wl = snprintf(want, sizeof want,
+                  "Error: Path %.99s... is too long: %zu bytes (the limit is "
+                  "4096)",
                   p, n);
     CHECK_BUF(m, ml, want, (size_t)wl);
     free(m);
@@ -501,13 +505,15 @@ static void test_utf8(void)
     CHECK(!md_utf8_valid("\xf8\x88\x80\x80\x80", 5));
     CHECK(!md_utf8_valid("\xfe", 1));
     CHECK(!md_utf8_valid("\xff", 1));
-    CHECK(!md_utf8_valid("\xc3", 1));             /* truncated */
-    CHECK(!md_utf8_valid("\xe2\x82", 2));         /* truncated */
-    CHECK(!md_utf8_valid("\xf0\x9f\x98", 3));     /* truncated */
-    CHECK(!md_utf8_valid("\xc3" "a", 2));         /* bad continuation */
-    CHECK(!md_utf8_valid("\xe2\x28\xa1", 3));     /* bad continuation */
-    CHECK(!md_utf8_valid("ok\xc3\xa9\xff", 5));   /* bad after good */
-    CHECK(!md_utf8_valid("\xc3\xa9\xa9", 3));     /* extra continuation */
+    CHECK(!md_utf8_valid("\xc3", 1));         /* truncated */
+    CHECK(!md_utf8_valid("\xe2\x82", 2));     /* truncated */
+    CHECK(!md_utf8_valid("\xf0\x9f\x98", 3)); /* truncated */
+    CHECK(!md_utf8_valid("\xc3"
+                         "a",
+                         2));                   /* bad continuation */
+    CHECK(!md_utf8_valid("\xe2\x28\xa1", 3));   /* bad continuation */
+    CHECK(!md_utf8_valid("ok\xc3\xa9\xff", 5)); /* bad after good */
+    CHECK(!md_utf8_valid("\xc3\xa9\xa9", 3));   /* extra continuation */
     /* The length limits the check: a valid prefix of an invalid string. */
     CHECK(md_utf8_valid("ab\xff", 2));
 

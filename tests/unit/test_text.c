@@ -116,8 +116,8 @@ static void test_line_count(void)
         md_buf_free(&o_);                                                                          \
     } while (0)
 
-#define VIEW_ALL(text, want)     EXPECT_VIEW(text, 0, 0, 0, 256 << 10, MD_OK, want)
-#define VIEW_RANGE(a, b, want)   EXPECT_VIEW(FIVE, 1, a, b, 256 << 10, MD_OK, want)
+#define VIEW_ALL(text, want)   EXPECT_VIEW(text, 0, 0, 0, 256 << 10, MD_OK, want)
+#define VIEW_RANGE(a, b, want) EXPECT_VIEW(FIVE, 1, a, b, 256 << 10, MD_OK, want)
 
 static void test_view_whole(void)
 {
@@ -154,11 +154,11 @@ static void test_view_ranges(void)
     VIEW_RANGE(2, 3, HEAD "     2\tl2\n     3\tl3");
     VIEW_RANGE(0, 2, HEAD "     1\tl1\n     2\tl2");  /* start below 1 -> 1 */
     VIEW_RANGE(-5, 2, HEAD "     1\tl1\n     2\tl2"); /* likewise */
-    VIEW_RANGE(3, 1, HEAD);                          /* slice(2, 1): nothing */
+    VIEW_RANGE(3, 1, HEAD);                           /* slice(2, 1): nothing */
     VIEW_RANGE(3, 3, HEAD "     3\tl3");
     VIEW_RANGE(5, 5, HEAD "     5\tl5");
     VIEW_RANGE(4, 100, HEAD "     4\tl4\n     5\tl5"); /* end beyond the file */
-    VIEW_RANGE(10, -1, HEAD);                         /* start beyond the file */
+    VIEW_RANGE(10, -1, HEAD);                          /* start beyond the file */
     VIEW_RANGE(6, -1, HEAD);
     VIEW_RANGE(5, -1, HEAD "     5\tl5");
     VIEW_RANGE(1, 0, HEAD); /* slice(0, 0) */
@@ -233,8 +233,7 @@ static void test_view_truncation(void)
                 HEAD "     1\tabcdefghi\n     2\tabcdefghi\n[Output truncated at the 300-byte view "
                      "limit after line 2 of 5. To see more, view again with view_range [3, 3].]");
     /* The range the note names gives the rest. */
-    EXPECT_VIEW(NINE, 1, 4, -1, 300, MD_OK,
-                HEAD "     4\tabcdefghi\n     5\tabcdefghi");
+    EXPECT_VIEW(NINE, 1, 4, -1, 300, MD_OK, HEAD "     4\tabcdefghi\n     5\tabcdefghi");
     /* Exactly at the budget: nothing is cut. */
     EXPECT_VIEW("abcdefghi\nabcdefghi", 0, 0, 0, 290, MD_OK,
                 HEAD "     1\tabcdefghi\n     2\tabcdefghi");
@@ -262,18 +261,20 @@ static void test_view_truncation(void)
     md_buf_reset(&o);
     CHECK_EQ_INT(md_view_file(&o, P, sizeof P - 1, line, 201, NULL, 300), MD_OK);
     CHECK_MEM(o.data, o.len,
-              HEAD "     1\ta\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
-                   "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
-                   "\n[Output truncated: line 1 is longer than the 300-byte view limit and was "
-                   "cut after 35 bytes.]");
+              HEAD
+              "     1\ta\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+              "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+              "\n[Output truncated: line 1 is longer than the 300-byte view limit and was "
+              "cut after 35 bytes.]");
     /* With a line after it, the note names the range for the rest. */
     md_buf_reset(&o);
     CHECK_EQ_INT(md_view_file(&o, P, sizeof P - 1, line, 207, NULL, 300), MD_OK);
     CHECK_MEM(o.data, o.len,
-              HEAD "     1\ta\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
-                   "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
-                   "\n[Output truncated: line 1 is longer than the 300-byte view limit and was "
-                   "cut after 35 bytes. To see more, view again with view_range [2, -1].]");
+              HEAD
+              "     1\ta\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+              "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+              "\n[Output truncated: line 1 is longer than the 300-byte view limit and was "
+              "cut after 35 bytes. To see more, view again with view_range [2, -1].]");
     CHECK(o.len <= 300);
 
     /* The long line as the start of a range. */
@@ -333,8 +334,9 @@ static void test_view_truncation(void)
 
 /* ---- md_str_replace ---- */
 
-#define SNIP "The memory file has been edited. Here is the snippet showing the change (with line " \
-             "numbers):\n"
+#define SNIP                                                                                       \
+    "The memory file has been edited. Here is the snippet showing the change (with line "          \
+    "numbers):\n"
 
 /* str_replace on literals; checks the class, the message and the result. */
 #define EXPECT_REPLACE(text, old, new_, want_err, want_msg, want_result)                           \
@@ -396,11 +398,13 @@ static void test_str_replace(void)
                    "");
     /* A multi-line old_str. */
     EXPECT_REPLACE("a\nb\nc\nd\ne\nf\ng", "c\nd", "X", MD_OK,
-                   SNIP "     1\ta\n     2\tb\n     3\tX\n     4\te\n     5\tf", "a\nb\nX\ne\nf\ng");
+                   SNIP "     1\ta\n     2\tb\n     3\tX\n     4\te\n     5\tf",
+                   "a\nb\nX\ne\nf\ng");
     /* A new_str with newlines: 2 before the first changed line to 2 after
      * the last line of the new text. */
     EXPECT_REPLACE("1\n2\n3\n4\n5\n6\n7\n8\n9", "4", "x\ny\nz", MD_OK,
-                   SNIP "     2\t2\n     3\t3\n     4\tx\n     5\ty\n     6\tz\n     7\t5\n     8\t6",
+                   SNIP
+                   "     2\t2\n     3\t3\n     4\tx\n     5\ty\n     6\tz\n     7\t5\n     8\t6",
                    "1\n2\n3\nx\ny\nz\n5\n6\n7\n8\n9");
     /* Match on line 1 and on the last line. */
     EXPECT_REPLACE("first\nsecond\nthird\nfourth", "first", "1st", MD_OK,
@@ -480,10 +484,8 @@ static void test_insert(void)
     EXPECT_INSERT("a\nb\nc", 3, "x", MD_OK, "", "a\nb\nc\nx");
     EXPECT_INSERT("a\nb\nc", 4, "x", MD_ERANGE, RANGE_ERR("4", "3"), "");
     EXPECT_INSERT("a\nb\nc", -1, "x", MD_ERANGE, RANGE_ERR("-1", "3"), "");
-    EXPECT_INSERT("a\nb\nc", INT64_MAX, "x", MD_ERANGE, RANGE_ERR("9223372036854775807", "3"),
-                  "");
-    EXPECT_INSERT("a\nb\nc", INT64_MIN, "x", MD_ERANGE, RANGE_ERR("-9223372036854775808", "3"),
-                  "");
+    EXPECT_INSERT("a\nb\nc", INT64_MAX, "x", MD_ERANGE, RANGE_ERR("9223372036854775807", "3"), "");
+    EXPECT_INSERT("a\nb\nc", INT64_MIN, "x", MD_ERANGE, RANGE_ERR("-9223372036854775808", "3"), "");
     /* A trailing newline counts as a line. */
     EXPECT_INSERT("a\n", 2, "x", MD_OK, "", "a\n\nx");
     EXPECT_INSERT("a\n", 1, "x", MD_OK, "", "a\nx\n");

@@ -1,0 +1,449 @@
+// Proves that memoryd's commands are atomic under concurrency (CONTRACT §7: "even under
+// concurrent requests for the same tenant and file (no lost update)"), with the writer's group
+// commit in play: many clients, each on its own keep-alive connection, send writes at once, so
+// their commands share write batches (one transaction, a savepoint per command).
+//   (a) 16 clients × 50 inserts into one file: every line ends up in the file exactly once, the
+//       original lines keep their order, and each insert_line-0 client's lines stay in order;
+//   (b) 16 simultaneous creates of one path (also with missing parents): exactly one 200, 15 × 409,
+//       and the file holds the winner's content;
+//   (c) str_replace never loses an update: 16 clients advancing their own token, and 16 clients
+//       incrementing one shared counter compare-and-swap style (final value = number of successes);
+//   (d) a mixed burst of creates/renames/deletes in several directories with views from other
+//       clients: every view snapshot is self-consistent (a directory's size is the sum of its
+//       entries), and the final tree equals the clients' own model, sizes matching the bytes read;
+//   (e) failing commands (409/404/422) mixed into the same batches as successful ones: every
+//       acknowledged success is visible and no failure changed anything.
+// Every scenario runs against the default settings and with --threads 1 --max-batch 1.
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import http from 'node:http';
+import { startServer } from '../lib/server.mjs';
+
+const CLIENTS = 16;
+
+// One client = one node:http Agent with a single keep-alive socket, so 16 clients are 16
+// separate connections, each sending its requests one after another.
+function makeClient(port, tenant) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const sockets = new Set();
+  function post(cmd) {
+    const body = JSON.stringify(cmd);
+    return new Promise((resolve, reject) => {
+      const req = http.request({
+        host: '127.0.0.1', port, path: '/memory', method: 'POST', agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-tenant-id': tenant },
+      }, (res) => {
+        const parts = [];
+        res.on('data', (c) => parts.push(c));
+        res.on('error', reject);
+        res.on('end', () => {
+          const text = Buffer.concat(parts).toString('utf8');
+          let json = null;
+          try { json = JSON.parse(text); } catch { /* asserted by the caller */ }
+          resolve({ status: res.statusCode, text, json, content: json?.content, isError: json?.is_error });
+        });
+      });
+      req.on('socket', (s) => sockets.add(s));
+      req.on('error', reject);
+      req.setTimeout(120000, () => req.destroy(new Error('request timed out (safety net)')));
+      req.end(body);
+    });
+  }
+  return { post, sockets, close: () => agent.destroy() };
+}
+
+function makeClients(port, tenant, n = CLIENTS) {
+  return Array.from({ length: n }, () => makeClient(port, tenant));
+}
+
+// Each client kept its one connection for all its requests.
+function closeClients(clients) {
+  for (const [i, c] of clients.entries()) {
+    assert.equal(c.sockets.size, 1, `client ${i} used ${c.sockets.size} connections`);
+    c.close();
+  }
+}
+
+// Deterministic pseudo-random numbers (mulberry32): the requests are the same on every run.
+function rng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+const pad = (n) => String(n).padStart(2, '0');
+
+// memoryd's size format (CONTRACT §4).
+function formatSize(bytes) {
+  if (bytes < 1024) return `${bytes}B`;
+  const units = 'KMG';
+  let u = 0;
+  let div = 1024;
+  while (u < 2 && Math.floor(bytes / div) >= 1024) { div *= 1024; u++; }
+  let tenths = Math.floor(bytes / div) * 10 + Math.floor(((bytes % div) * 10) / div);
+  if ((((bytes % div) * 10) % div) * 2 >= div) tenths++;
+  return `${Math.floor(tenths / 10)}.${tenths % 10}${units[u]}`;
+}
+
+// The lines of a file, read back with view.
+async function readLines(client, path) {
+  const r = await client.post({ command: 'view', path });
+  assert.equal(r.status, 200, r.text);
+  const [header, ...rest] = r.content.split('\n');
+  assert.equal(header, `Here's the content of ${path} with line numbers:`);
+  return rest.map((line, i) => {
+    const m = /^ *(\d+)\t([^]*)$/.exec(line);
+    assert.ok(m && Number(m[1]) === i + 1, `bad view line ${JSON.stringify(line)}`);
+    return m[2];
+  });
+}
+const readText = async (client, path) => (await readLines(client, path)).join('\n');
+
+// A directory listing: [{size, path, dir}] with the viewed directory first.
+function parseListing(content, path) {
+  const [header, ...rest] = content.split('\n');
+  assert.equal(header, `Here're the files and directories up to 2 levels deep in ${path}, excluding hidden items and node_modules:`);
+  return rest.map((line) => {
+    const m = /^(\d+(?:\.\d)?[BKMG])\t(\/memories.*)$/.exec(line);
+    assert.ok(m, `bad listing line ${JSON.stringify(line)}`);
+    const dir = m[2].endsWith('/') || m[2] === path;
+    return { size: m[1], path: m[2].replace(/\/$/, ''), dir };
+  });
+}
+
+// In one listing, every directory that was opened (the viewed one and its subdirectories) has
+// the size of its entries together. Sizes must stay under 1024 bytes for the sums to be exact.
+function checkListingSums(entries, root) {
+  const bytes = (e) => {
+    const m = /^(\d+)B$/.exec(e.size);
+    assert.ok(m, `size ${e.size} of ${e.path} is not exact bytes`);
+    return Number(m[1]);
+  };
+  const depth = (p) => (p === root ? 0 : p.slice(root.length).split('/').length - 1);
+  for (const d of entries.filter((e) => e.dir && depth(e.path) < 2)) {
+    const children = entries.filter((e) => e.path.startsWith(`${d.path}/`) && depth(e.path) === depth(d.path) + 1);
+    const sum = children.reduce((s, e) => s + bytes(e), 0);
+    assert.equal(bytes(d), sum, `size of ${d.path} (${d.size}) is not the sum of its entries (${sum}B): ${JSON.stringify(entries)}`);
+  }
+}
+
+// Every file below `root`, by viewing each directory: Map path -> content.
+async function readTree(client, root) {
+  const files = new Map();
+  const dirs = [root];
+  const seen = new Set();
+  while (dirs.length) {
+    const d = dirs.pop();
+    const r = await client.post({ command: 'view', path: d });
+    assert.equal(r.status, 200, r.text);
+    for (const e of parseListing(r.content, d).slice(1)) {
+      if (seen.has(e.path)) continue;
+      seen.add(e.path);
+      if (e.dir) dirs.push(e.path);
+      else files.set(e.path, await readText(client, e.path));
+    }
+  }
+  return files;
+}
+
+// Resolves once memoryd's stderr has been read to the end (all log lines parsed).
+function stderrClosed(srv) {
+  const s = srv.proc.stderr;
+  return s.closed || s.destroyed ? Promise.resolve() : new Promise((resolve) => s.once('close', resolve));
+}
+
+const SETTINGS = [
+  { name: 'default settings', args: [] },
+  { name: '--threads 1 --max-batch 1', args: ['--threads', '1', '--max-batch', '1'] },
+];
+
+for (const setting of SETTINGS) {
+  describe(`concurrency (${setting.name})`, () => {
+    let srv;
+    before(async () => { srv = await startServer({ args: setting.args }); });
+    after(async () => {
+      if (!srv) return;
+      await srv.stop();
+      await stderrClosed(srv);
+      const stopped = srv.logs.find((l) => l.msg === 'stopped');
+      assert.ok(stopped, 'no "stopped" log line');
+      if (setting.args.includes('--max-batch')) {
+        // --max-batch 1: every command had a transaction of its own.
+        assert.equal(stopped.write_batches, stopped.write_commands, JSON.stringify(stopped));
+      } else {
+        assert.ok(stopped.write_batches <= stopped.write_commands, JSON.stringify(stopped));
+      }
+      fs.rmSync(srv.dir, { recursive: true, force: true });
+    });
+
+    test('(a) 16 clients × 50 inserts into one file: every line present exactly once', async () => {
+      const clients = makeClients(srv.port, 'conc-a');
+      const path = '/memories/shared/lines.txt';
+      const original = ['orig-1', 'orig-2', 'orig-3', 'orig-4', 'orig-5'];
+      const c0 = await clients[0].post({ command: 'create', path, file_text: original.join('\n') });
+      assert.equal(c0.content, `File created successfully at: ${path}`);
+      // Even clients always insert at line 0; odd ones at a random line that surely exists
+      // (lines are only added, so the file has at least the original lines plus its own).
+      await Promise.all(clients.map(async (client, c) => {
+        const random = rng(1000 + c);
+        for (let k = 0; k < 50; k++) {
+          const known = original.length + k;
+          const at = c % 2 === 0 ? 0 : Math.floor(random() * (known + 1));
+          const text = k % 3 === 0 ? `c${pad(c)}-l${pad(k)}\n` : `c${pad(c)}-l${pad(k)}`; // one trailing \n is dropped
+          const r = await client.post({ command: 'insert', path, insert_line: at, insert_text: text });
+          assert.deepEqual([r.status, r.content, r.isError], [200, `The file ${path} has been edited.`, false], `client ${c} line ${k} at ${at}`);
+        }
+      }));
+      const lines = await readLines(clients[0], path);
+      const expected = [...original];
+      for (let c = 0; c < CLIENTS; c++) for (let k = 0; k < 50; k++) expected.push(`c${pad(c)}-l${pad(k)}`);
+      assert.equal(lines.length, CLIENTS * 50 + original.length);
+      assert.deepEqual([...lines].sort(), expected.sort());
+      // Existing lines never move relative to each other.
+      assert.deepEqual(lines.filter((l) => l.startsWith('orig-')), original);
+      for (let c = 0; c < CLIENTS; c += 2) {
+        const mine = lines.filter((l) => l.startsWith(`c${pad(c)}-`));
+        assert.deepEqual(mine, Array.from({ length: 50 }, (_, k) => `c${pad(c)}-l${pad(49 - k)}`), `order of client ${c}`);
+      }
+      closeClients(clients);
+    });
+
+    test('(b) 16 simultaneous creates of one path: one 200, fifteen 409, the winner\'s content', async () => {
+      const clients = makeClients(srv.port, 'conc-b');
+      const paths = ['/memories/race.txt', '/memories/race/a.txt', '/memories/race/new/deeper/b.txt',
+        '/memories/race2/x/y/z.txt', '/memories/race2/x/y/w.txt',
+        ...Array.from({ length: 10 }, (_, i) => `/memories/race3/r${i}/deep/f.txt`)];
+      for (const path of paths) {
+        const results = await Promise.all(clients.map((client, c) =>
+          client.post({ command: 'create', path, file_text: `written by client ${c}\nfor ${path}\n` })));
+        const winners = results.map((r, c) => ({ r, c })).filter(({ r }) => r.status === 200);
+        assert.equal(winners.length, 1, `${path}: ${results.map((r) => r.status)}`);
+        assert.deepEqual([winners[0].r.content, winners[0].r.isError], [`File created successfully at: ${path}`, false]);
+        for (const [c, r] of results.entries()) {
+          if (c === winners[0].c) continue;
+          assert.deepEqual([r.status, r.content, r.isError], [409, `Error: File ${path} already exists`, true], `client ${c}`);
+        }
+        assert.equal(await readText(clients[1], path), `written by client ${winners[0].c}\nfor ${path}\n`);
+      }
+      // The racing creates made each missing parent directory once; sizes add up.
+      const root = await clients[2].post({ command: 'view', path: '/memories' });
+      const entries = parseListing(root.content, '/memories');
+      assert.deepEqual(entries.map((e) => e.path), ['/memories', '/memories/race', '/memories/race/a.txt',
+        '/memories/race/new', '/memories/race.txt', '/memories/race2', '/memories/race2/x', '/memories/race3',
+        ...Array.from({ length: 10 }, (_, i) => `/memories/race3/r${i}`)]);
+      checkListingSums(entries, '/memories');
+      closeClients(clients);
+    });
+
+    test('(c) str_replace never loses an update: own tokens and a shared compare-and-swap counter', async () => {
+      const clients = makeClients(srv.port, 'conc-c');
+      const path = '/memories/tokens.md';
+      const ROUNDS = 20;
+      const initial = Array.from({ length: CLIENTS }, (_, c) => `token [c${pad(c)}=0] end`).join('\n');
+      assert.equal((await clients[0].post({ command: 'create', path, file_text: initial })).status, 200);
+      await Promise.all(clients.map(async (client, c) => {
+        for (let k = 0; k < ROUNDS; k++) {
+          const r = await client.post({ command: 'str_replace', path, old_str: `[c${pad(c)}=${k}]`, new_str: `[c${pad(c)}=${k + 1}]` });
+          assert.equal(r.status, 200, `client ${c} round ${k}: ${r.text}`);
+          assert.ok(r.content.startsWith('The memory file has been edited. Here is the snippet showing the change (with line numbers):\n'), r.content);
+          assert.ok(r.content.includes(`\ttoken [c${pad(c)}=${k + 1}] end`), r.content);
+        }
+      }));
+      assert.equal(await readText(clients[0], path),
+        Array.from({ length: CLIENTS }, (_, c) => `token [c${pad(c)}=${ROUNDS}] end`).join('\n'));
+
+      // Read the counter, then swap it for the next value; a swap that lost the race finds no
+      // match (409) and retries. Each success moves the counter by exactly one.
+      const counter = '/memories/counter.txt';
+      assert.equal((await clients[0].post({ command: 'create', path: counter, file_text: 'header\ncounter=0\nfooter\n' })).status, 200);
+      const EACH = 5;
+      let successes = 0;
+      await Promise.all(clients.map(async (client) => {
+        for (let done = 0; done < EACH;) {
+          const lines = await readLines(client, counter);
+          const n = Number(/^counter=(\d+)$/.exec(lines[1])[1]);
+          const r = await client.post({ command: 'str_replace', path: counter, old_str: `counter=${n}\n`, new_str: `counter=${n + 1}\n` });
+          if (r.status === 200) {
+            done++;
+            successes++;
+          } else {
+            assert.deepEqual([r.status, r.content, r.isError],
+              [409, `No replacement was performed, old_str \`counter=${n}\n\` did not appear verbatim in ${counter}.`, true]);
+          }
+        }
+      }));
+      assert.equal(successes, CLIENTS * EACH);
+      assert.equal(await readText(clients[0], counter), `header\ncounter=${CLIENTS * EACH}\nfooter\n`);
+      closeClients(clients);
+    });
+
+    test('(d) mixed creates/renames/deletes with concurrent views: consistent snapshots and final sizes', async () => {
+      const WRITERS = 8, VIEWERS = 8, OPS = 100, DIRS = 4;
+      const clients = makeClients(srv.port, 'conc-d', WRITERS + VIEWERS);
+      for (let d = 0; d < DIRS; d++) {
+        assert.equal((await clients[0].post({ command: 'create', path: `/memories/d${d}/keep.txt`, file_text: 'k' })).status, 200);
+      }
+      // Each writer owns the files it makes, so its own model predicts their final state exactly.
+      const models = [];
+      let writersLeft = WRITERS;
+      const writer = async (client, w) => {
+        try {
+          const random = rng(5000 + w);
+          const pick = (n) => Math.floor(random() * n);
+          const files = new Map(); // path -> content
+          let serial = 0;
+          let ownDir = null; // a directory of this writer holding one file
+          const expectOk = async (cmd, content) => {
+            const r = await client.post(cmd);
+            assert.deepEqual([r.status, r.content, r.isError], [200, content, false], JSON.stringify(cmd));
+          };
+          for (let op = 0; op < OPS; op++) {
+            const kind = pick(6);
+            const live = [...files.keys()].filter((p) => !ownDir || !p.startsWith(`${ownDir}/`));
+            if (kind <= 1 && live.length < 3) {
+              const sub = pick(3) === 0 ? `/s${pick(2)}` : '';
+              const path = `/memories/d${pick(DIRS)}${sub}/w${w}-f${serial++}.txt`;
+              const text = `w${w}:${'x'.repeat(pick(15))}`;
+              await expectOk({ command: 'create', path, file_text: text }, `File created successfully at: ${path}`);
+              files.set(path, text);
+            } else if (kind === 2 && live.length) {
+              const from = live[pick(live.length)];
+              const to = `/memories/d${pick(DIRS)}/w${w}-f${serial++}.txt`;
+              await expectOk({ command: 'rename', old_path: from, new_path: to }, `Successfully renamed ${from} to ${to}`);
+              files.set(to, files.get(from));
+              files.delete(from);
+            } else if (kind === 3 && live.length) {
+              const path = live[pick(live.length)];
+              await expectOk({ command: 'delete', path }, `Successfully deleted ${path}`);
+              files.delete(path);
+            } else if (kind === 4) {
+              if (!ownDir) {
+                ownDir = `/memories/d${pick(DIRS)}/own-w${w}-g${serial++}`;
+                const text = `dir file of w${w}`;
+                await expectOk({ command: 'create', path: `${ownDir}/inside/f.txt`, file_text: text }, `File created successfully at: ${ownDir}/inside/f.txt`);
+                files.set(`${ownDir}/inside/f.txt`, text);
+              } else {
+                const to = `/memories/d${pick(DIRS)}/own-w${w}-g${serial++}`;
+                await expectOk({ command: 'rename', old_path: ownDir, new_path: to }, `Successfully renamed ${ownDir} to ${to}`);
+                files.set(`${to}/inside/f.txt`, files.get(`${ownDir}/inside/f.txt`));
+                files.delete(`${ownDir}/inside/f.txt`);
+                ownDir = to;
+              }
+            } else if (kind === 5 && ownDir) {
+              await expectOk({ command: 'delete', path: ownDir }, `Successfully deleted ${ownDir}`);
+              files.delete(`${ownDir}/inside/f.txt`);
+              ownDir = null;
+            } else {
+              // Failing commands in the same stream change nothing.
+              const gone = `/memories/d${pick(DIRS)}/w${w}-gone.txt`;
+              const r = await client.post({ command: 'rename', old_path: gone, new_path: `${gone}.2` });
+              assert.deepEqual([r.status, r.content], [404, `Error: The path ${gone} does not exist`]);
+            }
+          }
+          models[w] = files;
+        } finally {
+          writersLeft--; // the viewers stop even if a writer failed
+        }
+      };
+      let snapshots = 0;
+      const viewer = async (client, v) => {
+        while (writersLeft > 0) {
+          const path = v % 2 === 0 ? '/memories' : `/memories/d${v % DIRS}`;
+          const r = await client.post({ command: 'view', path });
+          assert.equal(r.status, 200, r.text);
+          checkListingSums(parseListing(r.content, path), path);
+          snapshots++;
+        }
+      };
+      await Promise.all([
+        ...clients.slice(0, WRITERS).map((c, w) => writer(c, w)),
+        ...clients.slice(WRITERS).map((c, v) => viewer(c, v)),
+      ]);
+      assert.ok(snapshots >= VIEWERS);
+
+      // The final tree is exactly the union of the writers' models plus the keep files.
+      const expected = new Map();
+      for (let d = 0; d < DIRS; d++) expected.set(`/memories/d${d}/keep.txt`, 'k');
+      for (const m of models) for (const [p, t] of m) expected.set(p, t);
+      const actual = await readTree(clients[0], '/memories');
+      assert.deepEqual(new Map([...actual].sort()), new Map([...expected].sort()));
+      // The root listing's sizes are the bytes read back.
+      const root = parseListing((await clients[0].post({ command: 'view', path: '/memories' })).content, '/memories');
+      const sumUnder = (dir) => [...actual].filter(([p]) => p.startsWith(`${dir}/`)).reduce((s, [, t]) => s + Buffer.byteLength(t), 0);
+      for (const e of root) {
+        const want = e.dir ? sumUnder(e.path) : Buffer.byteLength(actual.get(e.path));
+        assert.equal(e.size, formatSize(want), `size of ${e.path}`);
+      }
+      checkListingSums(root, '/memories');
+      closeClients(clients);
+    });
+
+    test('(e) failures mixed into batches with successes: every success visible, no failure changed anything', async () => {
+      const clients = makeClients(srv.port, 'conc-e');
+      const setup = [
+        { command: 'create', path: '/memories/e/existing.txt', file_text: 'keep me\n' },
+        { command: 'create', path: '/memories/e/multi.txt', file_text: 'x\nx\n' },
+        { command: 'create', path: '/memories/e/log.txt', file_text: 'log' },
+      ];
+      for (const cmd of setup) assert.equal((await clients[0].post(cmd)).status, 200);
+      const STEPS = 12;
+      // Step k of client c: a failing command when (c + k) is even, else a succeeding one.
+      const stepOf = (c, k) => {
+        const tag = `c${pad(c)}-k${pad(k)}`;
+        if ((c + k) % 2 === 1) {
+          switch (k % 3) {
+            case 0: return { cmd: { command: 'create', path: `/memories/e/ok/${tag}.txt`, file_text: tag }, status: 200, content: `File created successfully at: /memories/e/ok/${tag}.txt` };
+            case 1: return { cmd: { command: 'insert', path: '/memories/e/log.txt', insert_line: 1, insert_text: tag }, status: 200, content: 'The file /memories/e/log.txt has been edited.' };
+            default: return { cmd: { command: 'create', path: `/memories/e/new/${tag}/deep/f.txt`, file_text: tag }, status: 200, content: `File created successfully at: /memories/e/new/${tag}/deep/f.txt` };
+          }
+        }
+        switch (k % 6) {
+          case 0: return { cmd: { command: 'create', path: '/memories/e/existing.txt', file_text: tag }, status: 409, content: 'Error: File /memories/e/existing.txt already exists' };
+          case 1: return { cmd: { command: 'delete', path: `/memories/e/missing-${tag}` }, status: 404, content: `Error: The path /memories/e/missing-${tag} does not exist` };
+          case 2: return { cmd: { command: 'str_replace', path: '/memories/e/multi.txt', old_str: 'x', new_str: tag }, status: 409, content: 'No replacement was performed. Multiple occurrences of old_str `x` in lines: 1, 2. Please ensure it is unique' };
+          case 3: return { cmd: { command: 'insert', path: '/memories/e/existing.txt', insert_line: 99, insert_text: tag }, status: 422, content: 'Error: Invalid `insert_line` parameter: 99. It should be within the range of lines of the file: [0, 2]' };
+          case 4: return { cmd: { command: 'rename', old_path: '/memories/e/multi.txt', new_path: '/memories/e/existing.txt' }, status: 409, content: 'Error: The destination /memories/e/existing.txt already exists' };
+          default: return { cmd: { command: 'create', path: `/memories/e/existing.txt/${tag}/f.txt`, file_text: tag }, status: 409, content: `Error: Cannot create /memories/e/existing.txt/${tag}/f.txt: /memories/e/existing.txt is a file, not a directory` };
+        }
+      };
+      // All clients send step k together, so failures and successes land in the same batches.
+      for (let k = 0; k < STEPS; k++) {
+        const results = await Promise.all(clients.map((client, c) => client.post(stepOf(c, k).cmd)));
+        for (const [c, r] of results.entries()) {
+          const want = stepOf(c, k);
+          assert.deepEqual([r.status, r.content, r.isError], [want.status, want.content, want.status !== 200], `client ${c} step ${k}`);
+        }
+      }
+      const files = await readTree(clients[1], '/memories');
+      const expected = new Map([
+        ['/memories/e/existing.txt', 'keep me\n'],
+        ['/memories/e/multi.txt', 'x\nx\n'],
+      ]);
+      const logged = [];
+      for (let c = 0; c < CLIENTS; c++) {
+        for (let k = 0; k < STEPS; k++) {
+          if ((c + k) % 2 === 0) continue;
+          const tag = `c${pad(c)}-k${pad(k)}`;
+          if (k % 3 === 0) expected.set(`/memories/e/ok/${tag}.txt`, tag);
+          if (k % 3 === 1) logged.push(tag);
+          if (k % 3 === 2) expected.set(`/memories/e/new/${tag}/deep/f.txt`, tag);
+        }
+      }
+      const log = files.get('/memories/e/log.txt').split('\n');
+      files.delete('/memories/e/log.txt');
+      assert.deepEqual(new Map([...files].sort()), new Map([...expected].sort()));
+      assert.equal(log[0], 'log');
+      assert.deepEqual(log.slice(1).sort(), logged.sort());
+      // No directory was left behind by a failed create.
+      const eList = parseListing((await clients[1].post({ command: 'view', path: '/memories/e' })).content, '/memories/e');
+      assert.deepEqual(eList.filter((e) => e.dir).map((e) => e.path).filter((p) => !p.startsWith('/memories/e/new/')),
+        ['/memories/e', '/memories/e/new', '/memories/e/ok']);
+      closeClients(clients);
+    });
+  });
+}

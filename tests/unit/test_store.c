@@ -1,0 +1,971 @@
+/*
+ * test_store.c — proves the command layer on the real SQLite backend, in a
+ * fresh temporary directory: md_cmd_parse + md_cmd_exec inside write
+ * transactions with a savepoint per command (and read transactions for
+ * view), with the exact result text and error class of every edit
+ * operation; directory bookkeeping (sizes = bytes of all files below,
+ * ancestors updated by create/str_replace/insert/delete/rename, parents
+ * made by create and rename, subtrees moved and deleted, empty directories
+ * kept); tenant isolation; SQL LIKE metacharacters and quotes taken
+ * literally; multibyte names in a moved directory; a failing (or rolled
+ * back) command inside a savepoint undone alone while the others commit;
+ * durability across a reopen and PRAGMA user_version; and the group-commit
+ * writer (md_writer.h) with successes and failures in one batch and a full
+ * queue answered with MD_EBUSY.
+ */
+#include <jansson.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "md_cmd.h"
+#include "md_store.h"
+#include "md_writer.h"
+
+static char g_dir[64];
+static char g_db[128];
+static struct md_store *S;
+static struct md_buf OUT;
+static const struct md_limits LIM = {4u << 20, 1u << 20, 256u << 10, {4096, 255}};
+
+static struct md_store *open_store(void)
+{
+    struct md_sqlite_config c = {g_db, MD_DURABILITY_FULL, 5000};
+    struct md_store *s = NULL;
+    char why[512] = "";
+    if (md_store_sqlite_open(&c, &s, why, sizeof why) != MD_OK) {
+        fprintf(stderr, "cannot open %s: %s\n", g_db, why);
+        exit(1);
+    }
+    return s;
+}
+
+/* ---- request bodies (built with jansson; the caller frees) ---- */
+
+static char *dump(json_t *o)
+{
+    char *s = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    return s;
+}
+
+static char *create_n(const char *path, const char *text, size_t n)
+{
+    return dump(
+        json_pack("{s:s, s:s, s:s%}", "command", "create", "path", path, "file_text", text, n));
+}
+
+#define CREATE(path, text) create_n(path, text, strlen(text))
+#define VIEW(path)         dump(json_pack("{s:s, s:s}", "command", "view", "path", path))
+#define VIEW_R(path, a, b)                                                                         \
+    dump(json_pack("{s:s, s:s, s:[I, I]}", "command", "view", "path", path, "view_range",          \
+                   (json_int_t)(a), (json_int_t)(b)))
+#define REPLACE(path, o, n)                                                                        \
+    dump(json_pack("{s:s, s:s, s:s, s:s}", "command", "str_replace", "path", path, "old_str", o,   \
+                   "new_str", n))
+#define INSERT(path, line, text)                                                                   \
+    dump(json_pack("{s:s, s:s, s:I, s:s}", "command", "insert", "path", path, "insert_line",       \
+                   (json_int_t)(line), "insert_text", text))
+#define DELETE(path) dump(json_pack("{s:s, s:s}", "command", "delete", "path", path))
+#define RENAME(from, to)                                                                           \
+    dump(json_pack("{s:s, s:s, s:s}", "command", "rename", "old_path", from, "new_path", to))
+#define RAW(json) strdup(json)
+
+/* ---- running commands ---- */
+
+/* Run one command as its own transaction: a view in a read transaction, a
+ * write in a write transaction inside a savepoint (rolled back on error).
+ * Frees `json`; the result text is in OUT. */
+static enum md_err run_lim(const char *tenant, char *json, const struct md_limits *lim)
+{
+    struct md_cmd cmd;
+    md_buf_reset(&OUT);
+    enum md_err e = md_cmd_parse(&cmd, json, strlen(json), lim, &OUT);
+    free(json);
+    if (e) {
+        md_cmd_free(&cmd);
+        return e;
+    }
+    struct md_txn *t = NULL;
+    if (cmd.write) {
+        CHECK_EQ_INT(md_store_write_begin(S, &t), MD_OK);
+        CHECK_EQ_INT(md_txn_savepoint(t), MD_OK);
+        e = md_cmd_exec(t, tenant, &cmd, lim, &OUT);
+        CHECK_EQ_INT(md_txn_release(t, e != MD_OK), MD_OK);
+        CHECK_EQ_INT(md_txn_commit(t), MD_OK);
+    } else {
+        CHECK_EQ_INT(md_store_read_begin(S, &t), MD_OK);
+        e = md_cmd_exec(t, tenant, &cmd, lim, &OUT);
+        md_txn_end(t);
+    }
+    md_cmd_free(&cmd);
+    return e;
+}
+
+static enum md_err run(const char *tenant, char *json)
+{
+    return run_lim(tenant, json, &LIM);
+}
+
+/* Run a command; check its class and its exact text (a literal). */
+#define EXPECT(tenant, json, want_err, want)                                                       \
+    do {                                                                                           \
+        enum md_err e_ = run(tenant, json);                                                        \
+        CHECK_EQ_INT(e_, want_err);                                                                \
+        CHECK_MEM(OUT.data, OUT.len, want);                                                        \
+    } while (0)
+
+/* Size of an entry (-1: no such entry or tenant); kind in *kind. */
+static int64_t entry(const char *tenant, const char *path, enum md_kind *kind)
+{
+    struct md_txn *t;
+    if (md_store_read_begin(S, &t) != MD_OK)
+        return -2;
+    int64_t id, size = -1;
+    struct md_entry e;
+    enum md_err err = md_txn_tenant(t, tenant, 0, &id);
+    if (!err)
+        err = md_txn_get(t, id, path, strlen(path), 0, &e);
+    if (!err) {
+        size = e.size;
+        if (kind)
+            *kind = e.kind;
+    } else if (err != MD_ENOENT) {
+        size = -2;
+    }
+    md_txn_end(t);
+    return size;
+}
+
+static int64_t size_of(const char *tenant, const char *path)
+{
+    return entry(tenant, path, NULL);
+}
+
+static int is_dir(const char *tenant, const char *path)
+{
+    enum md_kind k = MD_KIND_FILE;
+    return entry(tenant, path, &k) >= 0 && k == MD_KIND_DIR;
+}
+
+static int is_file(const char *tenant, const char *path)
+{
+    enum md_kind k = MD_KIND_DIR;
+    return entry(tenant, path, &k) >= 0 && k == MD_KIND_FILE;
+}
+
+#define SIZE(tenant, path, want) CHECK_EQ_INT(size_of(tenant, path), want)
+#define GONE(tenant, path)       CHECK_EQ_INT(size_of(tenant, path), -1)
+
+#define LIST_HEAD(p)                                                                               \
+    "Here're the files and directories up to 2 levels deep in " p                                  \
+    ", excluding hidden items and node_modules:\n"
+#define FILE_HEAD(p) "Here's the content of " p " with line numbers:\n"
+#define SNIP                                                                                       \
+    "The memory file has been edited. Here is the snippet showing the change (with line "          \
+    "numbers):\n"
+
+/* ---- scenarios ---- */
+
+static void test_empty_tenant(void)
+{
+    const char *a = "alice";
+    EXPECT(a, VIEW("/memories"), MD_OK, LIST_HEAD("/memories") "0B\t/memories");
+    EXPECT(a, VIEW("/memories/"), MD_OK, LIST_HEAD("/memories/") "0B\t/memories");
+    EXPECT(a, VIEW("/memories/x"), MD_ENOENT,
+           "The path /memories/x does not exist. Please provide a valid path.");
+    EXPECT(a, REPLACE("/memories/x", "a", "b"), MD_ENOENT,
+           "Error: The path /memories/x does not exist. Please provide a valid path.");
+    EXPECT(a, INSERT("/memories/x", 0, "a"), MD_ENOENT,
+           "Error: The path /memories/x does not exist");
+    EXPECT(a, DELETE("/memories/x"), MD_ENOENT, "Error: The path /memories/x does not exist");
+    EXPECT(a, RENAME("/memories/x", "/memories/y"), MD_ENOENT,
+           "Error: The path /memories/x does not exist");
+    EXPECT(a, RENAME("/memories/x", "/memories"), MD_EEXIST,
+           "Error: The destination /memories already exists");
+    EXPECT(a, DELETE("/memories"), MD_EINVAL,
+           "Error: Cannot delete the /memories directory itself");
+    /* None of that created the tenant. */
+    GONE(a, "/memories");
+}
+
+static void test_create_and_edit(void)
+{
+    const char *a = "alice";
+    EXPECT(a, CREATE("/memories/a/b/c.txt", "hello\n"), MD_OK,
+           "File created successfully at: /memories/a/b/c.txt");
+    CHECK(is_dir(a, "/memories"));
+    CHECK(is_dir(a, "/memories/a"));
+    CHECK(is_dir(a, "/memories/a/b"));
+    CHECK(is_file(a, "/memories/a/b/c.txt"));
+    SIZE(a, "/memories", 6);
+    SIZE(a, "/memories/a", 6);
+    SIZE(a, "/memories/a/b", 6);
+    SIZE(a, "/memories/a/b/c.txt", 6);
+
+    /* Never overwrites; the message names the path as sent. */
+    EXPECT(a, CREATE("/memories/a/b/c.txt", "other"), MD_EEXIST,
+           "Error: File /memories/a/b/c.txt already exists");
+    EXPECT(a, CREATE("/memories//a//b/c.txt/", "other"), MD_EEXIST,
+           "Error: File /memories//a//b/c.txt/ already exists");
+    EXPECT(a, CREATE("/memories/a", "x"), MD_EEXIST, "Error: File /memories/a already exists");
+    EXPECT(a, CREATE("/memories/", "x"), MD_EEXIST, "Error: File /memories/ already exists");
+    /* Under a file. */
+    EXPECT(a, CREATE("/memories/a/b/c.txt/d.txt", "x"), MD_ECONFLICT,
+           "Error: Cannot create /memories/a/b/c.txt/d.txt: /memories/a/b/c.txt is a file, not a "
+           "directory");
+    EXPECT(a, CREATE("/memories/a/b/c.txt/x/y.txt", "x"), MD_ECONFLICT,
+           "Error: Cannot create /memories/a/b/c.txt/x/y.txt: /memories/a/b/c.txt is a file, not a "
+           "directory");
+    GONE(a, "/memories/a/b/c.txt/x");
+    /* Bad paths and fields are refused before anything runs. */
+    EXPECT(a, CREATE("/memories/../x", "x"), MD_EINVAL,
+           "Error: Path /memories/../x would escape /memories directory");
+    EXPECT(a, CREATE("/memoriesX/a", "x"), MD_EINVAL,
+           "Error: Path must start with /memories, got: /memoriesX/a");
+    EXPECT(a, CREATE("/memories/a/./x", "x"), MD_EINVAL,
+           "Error: Path /memories/a/./x contains a '.' segment, which is not allowed");
+    EXPECT(a, RAW("{\"command\":\"create\",\"path\":\"/memories/n.txt\"}"), MD_EINVAL,
+           "Error: Missing required parameter `file_text` for command `create`");
+    EXPECT(a, RAW("{\"command\":\"create\",\"path\":\"/memories/n.txt\",\"file_text\":5}"),
+           MD_EINVAL, "Error: Parameter `file_text` must be a string");
+    EXPECT(a, RAW("{\"command\":\"copy\",\"path\":\"/memories/n.txt\"}"), MD_EINVAL,
+           "Error: copy not implemented");
+    SIZE(a, "/memories", 6);
+    GONE(a, "/memories/n.txt");
+
+    EXPECT(a, CREATE("/memories//a//z.txt", "zz"), MD_OK,
+           "File created successfully at: /memories//a//z.txt");
+    CHECK(is_file(a, "/memories/a/z.txt"));
+    SIZE(a, "/memories", 8);
+    SIZE(a, "/memories/a", 8);
+    SIZE(a, "/memories/a/b", 6);
+
+    /* str_replace. */
+    EXPECT(a, REPLACE("/memories/a/b/c.txt", "hello", "hello world"), MD_OK,
+           SNIP "     1\thello world\n     2\t");
+    SIZE(a, "/memories/a/b/c.txt", 12);
+    SIZE(a, "/memories/a/b", 12);
+    SIZE(a, "/memories/a", 14);
+    SIZE(a, "/memories", 14);
+    EXPECT(a, REPLACE("/memories/nope.txt", "a", "b"), MD_ENOENT,
+           "Error: The path /memories/nope.txt does not exist. Please provide a valid path.");
+    EXPECT(a, REPLACE("/memories/a", "a", "b"), MD_ENOENT,
+           "Error: The path /memories/a does not exist. Please provide a valid path.");
+    EXPECT(a, REPLACE("/memories/a/b/c.txt", "zzz", "y"), MD_ECONFLICT,
+           "No replacement was performed, old_str `zzz` did not appear verbatim in "
+           "/memories/a/b/c.txt.");
+    EXPECT(a, REPLACE("/memories/a/b/c.txt", "l", "L"), MD_ECONFLICT,
+           "No replacement was performed. Multiple occurrences of old_str `l` in lines: 1, 1, 1. "
+           "Please ensure it is unique");
+    EXPECT(a, REPLACE("/memories/a/b/c.txt", "", "x"), MD_EINVAL,
+           "Error: Parameter `old_str` must not be empty");
+    EXPECT(a,
+           RAW("{\"command\":\"str_replace\",\"path\":\"/memories/a/b/c.txt\",\"old_str\":"
+               "\"hello\"}"),
+           MD_EINVAL, "Error: Missing required parameter `new_str` for command `str_replace`");
+    SIZE(a, "/memories", 14);
+    /* A shrinking replacement, then back. */
+    EXPECT(a, REPLACE("/memories/a/b/c.txt", "hello world", "hi"), MD_OK,
+           SNIP "     1\thi\n     2\t");
+    SIZE(a, "/memories/a/b", 3);
+    SIZE(a, "/memories", 5);
+    EXPECT(a, REPLACE("/memories/a/b/c.txt", "hi", "hello world"), MD_OK,
+           SNIP "     1\thello world\n     2\t");
+    SIZE(a, "/memories", 14);
+
+    /* insert. */
+    EXPECT(a, INSERT("/memories/a/b/c.txt", 1, "second\n"), MD_OK,
+           "The file /memories/a/b/c.txt has been edited.");
+    SIZE(a, "/memories/a/b/c.txt", 19);
+    SIZE(a, "/memories/a/b", 19);
+    SIZE(a, "/memories/a", 21);
+    SIZE(a, "/memories", 21);
+    EXPECT(a, INSERT("/memories/a/b/c.txt", 5, "x"), MD_ERANGE,
+           "Error: Invalid `insert_line` parameter: 5. It should be within the range of lines of "
+           "the file: [0, 3]");
+    EXPECT(a, INSERT("/memories/a/b/c.txt", -1, "x"), MD_ERANGE,
+           "Error: Invalid `insert_line` parameter: -1. It should be within the range of lines of "
+           "the file: [0, 3]");
+    EXPECT(a, INSERT("/memories/a", 0, "x"), MD_ENOENT,
+           "Error: The path /memories/a does not exist");
+    EXPECT(a, INSERT("/memories/missing.txt", 0, "x"), MD_ENOENT,
+           "Error: The path /memories/missing.txt does not exist");
+    EXPECT(a,
+           RAW("{\"command\":\"insert\",\"path\":\"/memories/a/b/c.txt\",\"insert_line\":\"1\","
+               "\"insert_text\":\"x\"}"),
+           MD_EINVAL, "Error: Parameter `insert_line` must be an integer");
+    EXPECT(a,
+           RAW("{\"command\":\"insert\",\"path\":\"/memories/a/b/c.txt\",\"insert_line\":1.5,"
+               "\"insert_text\":\"x\"}"),
+           MD_EINVAL, "Error: Parameter `insert_line` must be an integer");
+    SIZE(a, "/memories", 21);
+
+    /* view of a file, whole and by range; the header names the path as sent. */
+    EXPECT(a, VIEW("/memories/a/b/c.txt"), MD_OK,
+           FILE_HEAD("/memories/a/b/c.txt") "     1\thello world\n     2\tsecond\n     3\t");
+    EXPECT(a, VIEW_R("/memories/a/b/c.txt", 2, 2), MD_OK,
+           FILE_HEAD("/memories/a/b/c.txt") "     2\tsecond");
+    EXPECT(a, VIEW_R("/memories//a/b/c.txt", 2, -1), MD_OK,
+           FILE_HEAD("/memories//a/b/c.txt") "     2\tsecond\n     3\t");
+
+    /* NUL bytes survive storage. */
+    run(a, create_n("/memories/nul.bin", "a\0b", 3));
+    EXPECT(a, VIEW("/memories/nul.bin"), MD_OK, FILE_HEAD("/memories/nul.bin") "     1\ta\0b");
+    SIZE(a, "/memories/nul.bin", 3);
+    EXPECT(a, REPLACE("/memories/nul.bin", "b", "c"), MD_OK, SNIP "     1\ta\0c");
+    EXPECT(a, DELETE("/memories/nul.bin"), MD_OK, "Successfully deleted /memories/nul.bin");
+    SIZE(a, "/memories", 21);
+}
+
+static void test_listing_and_delete(void)
+{
+    const char *a = "alice";
+    EXPECT(a, CREATE("/memories/a-b.txt", "abc"), MD_OK,
+           "File created successfully at: /memories/a-b.txt");
+    EXPECT(a, CREATE("/memories/.hidden/secret.txt", "12345"), MD_OK,
+           "File created successfully at: /memories/.hidden/secret.txt");
+    EXPECT(a, CREATE("/memories/node_modules/m.js", "1234567"), MD_OK,
+           "File created successfully at: /memories/node_modules/m.js");
+    EXPECT(a, CREATE("/memories/a/.dot", "1"), MD_OK,
+           "File created successfully at: /memories/a/.dot");
+    EXPECT(a, CREATE("/memories/a/b/deep/d.txt", "dddd"), MD_OK,
+           "File created successfully at: /memories/a/b/deep/d.txt");
+    /* Hidden files count in directory sizes. */
+    SIZE(a, "/memories", 41);
+    SIZE(a, "/memories/a", 26);
+    SIZE(a, "/memories/a/b", 23);
+    SIZE(a, "/memories/a/b/deep", 4);
+    SIZE(a, "/memories/.hidden", 5);
+    SIZE(a, "/memories/node_modules", 7);
+
+    EXPECT(a, VIEW("/memories"), MD_OK,
+           LIST_HEAD("/memories") "41B\t/memories\n"
+                                  "26B\t/memories/a/\n"
+                                  "23B\t/memories/a/b/\n"
+                                  "2B\t/memories/a/z.txt\n"
+                                  "3B\t/memories/a-b.txt");
+    EXPECT(a, VIEW("/memories//"), MD_OK,
+           LIST_HEAD("/memories//") "41B\t/memories\n"
+                                    "26B\t/memories/a/\n"
+                                    "23B\t/memories/a/b/\n"
+                                    "2B\t/memories/a/z.txt\n"
+                                    "3B\t/memories/a-b.txt");
+    EXPECT(a, VIEW("/memories/a"), MD_OK,
+           LIST_HEAD("/memories/a") "26B\t/memories/a\n"
+                                    "23B\t/memories/a/b/\n"
+                                    "19B\t/memories/a/b/c.txt\n"
+                                    "4B\t/memories/a/b/deep/\n"
+                                    "2B\t/memories/a/z.txt");
+    /* view_range is ignored for directories. */
+    EXPECT(a, VIEW_R("/memories/a/b", 2, 3), MD_OK,
+           LIST_HEAD("/memories/a/b") "23B\t/memories/a/b\n"
+                                      "19B\t/memories/a/b/c.txt\n"
+                                      "4B\t/memories/a/b/deep/\n"
+                                      "4B\t/memories/a/b/deep/d.txt");
+    /* Hidden entries stay readable by exact path. */
+    EXPECT(a, VIEW("/memories/.hidden/secret.txt"), MD_OK,
+           FILE_HEAD("/memories/.hidden/secret.txt") "     1\t12345");
+    EXPECT(a, VIEW("/memories/node_modules"), MD_OK,
+           LIST_HEAD("/memories/node_modules") "7B\t/memories/node_modules\n"
+                                               "7B\t/memories/node_modules/m.js");
+
+    /* delete: a file, then the last file of a directory (which stays). */
+    EXPECT(a, DELETE("/memories/a/z.txt"), MD_OK, "Successfully deleted /memories/a/z.txt");
+    GONE(a, "/memories/a/z.txt");
+    SIZE(a, "/memories", 39);
+    SIZE(a, "/memories/a", 24);
+    EXPECT(a, DELETE("/memories/a/b/deep/d.txt"), MD_OK,
+           "Successfully deleted /memories/a/b/deep/d.txt");
+    CHECK(is_dir(a, "/memories/a/b/deep"));
+    SIZE(a, "/memories/a/b/deep", 0);
+    SIZE(a, "/memories/a/b", 19);
+    SIZE(a, "/memories/a", 20);
+    SIZE(a, "/memories", 35);
+    /* A directory with its subtree. */
+    EXPECT(a, DELETE("/memories/a/b/"), MD_OK, "Successfully deleted /memories/a/b/");
+    GONE(a, "/memories/a/b");
+    GONE(a, "/memories/a/b/c.txt");
+    GONE(a, "/memories/a/b/deep");
+    EXPECT(a, VIEW("/memories/a/b/c.txt"), MD_ENOENT,
+           "The path /memories/a/b/c.txt does not exist. Please provide a valid path.");
+    SIZE(a, "/memories/a", 1);
+    SIZE(a, "/memories", 16);
+    EXPECT(a, DELETE("/memories/a/b"), MD_ENOENT, "Error: The path /memories/a/b does not exist");
+    EXPECT(a, DELETE("/memories"), MD_EINVAL,
+           "Error: Cannot delete the /memories directory itself");
+    EXPECT(a, DELETE("/memories//"), MD_EINVAL,
+           "Error: Cannot delete the /memories directory itself");
+    CHECK(is_dir(a, "/memories"));
+    EXPECT(a, VIEW("/memories"), MD_OK,
+           LIST_HEAD("/memories") "16B\t/memories\n"
+                                  "1B\t/memories/a/\n"
+                                  "3B\t/memories/a-b.txt");
+}
+
+static void test_rename(void)
+{
+    const char *a = "alice";
+    /* A file, into parents that do not exist yet. */
+    EXPECT(a, RENAME("/memories/a-b.txt", "/memories/new/dir/ab.txt"), MD_OK,
+           "Successfully renamed /memories/a-b.txt to /memories/new/dir/ab.txt");
+    GONE(a, "/memories/a-b.txt");
+    CHECK(is_dir(a, "/memories/new"));
+    CHECK(is_dir(a, "/memories/new/dir"));
+    SIZE(a, "/memories/new/dir/ab.txt", 3);
+    SIZE(a, "/memories/new/dir", 3);
+    SIZE(a, "/memories/new", 3);
+    SIZE(a, "/memories", 16);
+    EXPECT(a, VIEW("/memories/new/dir/ab.txt"), MD_OK,
+           FILE_HEAD("/memories/new/dir/ab.txt") "     1\tabc");
+
+    /* A directory with a subtree, beside names sharing its prefix. */
+    EXPECT(a, CREATE("/memories/src/x/1.txt", "one"), MD_OK,
+           "File created successfully at: /memories/src/x/1.txt");
+    EXPECT(a, CREATE("/memories/src/x/y/2.txt", "two!"), MD_OK,
+           "File created successfully at: /memories/src/x/y/2.txt");
+    EXPECT(a, CREATE("/memories/src/3.txt", "3"), MD_OK,
+           "File created successfully at: /memories/src/3.txt");
+    EXPECT(a, CREATE("/memories/src-b/4.txt", "four"), MD_OK,
+           "File created successfully at: /memories/src-b/4.txt");
+    EXPECT(a, CREATE("/memories/src.c", "c"), MD_OK,
+           "File created successfully at: /memories/src.c");
+    SIZE(a, "/memories/src", 8);
+    SIZE(a, "/memories", 29);
+    EXPECT(a, RENAME("/memories/src", "/memories/dst/moved"), MD_OK,
+           "Successfully renamed /memories/src to /memories/dst/moved");
+    GONE(a, "/memories/src");
+    GONE(a, "/memories/src/x");
+    GONE(a, "/memories/src/x/1.txt");
+    GONE(a, "/memories/src/x/y/2.txt");
+    GONE(a, "/memories/src/3.txt");
+    EXPECT(a, VIEW("/memories/src/x/1.txt"), MD_ENOENT,
+           "The path /memories/src/x/1.txt does not exist. Please provide a valid path.");
+    SIZE(a, "/memories/src-b/4.txt", 4);
+    SIZE(a, "/memories/src.c", 1);
+    SIZE(a, "/memories/dst", 8);
+    SIZE(a, "/memories/dst/moved", 8);
+    SIZE(a, "/memories/dst/moved/x", 7);
+    SIZE(a, "/memories/dst/moved/x/y", 4);
+    SIZE(a, "/memories", 29);
+    EXPECT(a, VIEW("/memories/dst/moved/x/y/2.txt"), MD_OK,
+           FILE_HEAD("/memories/dst/moved/x/y/2.txt") "     1\ttwo!");
+    EXPECT(a, VIEW("/memories/dst"), MD_OK,
+           LIST_HEAD("/memories/dst") "8B\t/memories/dst\n"
+                                      "8B\t/memories/dst/moved/\n"
+                                      "1B\t/memories/dst/moved/3.txt\n"
+                                      "7B\t/memories/dst/moved/x/");
+    EXPECT(a, VIEW("/memories/dst/moved"), MD_OK,
+           LIST_HEAD("/memories/dst/moved") "8B\t/memories/dst/moved\n"
+                                            "1B\t/memories/dst/moved/3.txt\n"
+                                            "7B\t/memories/dst/moved/x/\n"
+                                            "3B\t/memories/dst/moved/x/1.txt\n"
+                                            "4B\t/memories/dst/moved/x/y/");
+    /* Edits at the new place keep the sizes right. */
+    EXPECT(a, INSERT("/memories/dst/moved/x/1.txt", 1, "!"), MD_OK,
+           "The file /memories/dst/moved/x/1.txt has been edited.");
+    SIZE(a, "/memories/dst/moved/x", 9);
+    SIZE(a, "/memories/dst", 10);
+    SIZE(a, "/memories", 31);
+
+    /* Errors. */
+    EXPECT(a, RENAME("/memories/dst", "/memories/dst/moved/x/inner"), MD_ECONFLICT,
+           "Error: Cannot rename /memories/dst to /memories/dst/moved/x/inner: a directory cannot "
+           "be moved inside itself");
+    EXPECT(a, RENAME("/memories/dst", "/memories/dst/new"), MD_ECONFLICT,
+           "Error: Cannot rename /memories/dst to /memories/dst/new: a directory cannot be moved "
+           "inside itself");
+    EXPECT(a, RENAME("/memories/src.c", "/memories/src-b"), MD_EEXIST,
+           "Error: The destination /memories/src-b already exists");
+    EXPECT(a, RENAME("/memories/src.c", "/memories/new/dir/ab.txt"), MD_EEXIST,
+           "Error: The destination /memories/new/dir/ab.txt already exists");
+    EXPECT(a, RENAME("/memories/src.c", "/memories/src.c"), MD_EEXIST,
+           "Error: The destination /memories/src.c already exists");
+    EXPECT(a, RENAME("/memories/dst", "/memories/dst/"), MD_EEXIST,
+           "Error: The destination /memories/dst/ already exists");
+    EXPECT(a, RENAME("/memories/none", "/memories/other"), MD_ENOENT,
+           "Error: The path /memories/none does not exist");
+    EXPECT(a, RENAME("/memories", "/memories/r"), MD_EINVAL,
+           "Error: Cannot rename the /memories directory itself");
+    EXPECT(a, RENAME("/memories/src.c", "/memories"), MD_EEXIST,
+           "Error: The destination /memories already exists");
+    EXPECT(a, RENAME("/memories/src.c", "/memories/new/dir/ab.txt/c"), MD_ECONFLICT,
+           "Error: Cannot rename /memories/src.c to /memories/new/dir/ab.txt/c: "
+           "/memories/new/dir/ab.txt is a file, not a directory");
+    EXPECT(a, RENAME("/memories/src.c", "/memories/../x"), MD_EINVAL,
+           "Error: Path /memories/../x would escape /memories directory");
+    SIZE(a, "/memories/src.c", 1);
+    GONE(a, "/memories/r");
+    GONE(a, "/memories/new/dir/ab.txt/c");
+    SIZE(a, "/memories", 31);
+
+    /* A directory to a sibling name that shares its prefix. */
+    EXPECT(a, RENAME("/memories/src-b", "/memories/src"), MD_OK,
+           "Successfully renamed /memories/src-b to /memories/src");
+    SIZE(a, "/memories/src/4.txt", 4);
+    GONE(a, "/memories/src-b");
+
+    /* Delete a directory beside names sharing its prefix ("dst-2", and
+     * "dst0": '0' follows '/' in byte order). */
+    EXPECT(a, CREATE("/memories/dst-2/f.txt", "ff"), MD_OK,
+           "File created successfully at: /memories/dst-2/f.txt");
+    EXPECT(a, CREATE("/memories/dst0", "0"), MD_OK, "File created successfully at: /memories/dst0");
+    SIZE(a, "/memories", 34);
+    EXPECT(a, DELETE("/memories/dst"), MD_OK, "Successfully deleted /memories/dst");
+    GONE(a, "/memories/dst");
+    GONE(a, "/memories/dst/moved/x/y/2.txt");
+    SIZE(a, "/memories/dst-2/f.txt", 2);
+    SIZE(a, "/memories/dst0", 1);
+    SIZE(a, "/memories", 24);
+}
+
+static void test_tenants(void)
+{
+    EXPECT("alice", CREATE("/memories/shared.txt", "alice"), MD_OK,
+           "File created successfully at: /memories/shared.txt");
+    EXPECT("bob", CREATE("/memories/shared.txt", "bob"), MD_OK,
+           "File created successfully at: /memories/shared.txt");
+    EXPECT("alice", VIEW("/memories/shared.txt"), MD_OK,
+           FILE_HEAD("/memories/shared.txt") "     1\talice");
+    EXPECT("bob", VIEW("/memories/shared.txt"), MD_OK,
+           FILE_HEAD("/memories/shared.txt") "     1\tbob");
+    EXPECT("bob", VIEW("/memories"), MD_OK,
+           LIST_HEAD("/memories") "3B\t/memories\n"
+                                  "3B\t/memories/shared.txt");
+    EXPECT("bob", VIEW("/memories/src.c"), MD_ENOENT,
+           "The path /memories/src.c does not exist. Please provide a valid path.");
+    EXPECT("bob", DELETE("/memories/src.c"), MD_ENOENT,
+           "Error: The path /memories/src.c does not exist");
+    EXPECT("bob", RENAME("/memories/shared.txt", "/memories/mine.txt"), MD_OK,
+           "Successfully renamed /memories/shared.txt to /memories/mine.txt");
+    EXPECT("bob", DELETE("/memories/mine.txt"), MD_OK, "Successfully deleted /memories/mine.txt");
+    SIZE("bob", "/memories", 0);
+    SIZE("alice", "/memories/shared.txt", 5);
+    SIZE("alice", "/memories", 29);
+    EXPECT("carol", VIEW("/memories"), MD_OK, LIST_HEAD("/memories") "0B\t/memories");
+    /* Tenant names are exact. */
+    GONE("Alice", "/memories");
+}
+
+static void test_like_metacharacters(void)
+{
+    const char *m = "meta";
+    EXPECT(m, CREATE("/memories/p%/f.txt", "1"), MD_OK,
+           "File created successfully at: /memories/p%/f.txt");
+    EXPECT(m, CREATE("/memories/pX/f.txt", "22"), MD_OK,
+           "File created successfully at: /memories/pX/f.txt");
+    EXPECT(m, CREATE("/memories/p_/g.txt", "333"), MD_OK,
+           "File created successfully at: /memories/p_/g.txt");
+    EXPECT(m, CREATE("/memories/pXY/h.txt", "4444"), MD_OK,
+           "File created successfully at: /memories/pXY/h.txt");
+    EXPECT(m, CREATE("/memories/it's \"q\".txt", "q"), MD_OK,
+           "File created successfully at: /memories/it's \"q\".txt");
+    EXPECT(m, CREATE("/memories/100%.txt", "100"), MD_OK,
+           "File created successfully at: /memories/100%.txt");
+    EXPECT(m, CREATE("/memories/a%20b", "s"), MD_OK,
+           "File created successfully at: /memories/a%20b");
+    EXPECT(m, VIEW("/memories"), MD_OK,
+           LIST_HEAD("/memories") "15B\t/memories\n"
+                                  "3B\t/memories/100%.txt\n"
+                                  "1B\t/memories/a%20b\n"
+                                  "1B\t/memories/it's \"q\".txt\n"
+                                  "1B\t/memories/p%/\n"
+                                  "1B\t/memories/p%/f.txt\n"
+                                  "2B\t/memories/pX/\n"
+                                  "2B\t/memories/pX/f.txt\n"
+                                  "4B\t/memories/pXY/\n"
+                                  "4B\t/memories/pXY/h.txt\n"
+                                  "3B\t/memories/p_/\n"
+                                  "3B\t/memories/p_/g.txt");
+    EXPECT(m, VIEW("/memories/it's \"q\".txt"), MD_OK,
+           FILE_HEAD("/memories/it's \"q\".txt") "     1\tq");
+    EXPECT(m, VIEW("/memories/p_"), MD_OK,
+           LIST_HEAD("/memories/p_") "3B\t/memories/p_\n"
+                                     "3B\t/memories/p_/g.txt");
+    /* "p%" and "p_" are names, not patterns. */
+    EXPECT(m, DELETE("/memories/p%"), MD_OK, "Successfully deleted /memories/p%");
+    GONE(m, "/memories/p%/f.txt");
+    SIZE(m, "/memories/pX/f.txt", 2);
+    SIZE(m, "/memories/pXY/h.txt", 4);
+    SIZE(m, "/memories/p_/g.txt", 3);
+    EXPECT(m, RENAME("/memories/p_", "/memories/q_"), MD_OK,
+           "Successfully renamed /memories/p_ to /memories/q_");
+    SIZE(m, "/memories/q_/g.txt", 3);
+    SIZE(m, "/memories/pX/f.txt", 2);
+    SIZE(m, "/memories/pXY/h.txt", 4);
+    GONE(m, "/memories/qX");
+    EXPECT(m, RENAME("/memories/pX", "/memories/p%"), MD_OK,
+           "Successfully renamed /memories/pX to /memories/p%");
+    SIZE(m, "/memories/p%/f.txt", 2);
+    SIZE(m, "/memories/pXY/h.txt", 4);
+    EXPECT(m, DELETE("/memories/it's \"q\".txt"), MD_OK,
+           "Successfully deleted /memories/it's \"q\".txt");
+    EXPECT(m, REPLACE("/memories/100%.txt", "100", "50%_'\""), MD_OK, SNIP "     1\t50%_'\"");
+    SIZE(m, "/memories", 16);
+}
+
+static void test_multibyte(void)
+{
+    const char *u = "mb";
+    EXPECT(u, CREATE("/memories/日本/ノート.md", "メモ\n"), MD_OK,
+           "File created successfully at: /memories/日本/ノート.md");
+    EXPECT(u, CREATE("/memories/日本/sub/é.txt", "é"), MD_OK,
+           "File created successfully at: /memories/日本/sub/é.txt");
+    EXPECT(u, CREATE("/memories/日本語/x.txt", "x"), MD_OK,
+           "File created successfully at: /memories/日本語/x.txt");
+    SIZE(u, "/memories/日本", 9);
+    SIZE(u, "/memories", 10);
+    EXPECT(u, RENAME("/memories/日本", "/memories/中文字/深い"), MD_OK,
+           "Successfully renamed /memories/日本 to /memories/中文字/深い");
+    GONE(u, "/memories/日本");
+    GONE(u, "/memories/日本/ノート.md");
+    GONE(u, "/memories/日本/sub/é.txt");
+    SIZE(u, "/memories/日本語/x.txt", 1);
+    SIZE(u, "/memories/中文字", 9);
+    SIZE(u, "/memories/中文字/深い/sub", 2);
+    EXPECT(u, VIEW("/memories/中文字/深い/ノート.md"), MD_OK,
+           FILE_HEAD("/memories/中文字/深い/ノート.md") "     1\tメモ\n     2\t");
+    EXPECT(u, VIEW("/memories/中文字/深い/sub/é.txt"), MD_OK,
+           FILE_HEAD("/memories/中文字/深い/sub/é.txt") "     1\té");
+    EXPECT(u, VIEW("/memories/中文字"), MD_OK,
+           LIST_HEAD("/memories/中文字") "9B\t/memories/中文字\n"
+                                         "9B\t/memories/中文字/深い/\n"
+                                         "2B\t/memories/中文字/深い/sub/\n"
+                                         "7B\t/memories/中文字/深い/ノート.md");
+    /* Multibyte to ASCII and ASCII-prefixed to multibyte. */
+    EXPECT(u, RENAME("/memories/中文字", "/memories/ascii"), MD_OK,
+           "Successfully renamed /memories/中文字 to /memories/ascii");
+    EXPECT(u, VIEW("/memories/ascii/深い/sub/é.txt"), MD_OK,
+           FILE_HEAD("/memories/ascii/深い/sub/é.txt") "     1\té");
+    EXPECT(u, RENAME("/memories/ascii/深い", "/memories/é"), MD_OK,
+           "Successfully renamed /memories/ascii/深い to /memories/é");
+    EXPECT(u, VIEW("/memories/é"), MD_OK,
+           LIST_HEAD("/memories/é") "9B\t/memories/é\n"
+                                    "2B\t/memories/é/sub/\n"
+                                    "2B\t/memories/é/sub/é.txt\n"
+                                    "7B\t/memories/é/ノート.md");
+    SIZE(u, "/memories/ascii", 0);
+    SIZE(u, "/memories", 10);
+    EXPECT(u, DELETE("/memories/é"), MD_OK, "Successfully deleted /memories/é");
+    GONE(u, "/memories/é/sub/é.txt");
+    SIZE(u, "/memories/日本語/x.txt", 1);
+    SIZE(u, "/memories", 1);
+}
+
+static void test_limits(void)
+{
+    const struct md_limits small = {1 << 20, 16, 1024, {4096, 255}};
+    const char *l = "lim";
+    CHECK_EQ_INT(run_lim(l, CREATE("/memories/ok.txt", "0123456789abcdef"), &small), MD_OK);
+    CHECK_MEM(OUT.data, OUT.len, "File created successfully at: /memories/ok.txt");
+    CHECK_EQ_INT(run_lim(l, CREATE("/memories/big.txt", "0123456789abcdefg"), &small), MD_ETOOBIG);
+    CHECK_MEM(OUT.data, OUT.len,
+              "Error: File /memories/big.txt would be 17 bytes, over the 16-byte file size limit");
+    GONE(l, "/memories/big.txt");
+    CHECK_EQ_INT(run_lim(l, REPLACE("/memories/ok.txt", "0", "00"), &small), MD_ETOOBIG);
+    CHECK_MEM(OUT.data, OUT.len,
+              "Error: File /memories/ok.txt would be 17 bytes, over the 16-byte file size limit");
+    CHECK_EQ_INT(run_lim(l, INSERT("/memories/ok.txt", 0, "x\n"), &small), MD_ETOOBIG);
+    CHECK_MEM(OUT.data, OUT.len,
+              "Error: File /memories/ok.txt would be 18 bytes, over the 16-byte file size limit");
+    CHECK_EQ_INT(run_lim(l, REPLACE("/memories/ok.txt", "0", ""), &small), MD_OK);
+    SIZE(l, "/memories/ok.txt", 15);
+    SIZE(l, "/memories", 15);
+}
+
+/* Several commands in one write transaction, one savepoint each. */
+static enum md_err in_savepoint(struct md_txn *t, const char *tenant, char *json,
+                                int force_rollback)
+{
+    struct md_cmd cmd;
+    md_buf_reset(&OUT);
+    enum md_err e = md_cmd_parse(&cmd, json, strlen(json), &LIM, &OUT);
+    free(json);
+    CHECK_EQ_INT(e, MD_OK);
+    CHECK_EQ_INT(md_txn_savepoint(t), MD_OK);
+    e = md_cmd_exec(t, tenant, &cmd, &LIM, &OUT);
+    CHECK_EQ_INT(md_txn_release(t, e != MD_OK || force_rollback), MD_OK);
+    md_cmd_free(&cmd);
+    return e;
+}
+
+static void test_savepoints(void)
+{
+    const char *s = "sp";
+    struct md_txn *t;
+    CHECK_EQ_INT(md_store_write_begin(S, &t), MD_OK);
+    CHECK_EQ_INT(in_savepoint(t, s, CREATE("/memories/s1.txt", "one"), 0), MD_OK);
+    CHECK_EQ_INT(in_savepoint(t, s, CREATE("/memories/s1.txt/x", "bad"), 0), MD_ECONFLICT);
+    CHECK_MEM(OUT.data, OUT.len,
+              "Error: Cannot create /memories/s1.txt/x: /memories/s1.txt is a file, not a "
+              "directory");
+    /* A command that succeeded, then rolled back alone: its file, its new
+     * parent directory and the size updates all go. */
+    CHECK_EQ_INT(in_savepoint(t, s, CREATE("/memories/dir/s2.txt", "two"), 1), MD_OK);
+    CHECK_EQ_INT(in_savepoint(t, s, INSERT("/memories/s1.txt", 1, "more"), 0), MD_OK);
+    CHECK_EQ_INT(in_savepoint(t, s, CREATE("/memories/s1.txt", "again"), 0), MD_EEXIST);
+    CHECK_EQ_INT(in_savepoint(t, s, REPLACE("/memories/s1.txt", "one", "ONE"), 1), MD_OK);
+    CHECK_EQ_INT(in_savepoint(t, s, DELETE("/memories/s1.txt"), 1), MD_OK);
+    CHECK_EQ_INT(md_txn_commit(t), MD_OK);
+    EXPECT(s, VIEW("/memories/s1.txt"), MD_OK,
+           FILE_HEAD("/memories/s1.txt") "     1\tone\n     2\tmore");
+    GONE(s, "/memories/dir");
+    GONE(s, "/memories/dir/s2.txt");
+    GONE(s, "/memories/s1.txt/x");
+    SIZE(s, "/memories", 8);
+    EXPECT(s, VIEW("/memories"), MD_OK,
+           LIST_HEAD("/memories") "8B\t/memories\n"
+                                  "8B\t/memories/s1.txt");
+
+    /* Rolling back the whole transaction drops everything in it. */
+    CHECK_EQ_INT(md_store_write_begin(S, &t), MD_OK);
+    CHECK_EQ_INT(in_savepoint(t, s, CREATE("/memories/gone.txt", "x"), 0), MD_OK);
+    CHECK_EQ_INT(in_savepoint(t, s, DELETE("/memories/s1.txt"), 0), MD_OK);
+    md_txn_rollback(t);
+    GONE(s, "/memories/gone.txt");
+    SIZE(s, "/memories/s1.txt", 8);
+    SIZE(s, "/memories", 8);
+
+    /* A new tenant whose only command is rolled back is not created. */
+    CHECK_EQ_INT(md_store_write_begin(S, &t), MD_OK);
+    CHECK_EQ_INT(in_savepoint(t, "ghost", CREATE("/memories/g.txt", "g"), 1), MD_OK);
+    CHECK_EQ_INT(in_savepoint(t, s, CREATE("/memories/kept.txt", "k"), 0), MD_OK);
+    CHECK_EQ_INT(md_txn_commit(t), MD_OK);
+    GONE("ghost", "/memories");
+    EXPECT("ghost", VIEW("/memories"), MD_OK, LIST_HEAD("/memories") "0B\t/memories");
+    SIZE(s, "/memories/kept.txt", 1);
+    SIZE(s, "/memories", 9);
+}
+
+static void test_reopen(void)
+{
+    md_store_close(S);
+    S = open_store();
+    EXPECT("alice", VIEW("/memories/new/dir/ab.txt"), MD_OK,
+           FILE_HEAD("/memories/new/dir/ab.txt") "     1\tabc");
+    SIZE("alice", "/memories", 29);
+    SIZE("sp", "/memories", 9);
+    EXPECT("sp", VIEW("/memories/s1.txt"), MD_OK,
+           FILE_HEAD("/memories/s1.txt") "     1\tone\n     2\tmore");
+
+    sqlite3 *db = NULL;
+    CHECK_EQ_INT(sqlite3_open_v2(g_db, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_stmt *st = NULL;
+    int version = -1;
+    if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        version = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    CHECK(md_store_sqlite_schema_version() >= 1);
+    CHECK_EQ_INT(version, md_store_sqlite_schema_version());
+}
+
+/* ---- the writer ---- */
+
+struct wjob {
+    struct md_job job; /* first: a struct md_job * is a struct wjob * */
+    struct md_cmd cmd;
+    struct md_buf out;
+    int calls;
+};
+
+static pthread_mutex_t w_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t w_cv = PTHREAD_COND_INITIALIZER;
+static int w_done;
+
+static void on_done(struct md_job *job)
+{
+    pthread_mutex_lock(&w_mu);
+    ((struct wjob *)job)->calls++;
+    w_done++;
+    pthread_cond_broadcast(&w_cv);
+    pthread_mutex_unlock(&w_mu);
+}
+
+/* Wait until `n` jobs are done (at most 60 s, so a bug cannot hang ctest). */
+static int wait_done(int n)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 60;
+    pthread_mutex_lock(&w_mu);
+    while (w_done < n)
+        if (pthread_cond_timedwait(&w_cv, &w_mu, &until) != 0)
+            break;
+    int done = w_done;
+    pthread_mutex_unlock(&w_mu);
+    return done;
+}
+
+static void wjob_init(struct wjob *j, const char *tenant, char *json)
+{
+    memset(j, 0, sizeof *j);
+    md_buf_init(&j->out, 1 << 20);
+    CHECK_EQ_INT(md_cmd_parse(&j->cmd, json, strlen(json), &LIM, &j->out), MD_OK);
+    free(json);
+    j->job.cmd = &j->cmd;
+    j->job.tenant = tenant;
+    j->job.out = &j->out;
+    j->job.err = MD_EDB; /* the writer must set it */
+    j->job.done = on_done;
+}
+
+static void wjob_free(struct wjob *j)
+{
+    md_cmd_free(&j->cmd);
+    md_buf_free(&j->out);
+}
+
+#define JOB_RESULT(j, want_err, want)                                                              \
+    do {                                                                                           \
+        CHECK_EQ_INT((j)->calls, 1);                                                               \
+        CHECK_EQ_INT((j)->job.err, want_err);                                                      \
+        CHECK_MEM((j)->out.data, (j)->out.len, want);                                              \
+    } while (0)
+
+static void test_writer(void)
+{
+    enum { N = 9 };
+    static struct wjob jobs[N];
+    wjob_init(&jobs[0], "w", CREATE("/memories/w/1.txt", "one"));
+    wjob_init(&jobs[1], "w", CREATE("/memories/w/2.txt", "two"));
+    wjob_init(&jobs[2], "w", CREATE("/memories/w/1.txt", "dup"));
+    wjob_init(&jobs[3], "w", REPLACE("/memories/w/2.txt", "zzz", "x"));
+    wjob_init(&jobs[4], "w", INSERT("/memories/w/1.txt", 1, "uno"));
+    wjob_init(&jobs[5], "w", CREATE("/memories/w/1.txt/x", "x"));
+    wjob_init(&jobs[6], "w", RENAME("/memories/w/2.txt", "/memories/w2/2.txt"));
+    wjob_init(&jobs[7], "w", DELETE("/memories/nope"));
+    wjob_init(&jobs[8], "w-other", CREATE("/memories/w/1.txt", "other"));
+
+    w_done = 0;
+    struct md_writer *w = md_writer_start(S, &LIM, 64, 100);
+    CHECK(w != NULL);
+    if (!w)
+        return;
+    for (int i = 0; i < N; i++)
+        CHECK_EQ_INT(md_writer_submit(w, &jobs[i].job), MD_OK);
+    CHECK_EQ_INT(wait_done(N), N);
+
+    JOB_RESULT(&jobs[0], MD_OK, "File created successfully at: /memories/w/1.txt");
+    JOB_RESULT(&jobs[1], MD_OK, "File created successfully at: /memories/w/2.txt");
+    JOB_RESULT(&jobs[2], MD_EEXIST, "Error: File /memories/w/1.txt already exists");
+    JOB_RESULT(&jobs[3], MD_ECONFLICT,
+               "No replacement was performed, old_str `zzz` did not appear verbatim in "
+               "/memories/w/2.txt.");
+    JOB_RESULT(&jobs[4], MD_OK, "The file /memories/w/1.txt has been edited.");
+    JOB_RESULT(&jobs[5], MD_ECONFLICT,
+               "Error: Cannot create /memories/w/1.txt/x: /memories/w/1.txt is a file, not a "
+               "directory");
+    JOB_RESULT(&jobs[6], MD_OK, "Successfully renamed /memories/w/2.txt to /memories/w2/2.txt");
+    JOB_RESULT(&jobs[7], MD_ENOENT, "Error: The path /memories/nope does not exist");
+    JOB_RESULT(&jobs[8], MD_OK, "File created successfully at: /memories/w/1.txt");
+
+    unsigned long long batches = 0, njobs = 0;
+    md_writer_stats(w, &batches, &njobs);
+    CHECK_EQ_INT(njobs, N);
+    CHECK(batches >= 1 && batches <= N);
+    md_writer_stop(w);
+    for (int i = 0; i < N; i++)
+        wjob_free(&jobs[i]);
+
+    /* After a reopen only the successes are there. */
+    md_store_close(S);
+    S = open_store();
+    EXPECT("w", VIEW("/memories/w/1.txt"), MD_OK,
+           FILE_HEAD("/memories/w/1.txt") "     1\tone\n     2\tuno");
+    GONE("w", "/memories/w/2.txt");
+    GONE("w", "/memories/w/1.txt/x");
+    EXPECT("w", VIEW("/memories/w2/2.txt"), MD_OK, FILE_HEAD("/memories/w2/2.txt") "     1\ttwo");
+    SIZE("w", "/memories/w", 7);
+    SIZE("w", "/memories/w2", 3);
+    SIZE("w", "/memories", 10);
+    EXPECT("w-other", VIEW("/memories/w/1.txt"), MD_OK,
+           FILE_HEAD("/memories/w/1.txt") "     1\tother");
+    SIZE("w-other", "/memories", 5);
+}
+
+/* A full queue is refused with MD_EBUSY (and that job's `done` never runs). */
+static void test_writer_full_queue(void)
+{
+    static struct wjob a, b, c;
+    wjob_init(&a, "q", CREATE("/memories/a.txt", "a"));
+    wjob_init(&b, "q", CREATE("/memories/b.txt", "bb"));
+    wjob_init(&c, "q", CREATE("/memories/c.txt", "ccc"));
+    w_done = 0;
+    struct md_writer *w = md_writer_start(S, &LIM, 64, 1);
+    CHECK(w != NULL);
+    if (!w)
+        return;
+    /* Hold the write lock: the writer takes job a and then waits for it. */
+    struct md_txn *t;
+    CHECK_EQ_INT(md_store_write_begin(S, &t), MD_OK);
+    CHECK_EQ_INT(md_writer_submit(w, &a.job), MD_OK);
+    /* b is accepted once the writer has taken a off the queue. */
+    enum md_err e = MD_EBUSY;
+    for (int i = 0; i < 60000 && e == MD_EBUSY; i++) {
+        e = md_writer_submit(w, &b.job);
+        if (e == MD_EBUSY)
+            usleep(1000);
+    }
+    CHECK_EQ_INT(e, MD_OK);
+    /* Now the queue (size 1) holds b while the writer waits: c is refused. */
+    CHECK_EQ_INT(md_writer_submit(w, &c.job), MD_EBUSY);
+    md_txn_rollback(t);
+    CHECK_EQ_INT(wait_done(2), 2);
+    JOB_RESULT(&a, MD_OK, "File created successfully at: /memories/a.txt");
+    JOB_RESULT(&b, MD_OK, "File created successfully at: /memories/b.txt");
+    md_writer_stop(w);
+    CHECK_EQ_INT(c.calls, 0);
+    SIZE("q", "/memories", 3);
+    GONE("q", "/memories/c.txt");
+    wjob_free(&a);
+    wjob_free(&b);
+    wjob_free(&c);
+}
+
+static void cleanup(void)
+{
+    static const char *const suffix[] = {"", "-wal", "-shm", "-journal"};
+    for (size_t i = 0; i < sizeof suffix / sizeof suffix[0]; i++) {
+        char p[160];
+        snprintf(p, sizeof p, "%s%s", g_db, suffix[i]);
+        unlink(p);
+    }
+    rmdir(g_dir);
+}
+
+int main(void)
+{
+    strcpy(g_dir, "/tmp/md-test-store-XXXXXX");
+    if (!mkdtemp(g_dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    snprintf(g_db, sizeof g_db, "%s/memoryd.db", g_dir);
+    md_buf_init(&OUT, 1 << 20);
+    S = open_store();
+
+    test_empty_tenant();
+    test_create_and_edit();
+    test_listing_and_delete();
+    test_rename();
+    test_tenants();
+    test_like_metacharacters();
+    test_multibyte();
+    test_limits();
+    test_savepoints();
+    test_reopen();
+    test_writer();
+    test_writer_full_queue();
+
+    md_store_close(S);
+    md_buf_free(&OUT);
+    cleanup();
+    return check_report();
+}
