@@ -13,6 +13,7 @@ import {
   CATEGORIES, MAX_LINES, ROOT, State, VIEW_SAFE, checkEnvelope, checkInput, judge, renderFileView,
   splitLines, transformListing,
 } from './oracle.mjs';
+import { mulberry32 } from '../lib/util.mjs';
 
 // ---------------------------------------------------------------- SDK side
 
@@ -143,20 +144,8 @@ let globalStep = 0;
 // A step is a command object, a function (state, rng) -> step, or
 // {raw: 'json text'} (sent verbatim; the SDK gets JSON.parse of it) or
 // {body: anything} (a whole request body for memoryd only: envelope checks).
-// Deterministic PRNG (mulberry32) for the random walks.
-export function makeRng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 export async function runSequence(seq, { srv, tenant, stats }) {
-  const rng = makeRng(seq.seed ?? 1);
+  const rng = mulberry32(seq.seed ?? 1); // deterministic random walks
   const base = await fs.mkdtemp(path.join(os.tmpdir(), 'memoryd-conf-'));
   try {
     const tool = await BetaLocalFilesystemMemoryTool.init(base);

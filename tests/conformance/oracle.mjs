@@ -7,6 +7,8 @@
 //
 // Everything here is pure: no I/O, no memoryd.
 
+import { formatSize } from '../lib/util.mjs';
+
 // The deliberate differences from the SDK, in the order of the project brief.
 export const CATEGORIES = {
   'no-error-prefix': '1. no "Error: " prefix on view-missing, no match, several matches, line limit',
@@ -196,21 +198,8 @@ export class State {
 
 // ---------------------------------------------------------------- text helpers
 
-// Size format of CONTRACT §4: <1024 "{n}B"; else one decimal rounded half up,
-// K/M/G (1024-based); the unit is the largest whose unrounded value is >= 1.
-export function formatSize(bytes) {
-  if (bytes < 1024) return `${bytes}B`;
-  const units = ['K', 'M', 'G'];
-  let u = 0;
-  let div = 1024;
-  while (u < 2 && Math.floor(bytes / div) >= 1024) {
-    div *= 1024;
-    u++;
-  }
-  let tenths = Math.floor((bytes * 10) / div);
-  if (((bytes * 10) % div) * 2 >= div) tenths++;
-  return `${Math.floor(tenths / 10)}.${tenths % 10}${units[u]}`;
-}
+// memoryd's size format (CONTRACT §4), shared with the integration tests.
+export { formatSize };
 
 const num = (n) => `${String(n).padStart(6, ' ')}\t`;
 

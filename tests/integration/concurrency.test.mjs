@@ -17,44 +17,14 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import http from 'node:http';
+import { makeClient, readLines, readText } from '../lib/client.mjs';
 import { startServer } from '../lib/server.mjs';
+import { formatSize, mulberry32 } from '../lib/util.mjs';
 
 const CLIENTS = 16;
 
-// One client = one node:http Agent with a single keep-alive socket, so 16 clients are 16
-// separate connections, each sending its requests one after another.
-function makeClient(port, tenant) {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-  const sockets = new Set();
-  function post(cmd) {
-    const body = JSON.stringify(cmd);
-    return new Promise((resolve, reject) => {
-      const req = http.request({
-        host: '127.0.0.1', port, path: '/memory', method: 'POST', agent,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-tenant-id': tenant },
-      }, (res) => {
-        const parts = [];
-        res.on('data', (c) => parts.push(c));
-        res.on('error', reject);
-        res.on('end', () => {
-          const text = Buffer.concat(parts).toString('utf8');
-          let json = null;
-          try { json = JSON.parse(text); } catch { /* asserted by the caller */ }
-          resolve({ status: res.statusCode, text, json, content: json?.content, isError: json?.is_error });
-        });
-      });
-      req.on('socket', (s) => sockets.add(s));
-      req.on('error', reject);
-      req.setTimeout(120000, () => req.destroy(new Error('request timed out (safety net)')));
-      req.end(body);
-    });
-  }
-  return { post, sockets, close: () => agent.destroy() };
-}
-
 function makeClients(port, tenant, n = CLIENTS) {
-  return Array.from({ length: n }, () => makeClient(port, tenant));
+  return Array.from({ length: n }, () => makeClient(port, { tenant }));
 }
 
 // Each client kept its one connection for all its requests.
@@ -65,44 +35,7 @@ function closeClients(clients) {
   }
 }
 
-// Deterministic pseudo-random numbers (mulberry32): the requests are the same on every run.
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const pad = (n) => String(n).padStart(2, '0');
-
-// memoryd's size format (CONTRACT §4).
-function formatSize(bytes) {
-  if (bytes < 1024) return `${bytes}B`;
-  const units = 'KMG';
-  let u = 0;
-  let div = 1024;
-  while (u < 2 && Math.floor(bytes / div) >= 1024) { div *= 1024; u++; }
-  let tenths = Math.floor(bytes / div) * 10 + Math.floor(((bytes % div) * 10) / div);
-  if ((((bytes % div) * 10) % div) * 2 >= div) tenths++;
-  return `${Math.floor(tenths / 10)}.${tenths % 10}${units[u]}`;
-}
-
-// The lines of a file, read back with view.
-async function readLines(client, path) {
-  const r = await client.post({ command: 'view', path });
-  assert.equal(r.status, 200, r.text);
-  const [header, ...rest] = r.content.split('\n');
-  assert.equal(header, `Here's the content of ${path} with line numbers:`);
-  return rest.map((line, i) => {
-    const m = /^ *(\d+)\t([^]*)$/.exec(line);
-    assert.ok(m && Number(m[1]) === i + 1, `bad view line ${JSON.stringify(line)}`);
-    return m[2];
-  });
-}
-const readText = async (client, path) => (await readLines(client, path)).join('\n');
 
 // A directory listing: [{size, path, dir}] with the viewed directory first.
 function parseListing(content, path) {
@@ -190,7 +123,7 @@ for (const setting of SETTINGS) {
       // Even clients always insert at line 0; odd ones at a random line that surely exists
       // (lines are only added, so the file has at least the original lines plus its own).
       await Promise.all(clients.map(async (client, c) => {
-        const random = rng(1000 + c);
+        const random = mulberry32(1000 + c);
         for (let k = 0; k < 50; k++) {
           const known = original.length + k;
           const at = c % 2 === 0 ? 0 : Math.floor(random() * (known + 1));
@@ -293,7 +226,7 @@ for (const setting of SETTINGS) {
       let writersLeft = WRITERS;
       const writer = async (client, w) => {
         try {
-          const random = rng(5000 + w);
+          const random = mulberry32(5000 + w);
           const pick = (n) => Math.floor(random() * n);
           const files = new Map(); // path -> content
           let serial = 0;

@@ -11,54 +11,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import http from 'node:http';
 import net from 'node:net';
+import { makeClient, readText } from '../lib/client.mjs';
 import { startServer } from '../lib/server.mjs';
 
 const SHUTTING_DOWN = 'Error: memoryd is shutting down; retry shortly.';
-
-// One client = one node:http Agent with a single keep-alive socket.
-function makeClient(port) {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-  function request(method, path, body, onSent) {
-    return new Promise((resolve, reject) => {
-      const headers = body === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) };
-      const req = http.request({ host: '127.0.0.1', port, path, method, agent, headers }, (res) => {
-        const parts = [];
-        res.on('data', (c) => parts.push(c));
-        res.on('error', reject);
-        res.on('end', () => {
-          const text = Buffer.concat(parts).toString('utf8');
-          let json = null;
-          try { json = JSON.parse(text); } catch { /* asserted by the caller */ }
-          resolve({ status: res.statusCode, headers: res.headers, text, content: json?.content, isError: json?.is_error });
-        });
-      });
-      req.on('error', reject);
-      if (onSent) req.on('finish', onSent);
-      req.setTimeout(120000, () => req.destroy(new Error('request timed out (safety net)')));
-      req.end(body);
-    });
-  }
-  return {
-    post: (cmd, onSent) => request('POST', '/memory', JSON.stringify(cmd), onSent),
-    get: (path) => request('GET', path),
-    close: () => agent.destroy(),
-  };
-}
 
 // The 503 memoryd answers once it is shutting down; the connection is closed after it.
 function assertShuttingDown(r, what) {
   assert.deepEqual([r.status, r.content, r.isError, r.headers.connection, r.headers['retry-after'], r.headers['x-memory-is-error']],
     [503, SHUTTING_DOWN, true, 'close', '1', 'true'], what);
-}
-
-async function readText(client, path) {
-  const r = await client.post({ command: 'view', path });
-  assert.equal(r.status, 200, r.text);
-  const [header, ...rest] = r.content.split('\n');
-  assert.equal(header, `Here's the content of ${path} with line numbers:`);
-  return rest.map((l) => l.replace(/^ *\d+\t/, '')).join('\n');
 }
 
 // Resolves once memoryd's stderr has been read to the end (all log lines parsed).

@@ -18,66 +18,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
+import { makeClient, readText } from '../lib/client.mjs';
 import { startServer, tempDir } from '../lib/server.mjs';
+import { formatSize } from '../lib/util.mjs';
 
 const CLIENTS = 8;
 const SHARED = 3;
-
-// One client = one node:http Agent with a single keep-alive socket.
-function makeClient(port) {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-  // onSent: called once the whole request has been handed to the kernel.
-  function post(cmd, onSent) {
-    const body = JSON.stringify(cmd);
-    return new Promise((resolve, reject) => {
-      const req = http.request({
-        host: '127.0.0.1', port, path: '/memory', method: 'POST', agent,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-      }, (res) => {
-        const parts = [];
-        res.on('data', (c) => parts.push(c));
-        res.on('error', reject);
-        res.on('end', () => {
-          const text = Buffer.concat(parts).toString('utf8');
-          let json = null;
-          try { json = JSON.parse(text); } catch { /* asserted by the caller */ }
-          resolve({ status: res.statusCode, text, content: json?.content, isError: json?.is_error });
-        });
-      });
-      req.on('error', reject);
-      if (onSent) req.on('finish', onSent);
-      req.setTimeout(120000, () => req.destroy(new Error('request timed out (safety net)')));
-      req.end(body);
-    });
-  }
-  return { post, close: () => agent.destroy() };
-}
-
-// memoryd's size format (CONTRACT §4).
-function formatSize(bytes) {
-  if (bytes < 1024) return `${bytes}B`;
-  const units = 'KMG';
-  let u = 0;
-  let div = 1024;
-  while (u < 2 && Math.floor(bytes / div) >= 1024) { div *= 1024; u++; }
-  let tenths = Math.floor(bytes / div) * 10 + Math.floor(((bytes % div) * 10) / div);
-  if ((((bytes % div) * 10) % div) * 2 >= div) tenths++;
-  return `${Math.floor(tenths / 10)}.${tenths % 10}${units[u]}`;
-}
-
-async function readText(client, p) {
-  const r = await client.post({ command: 'view', path: p });
-  assert.equal(r.status, 200, r.text);
-  const [header, ...rest] = r.content.split('\n');
-  assert.equal(header, `Here's the content of ${p} with line numbers:`);
-  return rest.map((line, i) => {
-    const m = /^ *(\d+)\t([^]*)$/.exec(line);
-    assert.ok(m && Number(m[1]) === i + 1, `bad view line ${JSON.stringify(line)}`);
-    return m[2];
-  }).join('\n');
-}
 
 function parseListing(content, dir) {
   const [header, ...rest] = content.split('\n');

@@ -4,6 +4,7 @@
  *   CHECK(cond);                       a boolean
  *   CHECK_EQ_INT(got, want);           integers
  *   CHECK_MEM(got, got_len, "want");   bytes against a C string literal
+ *   CHECK_BUF(got, got_len, want, n);  bytes against bytes of a run-time length
  *   return check_report();             at the end of main()
  *
  * A failed check prints file:line and both values and the test goes on;
@@ -66,6 +67,20 @@ static void check_show(const char *label, const char *p, size_t n)
             fprintf(stderr, "%s:%d: %s differs\n", __FILE__, __LINE__, #got);                      \
             check_show("got ", g_ ? g_ : "", g_ ? gl_ : 0);                                        \
             check_show("want", want, wl_);                                                         \
+        }                                                                                          \
+    } while (0)
+
+/* Bytes against bytes of a run-time length. */
+#define CHECK_BUF(got, got_len, want, want_len)                                                    \
+    do {                                                                                           \
+        const char *gb_ = (const char *)(got);                                                     \
+        size_t gbl_ = (size_t)(got_len), wbl_ = (size_t)(want_len);                                \
+        check_count++;                                                                             \
+        if (gbl_ != wbl_ || (gbl_ && memcmp(gb_, (want), wbl_) != 0)) {                            \
+            check_failures++;                                                                      \
+            fprintf(stderr, "%s:%d: %s differs\n", __FILE__, __LINE__, #got);                      \
+            check_show("got ", gb_ ? gb_ : "", gb_ ? gbl_ : 0);                                    \
+            check_show("want", (want), wbl_);                                                      \
         }                                                                                          \
     } while (0)
 

@@ -15,19 +15,6 @@
 #include "md_buf.h"
 #include "md_json.h"
 
-#define CHECK_BUF(got, got_len, want, want_len)                                                    \
-    do {                                                                                           \
-        const char *gb_ = (const char *)(got);                                                     \
-        size_t gbl_ = (size_t)(got_len), wbl_ = (size_t)(want_len);                                \
-        check_count++;                                                                             \
-        if (gbl_ != wbl_ || (gbl_ && memcmp(gb_, (want), wbl_) != 0)) {                            \
-            check_failures++;                                                                      \
-            fprintf(stderr, "%s:%d: %s differs\n", __FILE__, __LINE__, #got);                      \
-            check_show("got ", gb_ ? gb_ : "", gb_ ? gbl_ : 0);                                    \
-            check_show("want", (want), wbl_);                                                      \
-        }                                                                                          \
-    } while (0)
-
 /* Escape a literal (may hold NUL bytes); compare with the literal `want`;
  * parse the result back and compare with `decoded` (its UTF-8 bytes). */
 #define EXPECT_JSON(in, want, decoded)                                                             \

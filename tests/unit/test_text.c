@@ -14,19 +14,6 @@
 #include "check.h"
 #include "md_text.h"
 
-#define CHECK_BUF(got, got_len, want, want_len)                                                    \
-    do {                                                                                           \
-        const char *gb_ = (const char *)(got);                                                     \
-        size_t gbl_ = (size_t)(got_len), wbl_ = (size_t)(want_len);                                \
-        check_count++;                                                                             \
-        if (gbl_ != wbl_ || (gbl_ && memcmp(gb_, (want), wbl_) != 0)) {                            \
-            check_failures++;                                                                      \
-            fprintf(stderr, "%s:%d: %s differs\n", __FILE__, __LINE__, #got);                      \
-            check_show("got ", gb_ ? gb_ : "", gb_ ? gbl_ : 0);                                    \
-            check_show("want", (want), wbl_);                                                      \
-        }                                                                                          \
-    } while (0)
-
 #define BIG ((size_t)64 << 20)
 
 /* ---- md_size_format ---- */
