@@ -30,6 +30,7 @@ struct md_config {
     unsigned connection_timeout; /* seconds of inactivity */
     size_t max_batch;            /* write commands per group commit */
     size_t max_queue;            /* write commands waiting; beyond -> 503 */
+    unsigned busy_timeout_ms;    /* wait for another process's database lock */
     unsigned shutdown_timeout;   /* seconds to finish in-flight requests */
     int log_level;
 };

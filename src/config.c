@@ -61,6 +61,9 @@ static const struct opt opts[] = {
      "write commands sharing one commit at most          [256]"},
     {"max-queue", "MEMORYD_MAX_QUEUE", O_SIZE, OFF(max_queue), 1, 10000000, "N",
      "write commands waiting at most (503 beyond)        [4096]"},
+    {"busy-timeout", "MEMORYD_BUSY_TIMEOUT", O_UINT, OFF(busy_timeout_ms), 1, 600000, "MS",
+     "wait this long for a database lock held by another\n"
+     "                          process, then answer 503                          [5000]"},
     {"shutdown-timeout", "MEMORYD_SHUTDOWN_TIMEOUT", O_UINT, OFF(shutdown_timeout), 0, 3600,
      "SECONDS", "on SIGTERM, wait this long for in-flight requests [10]"},
     {"log-level", "MEMORYD_LOG_LEVEL", O_LOGLEVEL, OFF(log_level), 0, 0, "error|warn|info|debug",
@@ -227,6 +230,7 @@ enum md_config_result md_config_load(struct md_config *cfg, int argc, char **arg
         .connection_timeout = 30,
         .max_batch = 256,
         .max_queue = 4096,
+        .busy_timeout_ms = 5000,
         .shutdown_timeout = 10,
         .log_level = MD_LOG_INFO,
     };

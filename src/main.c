@@ -31,10 +31,13 @@ int main(int argc, char **argv)
     sigaddset(&sigs, SIGINT);
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
     signal(SIGPIPE, SIG_IGN);
+    /* Past a file-size limit, write(2) must fail (and the command with
+     * it) rather than kill the process. */
+    signal(SIGXFSZ, SIG_IGN);
 
     char why[512] = "";
     struct md_store *store = NULL;
-    struct md_sqlite_config scfg = {cfg.db_path, cfg.durability, 5000};
+    struct md_sqlite_config scfg = {cfg.db_path, cfg.durability, (int)cfg.busy_timeout_ms};
     if (md_store_sqlite_open(&scfg, &store, why, sizeof why) != MD_OK) {
         md_log_msg(MD_LOG_ERROR, "cannot open the database", why);
         return 1;

@@ -7,6 +7,12 @@
  * connection, so checkpoints never run on the write path.
  * Every statement is prepared once per connection and reused; every query
  * is bound to a tenant id.
+ *
+ * Healing: an error that says the file itself is in trouble (read-only,
+ * I/O error, cannot open, corrupt) marks the connection broken. A broken
+ * reader is closed instead of going back to the pool; a broken writer is
+ * reopened at the next write transaction, so memoryd recovers by itself
+ * once the cause is gone (space freed, permissions restored).
  */
 #include "md_store.h"
 
@@ -81,6 +87,7 @@ struct sq_txn {
 
 struct sq_conn {
     sqlite3 *db;
+    int broken; /* an environmental error was seen: reopen before reuse */
     sqlite3_stmt *st[S_COUNT];
     struct sq_txn txn;
     struct sq_conn *next_idle;
@@ -97,7 +104,8 @@ struct sq_store {
     struct sq_conn *all;  /* every reader connection, for close */
 
     struct sq_conn *writer;
-    pthread_mutex_t write_mu; /* one write transaction at a time */
+    pthread_mutex_t write_mu;    /* one write transaction at a time; guards writer */
+    unsigned long heal_failures; /* failed reopens of the writer in a row */
 
     /* Checkpointer. */
     pthread_t ckpt_thread;
@@ -153,6 +161,30 @@ static enum md_err map_rc(sqlite3 *db, int rc, const char *what)
     return MD_EDB;
 }
 
+/* An error that says the database file itself is in trouble. */
+static int rc_environmental(int rc)
+{
+    switch (rc & 0xff) {
+    case SQLITE_READONLY:
+    case SQLITE_IOERR:
+    case SQLITE_CANTOPEN:
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+    case SQLITE_PROTOCOL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* map_rc for a statement on connection c; marks c broken when needed. */
+static enum md_err conn_rc(struct sq_conn *c, int rc, const char *what)
+{
+    if (rc_environmental(rc))
+        c->broken = 1;
+    return map_rc(c->db, rc, what);
+}
+
 static void conn_close(struct sq_conn *c)
 {
     if (!c)
@@ -186,10 +218,65 @@ static int wal_hook(void *arg, sqlite3 *db, const char *name, int pages)
     return SQLITE_OK;
 }
 
-/* Open a connection with memoryd's settings and prepared statements. */
-static int conn_open(struct sq_store *s, int role, struct sq_conn **out, char *why, size_t why_len)
+static int user_version(sqlite3 *db)
 {
-    enum { ROLE_READER, ROLE_WRITER };
+    sqlite3_stmt *v = NULL;
+    int version = -1;
+    if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &v, NULL) == SQLITE_OK &&
+        sqlite3_step(v) == SQLITE_ROW)
+        version = sqlite3_column_int(v, 0);
+    sqlite3_finalize(v);
+    return version;
+}
+
+/* Bring the schema up to date: every sql/ migration not yet applied, in
+ * one transaction, each recorded in PRAGMA user_version. */
+static int migrate(sqlite3 *db, char *why, size_t why_len)
+{
+    int rc = exec_simple(db, "BEGIN IMMEDIATE", why, why_len);
+    if (rc != SQLITE_OK)
+        return rc;
+    int version = user_version(db);
+    if (version < 0 || version > md_schema_migration_count) {
+        if (version < 0)
+            snprintf(why, why_len, "cannot read PRAGMA user_version: %s", sqlite3_errmsg(db));
+        else
+            snprintf(why, why_len,
+                     "database schema version %d is newer than this memoryd (%d); refusing to "
+                     "open it",
+                     version, md_schema_migration_count);
+        exec_simple(db, "ROLLBACK", NULL, 0);
+        return SQLITE_ERROR;
+    }
+    for (int i = version; i < md_schema_migration_count; i++) {
+        char sql[64];
+        rc = exec_simple(db, md_schema_migrations[i], why, why_len);
+        if (rc == SQLITE_OK) {
+            snprintf(sql, sizeof sql, "PRAGMA user_version=%d", i + 1);
+            rc = exec_simple(db, sql, why, why_len);
+        }
+        if (rc != SQLITE_OK) {
+            exec_simple(db, "ROLLBACK", NULL, 0);
+            return rc;
+        }
+        struct md_logline l;
+        md_log_begin(&l, MD_LOG_INFO, "schema migrated");
+        md_log_int(&l, "version", i + 1);
+        md_log_end(&l);
+    }
+    return exec_simple(db, "COMMIT", why, why_len);
+}
+
+enum role {
+    ROLE_READER,
+    ROLE_WRITER,          /* must be able to write */
+    ROLE_WRITER_READONLY, /* at start: a read-only but current database is accepted */
+};
+
+/* Open a connection with memoryd's settings and prepared statements. */
+static int conn_open(struct sq_store *s, enum role role, struct sq_conn **out, char *why,
+                     size_t why_len)
+{
     struct sq_conn *c = calloc(1, sizeof *c);
     if (!c) {
         snprintf(why, why_len, "out of memory");
@@ -210,48 +297,28 @@ static int conn_open(struct sq_store *s, int role, struct sq_conn **out, char *w
     rc = exec_simple(c->db, sql, why, why_len);
     if (rc != SQLITE_OK)
         goto fail;
-    if (role == ROLE_WRITER) {
+    if (role != ROLE_READER && sqlite3_db_readonly(c->db, "main") == 1) {
+        /* The file cannot be written (permissions). At start, a database
+         * whose schema is current is served read-only: reads work, writes
+         * fail with a storage error and the writer is reopened until the
+         * file is writable again. */
+        int version = user_version(c->db);
+        if (role == ROLE_WRITER || version != md_schema_migration_count) {
+            snprintf(why, why_len, "%s is read-only%s", s->path,
+                     role == ROLE_WRITER ? "" : " and its schema is not current");
+            rc = SQLITE_READONLY;
+            goto fail;
+        }
+        c->broken = 1;
+        md_log_msg(MD_LOG_WARN, "the database is read-only: writes fail until it is writable",
+                   s->path);
+    } else if (role != ROLE_READER) {
         rc = exec_simple(c->db,
                          "PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0;"
                          " PRAGMA journal_size_limit=67108864;",
                          why, why_len);
-        if (rc != SQLITE_OK)
-            goto fail;
-        /* Migrate before preparing statements that need the tables. */
-        sqlite3_stmt *v = NULL;
-        int version = 0;
-        rc = exec_simple(c->db, "BEGIN IMMEDIATE", why, why_len);
-        if (rc != SQLITE_OK)
-            goto fail;
-        rc = sqlite3_prepare_v2(c->db, "PRAGMA user_version", -1, &v, NULL);
-        if (rc == SQLITE_OK && sqlite3_step(v) == SQLITE_ROW)
-            version = sqlite3_column_int(v, 0);
-        sqlite3_finalize(v);
-        if (version > md_schema_migration_count) {
-            snprintf(why, why_len,
-                     "database schema version %d is newer than this memoryd (%d); refusing to "
-                     "open it",
-                     version, md_schema_migration_count);
-            exec_simple(c->db, "ROLLBACK", NULL, 0);
-            rc = SQLITE_ERROR;
-            goto fail;
-        }
-        for (int i = version; i < md_schema_migration_count; i++) {
-            rc = exec_simple(c->db, md_schema_migrations[i], why, why_len);
-            if (rc == SQLITE_OK) {
-                snprintf(sql, sizeof sql, "PRAGMA user_version=%d", i + 1);
-                rc = exec_simple(c->db, sql, why, why_len);
-            }
-            if (rc != SQLITE_OK) {
-                exec_simple(c->db, "ROLLBACK", NULL, 0);
-                goto fail;
-            }
-            struct md_logline l;
-            md_log_begin(&l, MD_LOG_INFO, "schema migrated");
-            md_log_int(&l, "version", i + 1);
-            md_log_end(&l);
-        }
-        rc = exec_simple(c->db, "COMMIT", why, why_len);
+        if (rc == SQLITE_OK)
+            rc = migrate(c->db, why, why_len); /* before preparing statements */
         if (rc != SQLITE_OK)
             goto fail;
         sqlite3_wal_hook(c->db, wal_hook, s);
@@ -269,7 +336,7 @@ static int conn_open(struct sq_store *s, int role, struct sq_conn **out, char *w
     }
     c->txn.base.store = &s->base;
     c->txn.c = c;
-    c->txn.write = role == ROLE_WRITER;
+    c->txn.write = role != ROLE_READER;
     *out = c;
     return SQLITE_OK;
 fail:
@@ -304,7 +371,7 @@ static enum md_err run(struct sq_txn *t, sqlite3_stmt *st, const char *what)
 {
     int rc = sqlite3_step(st);
     done(st);
-    return map_rc(t->c->db, rc, what);
+    return conn_rc(t->c, rc, what);
 }
 
 /* Bounds of the subtree of `dir`: (dir + "/", dir + "0"). */
@@ -347,6 +414,26 @@ static void bounds_free(struct bounds *b)
 
 /* ---- transactions ---- */
 
+/* Give a reader back to the pool, or close it when it is broken. */
+static void reader_release(struct sq_store *s, struct sq_conn *c)
+{
+    pthread_mutex_lock(&s->pool_mu);
+    if (c->broken) {
+        for (struct sq_conn **pp = &s->all; *pp; pp = &(*pp)->next_all) {
+            if (*pp == c) {
+                *pp = c->next_all;
+                break;
+            }
+        }
+    } else {
+        c->next_idle = s->idle;
+        s->idle = c;
+    }
+    pthread_mutex_unlock(&s->pool_mu);
+    if (c->broken)
+        conn_close(c);
+}
+
 static enum md_err sq_read_begin(struct md_store *base, struct md_txn **out)
 {
     struct sq_store *s = (struct sq_store *)base;
@@ -357,7 +444,7 @@ static enum md_err sq_read_begin(struct md_store *base, struct md_txn **out)
     pthread_mutex_unlock(&s->pool_mu);
     if (!c) {
         char why[512];
-        if (conn_open(s, 0, &c, why, sizeof why) != SQLITE_OK) {
+        if (conn_open(s, ROLE_READER, &c, why, sizeof why) != SQLITE_OK) {
             md_log_msg(MD_LOG_ERROR, "cannot open reader connection", why);
             return MD_EDB;
         }
@@ -368,10 +455,7 @@ static enum md_err sq_read_begin(struct md_store *base, struct md_txn **out)
     }
     enum md_err e = run(&c->txn, c->st[S_BEGIN], "begin");
     if (e) {
-        pthread_mutex_lock(&s->pool_mu);
-        c->next_idle = s->idle;
-        s->idle = c;
-        pthread_mutex_unlock(&s->pool_mu);
+        reader_release(s, c);
         return e;
     }
     *out = &c->txn.base;
@@ -386,25 +470,52 @@ static void sq_txn_end(struct md_txn *base)
     if (sqlite3_step(st) != SQLITE_DONE)
         sqlite3_exec(t->c->db, "ROLLBACK", NULL, NULL, NULL);
     done(st);
-    struct sq_conn *c = t->c;
-    pthread_mutex_lock(&s->pool_mu);
-    c->next_idle = s->idle;
-    s->idle = c;
-    pthread_mutex_unlock(&s->pool_mu);
+    reader_release(s, t->c);
+}
+
+/* Reopen a broken writer connection; write_mu is held.
+ * Failures are logged the first time and then every 1000th time. */
+static enum md_err writer_heal(struct sq_store *s)
+{
+    if (!s->writer->broken)
+        return MD_OK;
+    char why[512] = "";
+    struct sq_conn *c = NULL;
+    if (conn_open(s, ROLE_WRITER, &c, why, sizeof why) != SQLITE_OK) {
+        if (s->heal_failures++ % 1000 == 0) {
+            struct md_logline l;
+            md_log_begin(&l, MD_LOG_ERROR, "cannot reopen the writer connection");
+            md_log_str(&l, "detail", why);
+            md_log_int(&l, "attempts", (int64_t)s->heal_failures);
+            md_log_end(&l);
+        }
+        return MD_EDB;
+    }
+    conn_close(s->writer);
+    s->writer = c;
+    struct md_logline l;
+    md_log_begin(&l, MD_LOG_WARN, "writer connection reopened");
+    md_log_int(&l, "failed_attempts", (int64_t)s->heal_failures);
+    md_log_end(&l);
+    s->heal_failures = 0;
+    return MD_OK;
 }
 
 static enum md_err sq_write_begin(struct md_store *base, struct md_txn **out)
 {
     struct sq_store *s = (struct sq_store *)base;
     pthread_mutex_lock(&s->write_mu);
-    struct sq_txn *t = &s->writer->txn;
-    enum md_err e = run(t, t->c->st[S_BEGIN_IMMEDIATE], "begin immediate");
-    if (e) {
-        pthread_mutex_unlock(&s->write_mu);
-        return e;
+    enum md_err e = writer_heal(s);
+    if (!e) {
+        struct sq_txn *t = &s->writer->txn;
+        e = run(t, t->c->st[S_BEGIN_IMMEDIATE], "begin immediate");
+        if (!e) {
+            *out = &t->base;
+            return MD_OK;
+        }
     }
-    *out = &t->base;
-    return MD_OK;
+    pthread_mutex_unlock(&s->write_mu);
+    return e;
 }
 
 static enum md_err sq_commit(struct md_txn *base)
@@ -461,7 +572,7 @@ static enum md_err sq_tenant(struct md_txn *base, const char *name, int create, 
     }
     done(st);
     if (rc != SQLITE_DONE)
-        return map_rc(t->c->db, rc, "tenant lookup");
+        return conn_rc(t->c, rc, "tenant lookup");
     if (!create)
         return MD_ENOENT;
     st = stmt(t, S_TENANT_INSERT);
@@ -492,7 +603,7 @@ static enum md_err sq_get(struct md_txn *base, int64_t tenant, const char *path,
     int rc = sqlite3_step(st);
     if (rc != SQLITE_ROW) {
         done(st);
-        return rc == SQLITE_DONE ? MD_ENOENT : map_rc(t->c->db, rc, "get");
+        return rc == SQLITE_DONE ? MD_ENOENT : conn_rc(t->c, rc, "get");
     }
     e->kind = sqlite3_column_int(st, 0) == MD_KIND_DIR ? MD_KIND_DIR : MD_KIND_FILE;
     e->size = sqlite3_column_int64(st, 1);
@@ -535,7 +646,7 @@ static enum md_err sq_list(struct md_txn *base, int64_t tenant, const char *dir,
     }
     done(st);
     bounds_free(&b);
-    return rc == SQLITE_DONE ? MD_OK : map_rc(t->c->db, rc, "list");
+    return rc == SQLITE_DONE ? MD_OK : conn_rc(t->c, rc, "list");
 }
 
 static enum md_err sq_insert(struct md_txn *base, int64_t tenant, const char *path, size_t len,
@@ -640,7 +751,17 @@ static enum md_err sq_ping(struct md_store *base)
     int64_t id;
     e = md_txn_tenant(t, "", 0, &id);
     md_txn_end(t);
-    return e == MD_ENOENT ? MD_OK : e;
+    if (e != MD_ENOENT)
+        return e ? e : MD_EDB; /* no tenant has an empty name */
+    /* A broken writer that cannot be reopened means writes fail. When the
+     * writer is busy it is working, so it is fine. */
+    struct sq_store *s = (struct sq_store *)base;
+    e = MD_OK;
+    if (pthread_mutex_trylock(&s->write_mu) == 0) {
+        e = writer_heal(s);
+        pthread_mutex_unlock(&s->write_mu);
+    }
+    return e;
 }
 
 /* ---- checkpointer ---- */
@@ -744,7 +865,7 @@ enum md_err md_store_sqlite_open(const struct md_sqlite_config *cfg, struct md_s
     pthread_mutex_init(&s->write_mu, NULL);
     pthread_mutex_init(&s->ckpt_mu, NULL);
     pthread_cond_init(&s->ckpt_cv, NULL);
-    if (!s->path || conn_open(s, 1, &s->writer, why, why_len) != SQLITE_OK)
+    if (!s->path || conn_open(s, ROLE_WRITER_READONLY, &s->writer, why, why_len) != SQLITE_OK)
         goto fail;
     int rc =
         sqlite3_open_v2(s->path, &s->ckpt_db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);

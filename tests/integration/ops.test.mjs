@@ -30,6 +30,7 @@ const FLAGS = [
   ['connection-timeout', 'MEMORYD_CONNECTION_TIMEOUT'],
   ['max-batch', 'MEMORYD_MAX_BATCH'],
   ['max-queue', 'MEMORYD_MAX_QUEUE'],
+  ['busy-timeout', 'MEMORYD_BUSY_TIMEOUT'],
   ['shutdown-timeout', 'MEMORYD_SHUTDOWN_TIMEOUT'],
   ['log-level', 'MEMORYD_LOG_LEVEL'],
 ];

@@ -343,6 +343,7 @@ static void test_config_defaults(void)
     CHECK_EQ_INT(cfg.connection_timeout, 30);
     CHECK_EQ_INT(cfg.max_batch, 256);
     CHECK_EQ_INT(cfg.max_queue, 4096);
+    CHECK_EQ_INT(cfg.busy_timeout_ms, 5000);
     CHECK_EQ_INT(cfg.shutdown_timeout, 10);
     CHECK_EQ_INT(cfg.log_level, MD_LOG_INFO);
 }
@@ -371,6 +372,7 @@ static void test_config_env_and_flags(void)
     setenv("MEMORYD_CONNECTION_TIMEOUT", "5", 1);
     setenv("MEMORYD_MAX_BATCH", "16", 1);
     setenv("MEMORYD_MAX_QUEUE", "100", 1);
+    setenv("MEMORYD_BUSY_TIMEOUT", "250", 1);
     setenv("MEMORYD_SHUTDOWN_TIMEOUT", "0", 1);
     setenv("MEMORYD_LOG_LEVEL", "debug", 1);
     run_load(&cfg, &res, 1, noargs);
@@ -393,6 +395,7 @@ static void test_config_env_and_flags(void)
     CHECK_EQ_INT(cfg.connection_timeout, 5);
     CHECK_EQ_INT(cfg.max_batch, 16);
     CHECK_EQ_INT(cfg.max_queue, 100);
+    CHECK_EQ_INT(cfg.busy_timeout_ms, 250);
     CHECK_EQ_INT(cfg.shutdown_timeout, 0);
     CHECK_EQ_INT(cfg.log_level, MD_LOG_DEBUG);
 
@@ -481,6 +484,8 @@ static void test_config_rejects(void)
                  "--connection-timeout=0");
     EXPECT_USAGE("memoryd: --max-batch must be between 1 and 100000, got 0\n", "--max-batch=0");
     EXPECT_USAGE("memoryd: --max-queue must be between 1 and 10000000, got 0\n", "--max-queue=0");
+    EXPECT_USAGE("memoryd: --busy-timeout must be between 1 and 600000, got 0\n",
+                 "--busy-timeout=0");
     EXPECT_USAGE("memoryd: --shutdown-timeout must be between 0 and 3600, got 3601\n",
                  "--shutdown-timeout=3601");
     EXPECT_USAGE("memoryd: invalid value for --durability: 'sometimes' (expected full|normal)\n",
@@ -565,6 +570,8 @@ static void test_config_help_version(void)
         "MEMORYD_MAX_BATCH",
         "--max-queue N",
         "MEMORYD_MAX_QUEUE",
+        "--busy-timeout MS",
+        "MEMORYD_BUSY_TIMEOUT",
         "--shutdown-timeout SECONDS",
         "MEMORYD_SHUTDOWN_TIMEOUT",
         "--log-level error|warn|info|debug",
