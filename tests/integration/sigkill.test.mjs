@@ -3,9 +3,9 @@
 // memoryd runs on one database file; 8 clients on their own connections drive concurrent writes
 // (creates of unique files, creates with missing parents, inserts into shared files, str_replace
 // on per-client counters, and directory renames), a ledger records every write acknowledged with
-// 200, and memoryd is killed with SIGKILL right after a batch of acknowledgements while other
-// writes are still in flight. It is restarted on the same database, several times in a row, and
-// after each restart:
+// 200, and memoryd is killed with SIGKILL at a random moment after a random number of
+// acknowledgements, while other writes are still in flight. It is restarted on the same database,
+// 24 times in a row (MD_CRASH_SEED, printed, replays the same kill plans), and after each restart:
 //   - every acknowledged write is there (the file with its exact content, the inserted line once,
 //     the counter at least at its acknowledged value, the renamed tree at its new place);
 //   - a write whose outcome is unknown (no response before the kill) either fully happened or not
@@ -21,7 +21,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { makeClient, readText } from '../lib/client.mjs';
 import { startServer, tempDir } from '../lib/server.mjs';
-import { formatSize } from '../lib/util.mjs';
+import { formatSize, mulberry32 } from '../lib/util.mjs';
 
 const CLIENTS = 8;
 const SHARED = 3;
@@ -172,16 +172,19 @@ async function verify(client, L) {
   for (const p of files.keys()) assert.ok(allowed.has(p), `file ${p} exists though no command created it`);
 }
 
-// Round `round`: CLIENTS clients write until the server has acknowledged `killAfter` writes in
-// this round; from then on, memoryd is killed with SIGKILL as soon as at least IN_FLIGHT requests
-// have been sent and not answered yet (those writes may or may not have been committed).
-const IN_FLIGHT = 4;
-async function driveAndKill(srv, L, round, killAfter) {
+// Round `round`: CLIENTS clients write until the server has acknowledged `plan.killAfter` writes
+// in this round; from then on, memoryd is killed with SIGKILL `plan.delayMs` after at least
+// `plan.inFlight` requests have been sent and not answered yet (those writes may or may not have
+// been committed). The plans are drawn at random, so the kills land at random moments: inside a
+// batch, between the commit and the answers, while a checkpoint runs.
+async function driveAndKill(srv, L, round, plan) {
+  const { killAfter, inFlight: IN_FLIGHT, delayMs } = plan;
   let acks = 0;
   let unanswered = 0;
   let inFlight = 0;
   let killed = false;
   let exited = null;
+  let armed = false;
   const kill = () => {
     if (killed) return;
     killed = true;
@@ -190,7 +193,11 @@ async function driveAndKill(srv, L, round, killAfter) {
   const sent = () => {
     inFlight++;
     // Safety net: a round ends even if fewer requests ever overlap.
-    if ((acks >= killAfter && inFlight >= IN_FLIGHT) || acks >= killAfter + 500) kill();
+    if (!armed && ((acks >= killAfter && inFlight >= IN_FLIGHT) || acks >= killAfter + 500)) {
+      armed = true;
+      if (delayMs === 0) kill();
+      else setTimeout(kill, delayMs);
+    }
   };
   // Send one write; returns true if acknowledged, false if the outcome is unknown, null if the
   // kill came first and it was never sent.
@@ -273,6 +280,9 @@ async function driveAndKill(srv, L, round, killAfter) {
 }
 
 async function crashLoop(t, durability, kills) {
+  const seed = Number(process.env.MD_CRASH_SEED ?? (Date.now() % 2147483647));
+  const rand = mulberry32(seed);
+  t.diagnostic(`kill moments drawn with MD_CRASH_SEED=${seed}`);
   const dir = tempDir('memoryd-sigkill-');
   const db = path.join(dir, 'memoryd.db');
   const L = newLedger();
@@ -294,8 +304,13 @@ async function crashLoop(t, durability, kills) {
     }
     setup.close();
     for (let round = 0; round < kills; round++) {
-      const { acks, unanswered } = await driveAndKill(srv, L, round, 150 + 70 * round);
-      t.diagnostic(`round ${round}: ${acks} writes acknowledged, ${unanswered} unanswered at the kill`);
+      const plan = {
+        killAfter: 20 + Math.floor(rand() * 240),
+        inFlight: 1 + Math.floor(rand() * CLIENTS),
+        delayMs: rand() < 0.3 ? 0 : Math.floor(rand() * 8),
+      };
+      const { acks, unanswered } = await driveAndKill(srv, L, round, plan);
+      t.diagnostic(`round ${round} ${JSON.stringify(plan)}: ${acks} writes acknowledged, ${unanswered} unanswered at the kill`);
       srv = await startServer({ db, args });
       const client = makeClient(srv.port);
       await verify(client, L);
@@ -319,10 +334,10 @@ async function crashLoop(t, durability, kills) {
   }
 }
 
-test('SIGKILL during concurrent writes, 6 times in a row (--durability full): acknowledged writes survive, nothing half-applied', async (t) => {
-  await crashLoop(t, 'full', 6);
+test('SIGKILL at random moments during concurrent writes, 24 times in a row (--durability full): acknowledged writes survive, nothing half-applied', async (t) => {
+  await crashLoop(t, 'full', 24);
 });
 
-test('SIGKILL during concurrent writes, 3 times in a row (--durability normal): a process crash loses no acknowledged write', async (t) => {
-  await crashLoop(t, 'normal', 3);
+test('SIGKILL at random moments during concurrent writes, 4 times in a row (--durability normal): a process crash loses no acknowledged write', async (t) => {
+  await crashLoop(t, 'normal', 4);
 });

@@ -7,6 +7,9 @@
 //   await srv.stop();                           // SIGTERM, asserts exit 0
 //
 // The binary comes from MD_TEST_BIN (set by ctest), else build/memoryd.
+// `wrapper` (or the environment's MD_TEST_WRAPPER, split on spaces) is a
+// command that runs memoryd in the same process (it must exec it), e.g.
+// ['setpriv', '--reuid=nobody', ...] or a valgrind command line.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -21,11 +24,19 @@ export function tempDir(prefix = 'memoryd-test-') {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }
 
-export async function startServer({ args = [], env = {}, db, startTimeoutMs = 20000 } = {}) {
+const ENV_WRAPPER = (process.env.MD_TEST_WRAPPER ?? '').split(' ').filter(Boolean);
+
+// [file, args] to spawn memoryd with `args`, through a wrapper if any.
+function command(args, wrapper = ENV_WRAPPER) {
+  return wrapper.length ? [wrapper[0], [...wrapper.slice(1), BIN, ...args]] : [BIN, args];
+}
+
+export async function startServer({ args = [], env = {}, db, wrapper, startTimeoutMs = 20000 } = {}) {
   const dir = db ? path.dirname(db) : tempDir();
   const dbPath = db ?? path.join(dir, 'memoryd.db');
   const childEnv = { ...process.env, ...env };
-  const proc = spawn(BIN, ['--port', '0', '--db', dbPath, ...args], {
+  const [file, argv] = command(['--port', '0', '--db', dbPath, ...args], wrapper);
+  const proc = spawn(file, argv, {
     env: childEnv,
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -88,9 +99,10 @@ export async function startServer({ args = [], env = {}, db, startTimeoutMs = 20
 }
 
 // Run a CLI invocation of memoryd to completion: {code, stdout, stderr}.
-export function runMemoryd(args, { env = {} } = {}) {
+export function runMemoryd(args, { env = {}, wrapper } = {}) {
   return new Promise((resolve) => {
-    const p = spawn(BIN, args, { env: { ...process.env, ...env } });
+    const [file, argv] = command(args, wrapper);
+    const p = spawn(file, argv, { env: { ...process.env, ...env } });
     let stdout = '', stderr = '';
     p.stdout.on('data', (d) => { stdout += d; });
     p.stderr.on('data', (d) => { stderr += d; });
