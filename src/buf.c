@@ -104,12 +104,13 @@ void md_buf_truncate(struct md_buf *b, size_t len)
 
 char *md_buf_take(struct md_buf *b, size_t *len)
 {
-    if (!b->data) {
-        if (md_buf_reserve(b, 0) != MD_OK)
-            return NULL;
-        b->data[0] = '\0';
-    }
     char *p = b->data;
+    if (!p) {
+        p = malloc(1);
+        if (!p)
+            return NULL;
+        p[0] = '\0';
+    }
     *len = b->len;
     b->data = NULL;
     b->len = 0;

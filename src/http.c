@@ -123,12 +123,14 @@ static double accept_q(const char *accept, const char *type, const char *sub)
         else
             continue;
         double q = 1;
-        for (const char *s = semi; s && s < end; s = memchr(s + 1, ';', (size_t)(end - s - 1))) {
-            const char *a = s + 1;
+        /* Parameters: ";q=0.5" (others ignored). */
+        for (const char *a = semi; a;) {
+            a++;
             while (a < end && *a == ' ')
                 a++;
-            if (end - a >= 2 && (a[0] == 'q' || a[0] == 'Q') && a[1] == '=')
+            if (a + 1 < end && (a[0] == 'q' || a[0] == 'Q') && a[1] == '=')
                 q = strtod(a + 2, NULL);
+            a = a < end ? memchr(a, ';', (size_t)(end - a)) : NULL;
         }
         if (spec > best_spec) {
             best_spec = spec;
@@ -520,7 +522,8 @@ struct md_http *md_http_start(const struct md_config *cfg, struct md_store *stor
     list[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections, NULL};
     list[n++] =
         (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT, cfg->connection_timeout, NULL};
-    list[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, 64 * 1024, NULL};
+    list[n++] =
+        (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)64 << 10, NULL};
     list[n++] = (struct MHD_OptionItem){MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, NULL};
     list[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, h};
     list[n++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};

@@ -37,7 +37,7 @@ enum md_err md_json_put_string(struct md_buf *b, const char *str, size_t n)
             }
             continue;
         }
-        char esc[7];
+        char esc[6] = {'\\', 'u', '0', '0', 0, 0}; /* \u00XX */
         switch (c) {
         case '"':
             e = md_buf_puts(b, "\\\"");
@@ -55,10 +55,9 @@ enum md_err md_json_put_string(struct md_buf *b, const char *str, size_t n)
             e = md_buf_puts(b, "\\t");
             break;
         default:
-            memcpy(esc, "\\u00", 4);
             esc[4] = hex[c >> 4];
             esc[5] = hex[c & 15];
-            e = md_buf_append(b, esc, 6);
+            e = md_buf_append(b, esc, sizeof esc);
         }
         i++;
     }

@@ -46,7 +46,7 @@ static const char *level_name(enum md_log_level l)
 
 void md_log_begin(struct md_logline *l, enum md_log_level level, const char *msg)
 {
-    md_buf_init(&l->b, 64 * 1024);
+    md_buf_init(&l->b, (size_t)64 << 10);
     l->on = md_log_enabled(level);
     if (!l->on)
         return;

@@ -249,9 +249,9 @@ static int migrate(sqlite3 *db, char *why, size_t why_len)
         return SQLITE_ERROR;
     }
     for (int i = version; i < md_schema_migration_count; i++) {
-        char sql[64];
         rc = exec_simple(db, md_schema_migrations[i], why, why_len);
         if (rc == SQLITE_OK) {
+            char sql[64];
             snprintf(sql, sizeof sql, "PRAGMA user_version=%d", i + 1);
             rc = exec_simple(db, sql, why, why_len);
         }

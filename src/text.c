@@ -134,7 +134,7 @@ enum md_err md_view_file(struct md_buf *out, const char *path, size_t path_len, 
                     e = md_buf_printf(out,
                                       "\n[Output truncated: line %lld is longer than the %zu-byte "
                                       "view limit and was cut after %zu bytes.",
-                                      (long long)(l + 1), max_out, cut);
+                                      (long long)l + 1, max_out, cut);
                 l++;
             } else {
                 e = md_buf_printf(out,
@@ -144,7 +144,7 @@ enum md_err md_view_file(struct md_buf *out, const char *path, size_t path_len, 
             }
             if (!e && l < last)
                 e = md_buf_printf(out, " To see more, view again with view_range [%lld, %lld].]",
-                                  (long long)(l + 1), (long long)(last == len ? -1 : last));
+                                  (long long)l + 1, (long long)(last == len ? -1 : last));
             else if (!e)
                 e = md_buf_puts(out, "]");
             return e;
