@@ -7,8 +7,9 @@ set -euo pipefail
 
 pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev libsqlite3-dev curl)
 if [[ "${1:-}" == "--test" ]]; then
-  # sqlite3: integrity checks after crash tests; the rest: static checks (scripts/lint.sh).
-  pkgs+=(sqlite3 clang-format clang-tidy cppcheck)
+  # sqlite3: integrity checks after crash tests; valgrind: memcheck runs (scripts/valgrind.sh);
+  # the rest: static checks (scripts/lint.sh).
+  pkgs+=(sqlite3 valgrind clang-format clang-tidy cppcheck)
   # Node.js >= 18 runs the HTTP, conformance and OpenAPI tests. Use the
   # machine's own when it has one; else Debian's.
   if ! command -v node >/dev/null || ! node -e 'process.exit(+process.versions.node.split(".")[0] >= 18 ? 0 : 1)'; then

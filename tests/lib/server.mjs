@@ -26,9 +26,11 @@ export function tempDir(prefix = 'memoryd-test-') {
 
 const ENV_WRAPPER = (process.env.MD_TEST_WRAPPER ?? '').split(' ').filter(Boolean);
 
-// [file, args] to spawn memoryd with `args`, through a wrapper if any.
-function command(args, wrapper = ENV_WRAPPER) {
-  return wrapper.length ? [wrapper[0], [...wrapper.slice(1), BIN, ...args]] : [BIN, args];
+// [file, args] to spawn memoryd with `args`, through the given wrapper, then the
+// environment's (e.g. setpriv, then valgrind), if any.
+function command(args, wrapper = []) {
+  const w = [...wrapper, ...ENV_WRAPPER];
+  return w.length ? [w[0], [...w.slice(1), BIN, ...args]] : [BIN, args];
 }
 
 export async function startServer({ args = [], env = {}, db, wrapper, startTimeoutMs = 20000 } = {}) {
