@@ -69,8 +69,9 @@ struct req {
     _Atomic int state;
     unsigned status;
     size_t bytes_out;
-    size_t received; /* body bytes seen, kept or not */
-    int late;        /* arrived after shutdown began: refused with 503 */
+    size_t received;    /* body bytes seen, kept or not */
+    int late;           /* arrived after shutdown began: refused with 503 */
+    const char *refuse; /* ambiguous framing: 400 before the body, then close */
 };
 
 /* Most body bytes read and dropped before a connection is closed. */
@@ -181,7 +182,7 @@ static enum MHD_Result queue(struct req *r, unsigned status, const char *type, c
 static enum MHD_Result respond_result(struct req *r, unsigned status)
 {
     int is_error = r->err != MD_OK;
-    int close_conn = r->too_big || atomic_load(&r->h->stopping);
+    int close_conn = r->too_big || r->refuse != NULL || atomic_load(&r->h->stopping);
     char *body;
     size_t len;
     if (r->want_text) {
@@ -247,6 +248,26 @@ static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const ch
         }
     }
     return MHD_YES;
+}
+
+/* A body length a proxy in front may read differently from
+ * libmicrohttpd, which takes the first Content-Length and lets any
+ * Transfer-Encoding win: the rest of the body would be taken for a second
+ * request (request smuggling, RFC 9112 6.3), with a tenant header of its
+ * own. Such a request is refused before its body is read. */
+static const char *framing_error(struct MHD_Connection *conn)
+{
+    struct header_count cl = {MHD_HTTP_HEADER_CONTENT_LENGTH, 0, NULL, 0};
+    struct header_count te = {MHD_HTTP_HEADER_TRANSFER_ENCODING, 0, NULL, 0};
+    MHD_get_connection_values_n(conn, MHD_HEADER_KIND, count_header, &cl);
+    MHD_get_connection_values_n(conn, MHD_HEADER_KIND, count_header, &te);
+    if (cl.count > 1)
+        return "Error: The Content-Length header was sent more than once";
+    if (cl.count && te.count)
+        return "Error: A request must not have both Content-Length and Transfer-Encoding";
+    if (te.count > 1 || (te.count && strcasecmp(te.value, "chunked") != 0))
+        return "Error: Unsupported Transfer-Encoding: only chunked is accepted";
+    return NULL;
 }
 
 static void job_done(struct md_job *job)
@@ -366,7 +387,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             if (cl && strtoull(cl, NULL, 10) > discard_cap(h))
                 r->too_big = 1;
         }
-        if (!r->too_big)
+        r->refuse = framing_error(conn);
+        if (!r->too_big && !r->refuse)
             return MHD_YES;
     }
 
@@ -396,6 +418,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         return MHD_YES;
     }
 
+    if (r->refuse)
+        return respond_error(r, MD_EINVAL, r->refuse);
     if (r->too_big) {
         md_buf_free(&r->body);
         md_buf_reset(&r->out);
