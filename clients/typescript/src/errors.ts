@@ -1,0 +1,83 @@
+import { ToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
+
+/**
+ * Why a command could not be carried out by memoryd (as opposed to memoryd
+ * answering with an error result, which is not a `MemorydError`):
+ *
+ * - `connection_refused` – nothing was listening; the request was never sent,
+ *   so the command was not applied.
+ * - `timeout` – no complete answer within `timeoutMs`.
+ * - `connection_lost` – the connection failed after it was opened (reset,
+ *   closed early, DNS or TLS failure, …).
+ * - `unexpected_response` – an HTTP answer that is not a memoryd
+ *   `tool_result` (e.g. a reverse proxy's 401, 413 or 502 page).
+ * - `aborted` – the caller's `AbortSignal` fired.
+ */
+export type MemorydErrorKind =
+  | 'connection_refused'
+  | 'timeout'
+  | 'connection_lost'
+  | 'unexpected_response'
+  | 'aborted';
+
+/** Fields of a {@link MemorydError} besides its text. */
+export interface MemorydErrorDetails {
+  /** What went wrong. */
+  kind: MemorydErrorKind;
+  /** The command that was sent (`view`, `create`, …), or `unknown`. */
+  command: string;
+  /**
+   * True when a write may or may not have been applied (it was sent, and no
+   * answer from memoryd came back). The model should view before retrying.
+   */
+  outcomeUnknown: boolean;
+  /** How many HTTP attempts were made (1 + retries used). */
+  attempts: number;
+  /** HTTP status of the last answer, when there was one. */
+  status?: number | undefined;
+  /** The underlying error (a `fetch` failure), when there was one. */
+  cause?: unknown;
+}
+
+/**
+ * Thrown by {@link MemorydClient.execute} (and so by the memory tool's
+ * handlers) when memoryd could not be asked or did not give a proper answer.
+ *
+ * It is a `ToolError` of `@anthropic-ai/sdk`: when it escapes a tool's `run`,
+ * the SDK's tool runner sends its text to the model verbatim as a
+ * `tool_result` with `is_error: true`. The text always starts with `Error: `,
+ * says whether the command was applied, and tells the model what to do.
+ */
+export class MemorydError extends ToolError {
+  /** The tool result text (same as `message`). */
+  declare readonly content: string;
+  /** What went wrong. */
+  readonly kind: MemorydErrorKind;
+  /** The command that was sent (`view`, `create`, …), or `unknown`. */
+  readonly command: string;
+  /** True when a write was sent and it is unknown whether it was applied. */
+  readonly outcomeUnknown: boolean;
+  /** How many HTTP attempts were made. */
+  readonly attempts: number;
+  /** HTTP status of the last answer, if any. */
+  readonly status: number | undefined;
+
+  /**
+   * @param text The message, which is also the tool result text.
+   * @param details Structured fields.
+   */
+  constructor(text: string, details: MemorydErrorDetails) {
+    super(text);
+    this.name = 'MemorydError';
+    this.kind = details.kind;
+    this.command = details.command;
+    this.outcomeUnknown = details.outcomeUnknown;
+    this.attempts = details.attempts;
+    this.status = details.status;
+    if (details.cause !== undefined) {
+      Object.defineProperty(this, 'cause', { value: details.cause, configurable: true, writable: true });
+    }
+  }
+}
+
+export { ToolError };
