@@ -322,7 +322,7 @@ function decide(outcome: Attempt, ctx: Context): Step {
   }
 
   const { kind, code, error } = outcome;
-  const reason = code ?? innermostMessage(error);
+  const reason = (code && FRIENDLY_CODES[code]) ?? code ?? innermostMessage(error);
   const because = reason ? ` (${reason})` : '';
   switch (kind) {
     case 'refused':
@@ -356,14 +356,14 @@ function decide(outcome: Attempt, ctx: Context): Step {
         return {
           retry: 'connection_lost',
           last: new MemorydError(
-            `Error: The connection to the memory service failed${because} during the view command${triedText(attempts)}. Try again later.`,
+            `Error: The connection to the memory service failed${because} before it answered the view command${triedText(attempts)}. Try again later.`,
             { kind: 'connection_lost', command: name, outcomeUnknown: false, attempts, cause: error },
           ),
         };
       }
       return {
         fail: new MemorydError(
-          `Error: The connection to the memory service failed${because} while sending the ${name} command. ${unknownOutcome(ctx.command)}`,
+          `Error: The connection to the memory service failed${because} before it answered the ${name} command. ${unknownOutcome(ctx.command)}`,
           { kind: 'connection_lost', command: name, outcomeUnknown: true, attempts, cause: error },
         ),
       };
@@ -450,6 +450,19 @@ function errorCode(error: unknown): string | undefined {
   }
   return undefined;
 }
+
+/** Readable names of common `fetch` failure codes. */
+const FRIENDLY_CODES: Record<string, string> = {
+  UND_ERR_SOCKET: 'connection closed by the server',
+  ECONNRESET: 'connection reset',
+  EPIPE: 'connection closed by the server',
+  ENOTFOUND: 'host not found',
+  EAI_AGAIN: 'DNS lookup failed',
+  ETIMEDOUT: 'connection timed out',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  UND_ERR_CONNECT_TIMEOUT: 'connect timed out',
+};
 
 /** The message of the deepest `cause` of an error (e.g. `other side closed`). */
 function innermostMessage(error: unknown): string | undefined {

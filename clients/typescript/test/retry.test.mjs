@@ -1,0 +1,366 @@
+// The retry policy and transport handling of MemorydClient against a fake
+// memoryd (node:http): exact attempt counts, and no write sent twice once it
+// may have reached memoryd.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
+import { MemorydClient, MemorydError, createMemorydHandlers } from '../dist/index.js';
+import { startFakeMemoryd, closedPort, toolResult, OVERLOADED } from './lib/fake-memoryd.mjs';
+
+const CREATE = { command: 'create', path: '/memories/a.md', file_text: 'hello\n' };
+const VIEW = { command: 'view', path: '/memories' };
+const WRITES = [
+  CREATE,
+  { command: 'str_replace', path: '/memories/a.md', old_str: 'hello', new_str: 'bye' },
+  { command: 'insert', path: '/memories/a.md', insert_line: 0, insert_text: 'top\n' },
+  { command: 'delete', path: '/memories/a.md' },
+  { command: 'rename', old_path: '/memories/a.md', new_path: '/memories/b.md' },
+];
+const LISTING = "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n0B\t/memories";
+const PROXY_PAGE = (status, title) => ({
+  status,
+  type: 'text/html',
+  text: `<html>\n<head><title>${status} ${title}</title></head>\n<body>\n<center><h1>${status} ${title}</h1></center>\n<hr><center>nginx</center>\n</body>\n</html>\n`,
+});
+
+/** A client with fast backoff that records its retries. */
+function clientFor(url, options = {}) {
+  const retries = [];
+  const client = new MemorydClient({ baseUrl: url, retryDelayMs: 5, onRetry: (e) => retries.push(e), ...options });
+  return { client, retries };
+}
+
+/** Runs `fn`, which must reject with a MemorydError; returns it. */
+async function memorydError(fn) {
+  try {
+    await fn();
+  } catch (e) {
+    assert.ok(e instanceof MemorydError, `expected a MemorydError, got ${e}`);
+    assert.ok(e instanceof ToolError, 'a MemorydError is the SDK ToolError');
+    assert.equal(e.content, e.message);
+    assert.match(e.content, /^Error: /);
+    return e;
+  }
+  assert.fail('expected a rejection');
+}
+
+async function withFake(handler, fn) {
+  const fake = await startFakeMemoryd(handler);
+  try {
+    return await fn(fake);
+  } finally {
+    await fake.close();
+  }
+}
+
+test('503 from memoryd, then 200: the write is sent again and succeeds', () =>
+  withFake(
+    (req, n) => (n === 0 ? { status: 503, json: toolResult(OVERLOADED, true), headers: { 'retry-after': '0' } } : { status: 200, json: toolResult('File created successfully at: /memories/a.md') }),
+    async (fake) => {
+      const { client, retries } = clientFor(fake.url);
+      assert.deepEqual(await client.execute(CREATE), { content: 'File created successfully at: /memories/a.md', isError: false, status: 200 });
+      assert.equal(fake.requests.length, 2);
+      assert.equal(fake.requests[1].body, fake.requests[0].body);
+      assert.deepEqual(retries, [{ command: 'create', attempt: 1, reason: 'unavailable', status: 503, delayMs: 0 }]);
+    },
+  ));
+
+test('503 every time: 1 + retries attempts, then memoryd\'s own 503 text, verbatim', () =>
+  withFake(
+    () => ({ status: 503, json: toolResult(OVERLOADED, true), headers: { 'retry-after': '0' } }),
+    async (fake) => {
+      const { client, retries } = clientFor(fake.url);
+      assert.deepEqual(await client.execute(CREATE), { content: OVERLOADED, isError: true, status: 503 });
+      assert.equal(fake.requests.length, 3);
+      assert.deepEqual(retries.map((r) => [r.attempt, r.reason]), [[1, 'unavailable'], [2, 'unavailable']]);
+
+      // Through the tool handlers: a ToolError carrying exactly that text.
+      const handlers = createMemorydHandlers({ baseUrl: fake.url, retries: 4, retryDelayMs: 1 });
+      await assert.rejects(handlers.create(CREATE), (e) => e instanceof ToolError && !(e instanceof MemorydError) && e.content === OVERLOADED);
+      assert.equal(fake.requests.length, 3 + 5);
+
+      const none = clientFor(fake.url, { retries: 0 });
+      assert.equal((await none.client.execute(VIEW)).status, 503);
+      assert.equal(fake.requests.length, 3 + 5 + 1);
+      assert.deepEqual(none.retries, []);
+    },
+  ));
+
+test('Retry-After is honoured, up to maxRetryDelayMs', async () => {
+  const answer = (retryAfter) => (req, n) =>
+    n === 0 ? { status: 503, json: toolResult(OVERLOADED, true), headers: { 'retry-after': retryAfter } } : { status: 200, json: toolResult(LISTING) };
+
+  await withFake(answer('1'), async (fake) => {
+    const { client, retries } = clientFor(fake.url);
+    const t0 = Date.now();
+    assert.equal((await client.execute(VIEW)).content, LISTING);
+    assert.ok(Date.now() - t0 >= 950, `waited ${Date.now() - t0} ms`);
+    assert.equal(retries[0].delayMs, 1000);
+  });
+  await withFake(answer('3600'), async (fake) => {
+    const { client, retries } = clientFor(fake.url, { maxRetryDelayMs: 40 });
+    const t0 = Date.now();
+    assert.equal((await client.execute(CREATE)).content, LISTING);
+    assert.ok(Date.now() - t0 < 2000);
+    assert.equal(retries[0].delayMs, 40);
+  });
+  await withFake(answer(new Date(Date.now() - 5000).toUTCString()), async (fake) => {
+    const { client, retries } = clientFor(fake.url);
+    await client.execute(VIEW);
+    assert.equal(retries[0].delayMs, 0, 'an HTTP-date in the past means now');
+  });
+});
+
+test('connection refused: every command is retried (it was never sent), then a clear error', async () => {
+  const port = await closedPort();
+  for (const command of [VIEW, ...WRITES]) {
+    const { client, retries } = clientFor(`http://127.0.0.1:${port}`);
+    const e = await memorydError(() => client.execute(command));
+    assert.equal(e.kind, 'connection_refused');
+    assert.equal(e.outcomeUnknown, false);
+    assert.equal(e.attempts, 3);
+    assert.equal(
+      e.content,
+      `Error: Could not connect to the memory service: connection refused (tried 3 times); the ${command.command} command was not applied. Try again later.`,
+    );
+    assert.deepEqual(retries.map((r) => [r.command, r.attempt, r.reason]), [[command.command, 1, 'connection_refused'], [command.command, 2, 'connection_refused']]);
+  }
+});
+
+test('connection refused, then memoryd comes up during the backoff: the write goes through once', async () => {
+  const port = await closedPort();
+  let fake;
+  const client = new MemorydClient({
+    baseUrl: `http://127.0.0.1:${port}`,
+    retryDelayMs: 400,
+    onRetry: () => {
+      fake ??= startFakeMemoryd(() => ({ status: 200, json: toolResult('File created successfully at: /memories/a.md') }), { port });
+    },
+  });
+  try {
+    assert.equal((await client.execute(CREATE)).content, 'File created successfully at: /memories/a.md');
+    assert.equal((await fake).requests.length, 1);
+  } finally {
+    await (await fake)?.close();
+  }
+});
+
+test('timeout: view is retried; a write is sent once and reported as of unknown outcome', () =>
+  withFake(
+    () => ({ hang: true }),
+    async (fake) => {
+      const { client, retries } = clientFor(fake.url, { timeoutMs: 100 });
+      const e = await memorydError(() => client.execute(VIEW));
+      assert.equal(e.kind, 'timeout');
+      assert.equal(e.content, 'Error: The memory service did not answer the view command within 100 ms (tried 3 times). Try again later.');
+      assert.equal(fake.requests.length, 3);
+      assert.deepEqual(retries.map((r) => r.reason), ['timeout', 'timeout']);
+
+      for (const command of WRITES) {
+        const before = fake.requests.length;
+        const w = await memorydError(() => client.execute(command));
+        assert.equal(fake.requests.length, before + 1, `${command.command} was sent exactly once`);
+        assert.equal(w.kind, 'timeout');
+        assert.equal(w.outcomeUnknown, true);
+        assert.equal(w.attempts, 1);
+        const where = command.command === 'rename' ? '/memories/a.md and /memories/b.md' : '/memories/a.md';
+        assert.equal(
+          w.content,
+          `Error: The memory service did not answer the ${command.command} command within 100 ms. It is unknown whether the command was applied: view ${where} to check before retrying.`,
+        );
+      }
+      assert.equal(retries.length, 2, 'no retry for any write');
+    },
+  ));
+
+test('connection dropped before the answer (close, reset, half a body): view retried, writes never', async () => {
+  for (const drop of [{ destroy: true }, { reset: true }, { partial: true, status: 200, json: toolResult(LISTING) }]) {
+    // View: dropped once, answered the second time.
+    await withFake(
+      (req, n) => (n === 0 ? drop : { status: 200, json: toolResult(LISTING) }),
+      async (fake) => {
+        const { client, retries } = clientFor(fake.url);
+        assert.deepEqual(await client.execute(VIEW), { content: LISTING, isError: false, status: 200 });
+        assert.equal(fake.requests.length, 2, JSON.stringify(drop));
+        assert.deepEqual(retries.map((r) => r.reason), ['connection_lost']);
+      },
+    );
+    // Writes: dropped once, never sent again.
+    await withFake(
+      (req, n) => (n === 0 ? drop : { status: 200, json: toolResult('should not be sent') }),
+      async (fake) => {
+        const { client, retries } = clientFor(fake.url);
+        const e = await memorydError(() => client.execute(CREATE));
+        assert.equal(fake.requests.length, 1, JSON.stringify(drop));
+        assert.equal(e.kind, 'connection_lost');
+        assert.equal(e.outcomeUnknown, true);
+        assert.match(
+          e.content,
+          /^Error: The connection to the memory service failed \((connection closed by the server|connection reset)\) before it answered the create command\. It is unknown whether the command was applied: view \/memories\/a\.md to check before retrying\.$/,
+        );
+        assert.deepEqual(retries, []);
+      },
+    );
+  }
+});
+
+test('a proxy\'s 502/504: view retried, a write not (outcome unknown)', async () => {
+  await withFake(
+    (req, n) => (n === 0 ? PROXY_PAGE(502, 'Bad Gateway') : n === 1 ? PROXY_PAGE(504, 'Gateway Time-out') : { status: 200, json: toolResult(LISTING) }),
+    async (fake) => {
+      const { client, retries } = clientFor(fake.url);
+      assert.equal((await client.execute(VIEW)).content, LISTING);
+      assert.equal(fake.requests.length, 3);
+      assert.deepEqual(retries.map((r) => [r.reason, r.status]), [['bad_gateway', 502], ['bad_gateway', 504]]);
+    },
+  );
+  await withFake(
+    () => PROXY_PAGE(504, 'Gateway Time-out'),
+    async (fake) => {
+      const { client } = clientFor(fake.url);
+      const v = await memorydError(() => client.execute(VIEW));
+      assert.equal(fake.requests.length, 3);
+      assert.equal(v.status, 504);
+      assert.equal(
+        v.content,
+        'Error: The memory service answered the view command with HTTP 504 Gateway Timeout, which is not a memoryd result (text/html: <html> <head><title>504 Gateway Time-out</title></head> <body> <center><h1>504 Gateway Time-out</h1></center> <hr><center>nginx</center> </body> </html>) (tried 3 times). Try again later.',
+      );
+      for (const command of WRITES) {
+        const before = fake.requests.length;
+        const w = await memorydError(() => client.execute(command));
+        assert.equal(fake.requests.length, before + 1);
+        assert.equal(w.kind, 'unexpected_response');
+        assert.equal(w.outcomeUnknown, true);
+        assert.match(w.content, /^Error: The memory service answered the \w+ command with HTTP 504 Gateway Timeout, which is not a memoryd result \(text\/html: .*\)\. It is unknown whether the command was applied: view \/memories\/a\.md.* to check before retrying\.$/);
+      }
+    },
+  );
+  // A 503 page that is not memoryd's (no tool_result): not known to be unapplied, so a write is not resent.
+  await withFake(
+    () => PROXY_PAGE(503, 'Service Temporarily Unavailable'),
+    async (fake) => {
+      const { client } = clientFor(fake.url);
+      const w = await memorydError(() => client.execute(CREATE));
+      assert.equal(fake.requests.length, 1);
+      assert.equal(w.outcomeUnknown, true);
+    },
+  );
+});
+
+test('non-memoryd answers (a proxy\'s 401/413 page, JSON of another shape) become a clear error naming the status, not retried', async () => {
+  const cases = [
+    [PROXY_PAGE(401, 'Authorization Required'), 'HTTP 401 Unauthorized'],
+    [PROXY_PAGE(413, 'Request Entity Too Large'), 'HTTP 413 Payload Too Large'],
+    [{ status: 403, json: { error: 'forbidden' } }, 'HTTP 403 Forbidden'],
+    [{ status: 200, type: 'text/plain', text: 'OK' }, 'HTTP 200 OK'],
+    [{ status: 302, headers: { location: '/login' } }, 'HTTP 302 Found'],
+  ];
+  for (const [answer, named] of cases) {
+    await withFake(
+      () => answer,
+      async (fake) => {
+        const { client, retries } = clientFor(fake.url);
+        for (const command of [VIEW, CREATE]) {
+          const e = await memorydError(() => client.execute(command));
+          assert.equal(e.kind, 'unexpected_response');
+          assert.equal(e.status, answer.status);
+          assert.equal(e.outcomeUnknown, false);
+          assert.ok(e.content.startsWith(`Error: The memory service answered the ${command.command} command with ${named}, which is not a memoryd result (`), e.content);
+        }
+        assert.equal(fake.requests.length, 2);
+        assert.deepEqual(retries, []);
+      },
+    );
+  }
+  await withFake(
+    () => PROXY_PAGE(401, 'Authorization Required'),
+    async (fake) => {
+      const e = await memorydError(() => new MemorydClient({ baseUrl: fake.url }).execute(VIEW));
+      assert.equal(
+        e.content,
+        'Error: The memory service answered the view command with HTTP 401 Unauthorized, which is not a memoryd result (text/html: <html> <head><title>401 Authorization Required</title></head> <body> <center><h1>401 Authorization Required</h1></center> <hr><center>nginx</center> </body> </html>).',
+      );
+    },
+  );
+});
+
+test('memoryd\'s own error results (500 included) are returned once, never retried', () =>
+  withFake(
+    (req, n) => [
+      { status: 500, json: toolResult('Error: The memory store failed; the command was not applied. Try again later.', true) },
+      { status: 409, json: toolResult('Error: File /memories/a.md already exists', true) },
+      { status: 404, json: toolResult('The path /memories/a.md does not exist. Please provide a valid path.', true) },
+    ][n],
+    async (fake) => {
+      const { client, retries } = clientFor(fake.url);
+      assert.deepEqual(await client.execute(CREATE), {
+        content: 'Error: The memory store failed; the command was not applied. Try again later.',
+        isError: true,
+        status: 500,
+      });
+      const handlers = createMemorydHandlers(client);
+      await assert.rejects(handlers.create(CREATE), (e) => e instanceof ToolError && e.content === 'Error: File /memories/a.md already exists');
+      await assert.rejects(handlers.view(VIEW), (e) => e instanceof ToolError && e.content === 'The path /memories/a.md does not exist. Please provide a valid path.');
+      assert.equal(fake.requests.length, 3);
+      assert.deepEqual(retries, []);
+    },
+  ));
+
+test('requests: POST {baseUrl}/memory, the command verbatim as JSON, tenant and bearer headers', () =>
+  withFake(
+    () => ({ status: 200, json: toolResult(LISTING) }),
+    async (fake) => {
+      const command = { command: 'view', path: '/memories/x', view_range: [1, -1], some_future_field: { a: [1, 'ü'] } };
+      await new MemorydClient({ baseUrl: fake.url, tenant: 'team-a' }).execute(command);
+      await new MemorydClient({ baseUrl: `${fake.url}/prefix/`, tenant: 'team.b_2', tenantHeader: 'X-Org' }).execute(command);
+      await new MemorydClient({ baseUrl: fake.url, apiKey: 'sk-secret', headers: { 'x-request-source': 'test', authorization: 'overridden' } }).execute(command);
+
+      const [a, b, c] = fake.requests;
+      for (const r of [a, b, c]) {
+        assert.equal(r.method, 'POST');
+        assert.deepEqual(JSON.parse(r.body), command);
+        assert.equal(r.headers['content-type'], 'application/json');
+        assert.equal(r.headers.accept, 'application/json');
+      }
+      assert.equal(a.url, '/memory');
+      assert.equal(a.headers['x-tenant-id'], 'team-a');
+      assert.equal(a.headers.authorization, undefined);
+      assert.equal(b.url, '/prefix/memory');
+      assert.equal(b.headers['x-org'], 'team.b_2');
+      assert.equal(b.headers['x-tenant-id'], undefined);
+      assert.equal(c.headers.authorization, 'Bearer sk-secret');
+      assert.equal(c.headers['x-tenant-id'], undefined);
+      assert.equal(c.headers['x-request-source'], 'test');
+    },
+  ));
+
+test('the caller\'s AbortSignal stops the call at once, without retries', () =>
+  withFake(
+    () => ({ hang: true }),
+    async (fake) => {
+      const { client, retries } = clientFor(fake.url, { timeoutMs: 5000 });
+      const t0 = Date.now();
+      const e = await memorydError(() => client.execute(CREATE, { signal: AbortSignal.timeout(100) }));
+      assert.ok(Date.now() - t0 < 2000);
+      assert.equal(e.kind, 'aborted');
+      assert.equal(e.outcomeUnknown, true);
+      const v = await memorydError(() => client.execute(VIEW, { signal: AbortSignal.timeout(100) }));
+      assert.equal(v.kind, 'aborted');
+      assert.equal(v.outcomeUnknown, false);
+      assert.equal(fake.requests.length, 2);
+      assert.deepEqual(retries, []);
+    },
+  ));
+
+test('invalid options are refused when the client is made', () => {
+  const ok = { baseUrl: 'http://127.0.0.1:8080' };
+  assert.throws(() => new MemorydClient({ ...ok, tenant: 'bad tenant' }), TypeError);
+  assert.throws(() => new MemorydClient({ ...ok, tenant: 'x'.repeat(129) }), TypeError);
+  assert.throws(() => new MemorydClient({ ...ok, tenantHeader: 'X Tenant' }), TypeError);
+  assert.throws(() => new MemorydClient({ ...ok, apiKey: 'a\nb' }), TypeError);
+  assert.throws(() => new MemorydClient({ ...ok, retries: -1 }), TypeError);
+  assert.throws(() => new MemorydClient({ ...ok, timeoutMs: 0 }), TypeError);
+  assert.throws(() => new MemorydClient({ baseUrl: 'ftp://host' }), TypeError);
+  assert.throws(() => new MemorydClient({ baseUrl: 'not a url' }), TypeError);
+  assert.equal(new MemorydClient({ baseUrl: 'http://h:1/a/b/?q=1#f' }).url, 'http://h:1/a/b/memory');
+});
