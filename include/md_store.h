@@ -179,6 +179,12 @@ struct md_sqlite_config {
 enum md_err md_store_sqlite_open(const struct md_sqlite_config *cfg, struct md_store **out,
                                  char *why, size_t why_len);
 
+/* For tests: EXPLAIN QUERY PLAN every statement of the backend on the
+ * database at `path`. Returns 0 when each one finds its rows by a search
+ * that uses more than the tenant (no scan of a table or of a tenant's
+ * rows), 1 otherwise and -1 on error, with the statement and plan in `why`. */
+int md_store_sqlite_check_plans(const char *path, char *why, size_t why_len);
+
 /* Schema version the code expects (number of migrations in sql/). */
 int md_store_sqlite_schema_version(void);
 

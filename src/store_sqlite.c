@@ -45,8 +45,10 @@ enum stmt_id {
     S_LIST,
     S_INSERT,
     S_SET_CONTENT,
-    S_REMOVE_TREE,
-    S_MOVE_TREE,
+    S_REMOVE_ONE,
+    S_REMOVE_BELOW,
+    S_MOVE_ONE,
+    S_MOVE_BELOW,
     S_ADD_SIZE,
     S_COUNT
 };
@@ -69,10 +71,15 @@ static const char *const stmt_sql[S_COUNT] = {
                  " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     [S_SET_CONTENT] = "UPDATE entries SET content = ?3, size = ?4, mtime = ?5"
                       " WHERE tenant = ?1 AND path = ?2 AND kind = 0",
-    [S_REMOVE_TREE] = "DELETE FROM entries"
-                      " WHERE tenant = ?1 AND (path = ?2 OR (path > ?3 AND path < ?4))",
-    [S_MOVE_TREE] = "UPDATE entries SET path = ?5 || substr(path, ?6), depth = depth + ?7,"
-                    " mtime = ?8 WHERE tenant = ?1 AND (path = ?2 OR (path > ?3 AND path < ?4))",
+    /* A subtree is the entry itself and everything below it: two statements,
+     * so that each is one search of the (tenant, path) key (an OR of both
+     * makes SQLite scan the whole tenant). */
+    [S_REMOVE_ONE] = "DELETE FROM entries WHERE tenant = :tenant AND path = :path",
+    [S_REMOVE_BELOW] = "DELETE FROM entries WHERE tenant = :tenant AND path > :lo AND path < :hi",
+    [S_MOVE_ONE] = "UPDATE entries SET path = :to || substr(path, :cut), depth = depth + :ddepth,"
+                   " mtime = :mtime WHERE tenant = :tenant AND path = :path",
+    [S_MOVE_BELOW] = "UPDATE entries SET path = :to || substr(path, :cut), depth = depth + :ddepth,"
+                     " mtime = :mtime WHERE tenant = :tenant AND path > :lo AND path < :hi",
     [S_ADD_SIZE] = "UPDATE entries SET size = size + ?3 WHERE tenant = ?1 AND path = ?2",
 };
 
@@ -683,21 +690,19 @@ static enum md_err sq_set_content(struct md_txn *base, int64_t tenant, const cha
     return e;
 }
 
-static enum md_err sq_remove_tree(struct md_txn *base, int64_t tenant, const char *path, size_t len)
+/* Bind a named parameter when the statement has it. */
+static void bind_named_text(sqlite3_stmt *st, const char *name, const char *p, size_t n)
 {
-    struct sq_txn *t = (struct sq_txn *)base;
-    struct bounds b;
-    enum md_err e = bounds_make(&b, path, len);
-    if (e)
-        return e;
-    sqlite3_stmt *st = stmt(t, S_REMOVE_TREE);
-    sqlite3_bind_int64(st, 1, tenant);
-    bind_text(st, 2, path, len);
-    bind_text(st, 3, b.lop, b.n);
-    bind_text(st, 4, b.hip, b.n);
-    e = run(t, st, "remove tree");
-    bounds_free(&b);
-    return e;
+    int i = sqlite3_bind_parameter_index(st, name);
+    if (i)
+        bind_text(st, i, p, n);
+}
+
+static void bind_named_int64(sqlite3_stmt *st, const char *name, int64_t v)
+{
+    int i = sqlite3_bind_parameter_index(st, name);
+    if (i)
+        sqlite3_bind_int64(st, i, v);
 }
 
 /* Characters (not bytes) of a UTF-8 string: SQLite's substr() counts them. */
@@ -709,26 +714,45 @@ static int64_t utf8_chars(const char *s, size_t n)
     return c;
 }
 
+/* Run the "one" and "below" statements of a subtree operation on `path`;
+ * `to` (NULL for a removal) is where the subtree moves. */
+static enum md_err subtree(struct sq_txn *t, const enum stmt_id ids[2], int64_t tenant,
+                           const char *path, size_t len, const char *to, size_t tlen,
+                           const char *what)
+{
+    struct bounds b;
+    enum md_err e = bounds_make(&b, path, len);
+    if (e)
+        return e;
+    for (int i = 0; i < 2 && !e; i++) {
+        sqlite3_stmt *st = stmt(t, ids[i]);
+        bind_named_int64(st, ":tenant", tenant);
+        bind_named_text(st, ":path", path, len);
+        bind_named_text(st, ":lo", b.lop, b.n);
+        bind_named_text(st, ":hi", b.hip, b.n);
+        if (to) {
+            bind_named_text(st, ":to", to, tlen);
+            bind_named_int64(st, ":cut", utf8_chars(path, len) + 1);
+            bind_named_int64(st, ":ddepth", md_path_depth(to, tlen) - md_path_depth(path, len));
+            bind_named_int64(st, ":mtime", now_ms());
+        }
+        e = run(t, st, what);
+    }
+    bounds_free(&b);
+    return e;
+}
+
+static enum md_err sq_remove_tree(struct md_txn *base, int64_t tenant, const char *path, size_t len)
+{
+    static const enum stmt_id ids[2] = {S_REMOVE_ONE, S_REMOVE_BELOW};
+    return subtree((struct sq_txn *)base, ids, tenant, path, len, NULL, 0, "remove tree");
+}
+
 static enum md_err sq_move_tree(struct md_txn *base, int64_t tenant, const char *from, size_t flen,
                                 const char *to, size_t tlen)
 {
-    struct sq_txn *t = (struct sq_txn *)base;
-    struct bounds b;
-    enum md_err e = bounds_make(&b, from, flen);
-    if (e)
-        return e;
-    sqlite3_stmt *st = stmt(t, S_MOVE_TREE);
-    sqlite3_bind_int64(st, 1, tenant);
-    bind_text(st, 2, from, flen);
-    bind_text(st, 3, b.lop, b.n);
-    bind_text(st, 4, b.hip, b.n);
-    bind_text(st, 5, to, tlen);
-    sqlite3_bind_int64(st, 6, utf8_chars(from, flen) + 1);
-    sqlite3_bind_int(st, 7, md_path_depth(to, tlen) - md_path_depth(from, flen));
-    sqlite3_bind_int64(st, 8, now_ms());
-    e = run(t, st, "move tree");
-    bounds_free(&b);
-    return e;
+    static const enum stmt_id ids[2] = {S_MOVE_ONE, S_MOVE_BELOW};
+    return subtree((struct sq_txn *)base, ids, tenant, from, flen, to, tlen, "move tree");
 }
 
 static enum md_err sq_add_size(struct md_txn *base, int64_t tenant, const char *path, size_t len,
@@ -843,6 +867,40 @@ static const struct md_store_ops sqlite_ops = {
     .add_size = sq_add_size,
     .ping = sq_ping,
 };
+
+int md_store_sqlite_check_plans(const char *path, char *why, size_t why_len)
+{
+    sqlite3 *db = NULL;
+    int bad = 0;
+    why[0] = '\0';
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        snprintf(why, why_len, "cannot open %s", path);
+        sqlite3_close(db);
+        return -1;
+    }
+    for (int i = 0; i < S_COUNT && !bad; i++) {
+        char sql[1024];
+        snprintf(sql, sizeof sql, "EXPLAIN QUERY PLAN %s", stmt_sql[i]);
+        sqlite3_stmt *st = NULL;
+        if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+            snprintf(why, why_len, "%s: %s", stmt_sql[i], sqlite3_errmsg(db));
+            bad = -1;
+            break;
+        }
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            const char *d = (const char *)sqlite3_column_text(st, 3);
+            /* Every row is found by a search that uses more than the tenant. */
+            if (d && (strncmp(d, "SCAN", 4) == 0 || strstr(d, "(tenant=?)") != NULL)) {
+                snprintf(why, why_len, "%s: %s", stmt_sql[i], d);
+                bad = 1;
+                break;
+            }
+        }
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(db);
+    return bad;
+}
 
 int md_store_sqlite_schema_version(void)
 {

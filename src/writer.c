@@ -99,14 +99,17 @@ static void *writer_main(void *arg)
         pthread_mutex_unlock(&w->mu);
 
         run_batch(w, batch);
+        /* Counted before anyone hears of the results. */
+        pthread_mutex_lock(&w->mu);
+        w->batches++;
+        w->jobs += n;
+        pthread_mutex_unlock(&w->mu);
         for (struct md_job *j = batch, *next; j; j = next) {
             next = j->next;
             j->next = NULL;
             j->done(j);
         }
         pthread_mutex_lock(&w->mu);
-        w->batches++;
-        w->jobs += n;
     }
     pthread_mutex_unlock(&w->mu);
     return NULL;

@@ -9,7 +9,8 @@
  * kept); tenant isolation; SQL LIKE metacharacters and quotes taken
  * literally; multibyte names in a moved directory; a failing (or rolled
  * back) command inside a savepoint undone alone while the others commit;
- * durability across a reopen and PRAGMA user_version; and the group-commit
+ * durability across a reopen and PRAGMA user_version; query plans that
+ * never scan a tenant's rows; and the group-commit
  * writer (md_writer.h) with successes and failures in one batch and a full
  * queue answered with MD_EBUSY.
  */
@@ -940,6 +941,18 @@ static void cleanup(void)
     rmdir(g_dir);
 }
 
+/* Every statement finds its rows through the (tenant, path) key or the
+ * children index: deleting or renaming a subtree, listing a directory and
+ * reading a file never scan a tenant's other rows. */
+static void test_query_plans(void)
+{
+    char why[1200];
+    int r = md_store_sqlite_check_plans(g_db, why, sizeof why);
+    if (r)
+        fprintf(stderr, "query plan: %s\n", why);
+    CHECK_EQ_INT(r, 0);
+}
+
 int main(void)
 {
     strcpy(g_dir, "/tmp/md-test-store-XXXXXX");
@@ -951,6 +964,7 @@ int main(void)
     md_buf_init(&OUT, 1 << 20);
     S = open_store();
 
+    test_query_plans();
     test_empty_tenant();
     test_create_and_edit();
     test_listing_and_delete();
