@@ -1,0 +1,120 @@
+// Helpers of the benchmark runner (bench/run.mjs): processes, HTTP seeding, wrk runs.
+import { spawn, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+export const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+
+// A free TCP port on loopback.
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+async function waitForPort(port, proc, name) {
+  for (let i = 0; i < 400; i++) {
+    if (proc.exitCode !== null) throw new Error(`${name} exited with ${proc.exitCode}`);
+    const ok = await new Promise((resolve) => {
+      const s = net.connect(port, '127.0.0.1', () => { s.destroy(); resolve(true); });
+      s.on('error', () => resolve(false));
+    });
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`${name} did not listen on ${port}`);
+}
+
+// Start a server process and wait until it accepts connections.
+export async function startProcess(name, file, args, port, { env = {} } = {}) {
+  const proc = spawn(file, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env } });
+  let stderr = '';
+  proc.stderr.on('data', (d) => { stderr = (stderr + d).slice(-20000); });
+  await waitForPort(port, proc, name);
+  return {
+    name, proc, port,
+    stderr: () => stderr,
+    async stop() {
+      if (proc.exitCode !== null) return;
+      const done = new Promise((r) => proc.on('exit', r));
+      proc.kill('SIGTERM');
+      const t = setTimeout(() => proc.kill('SIGKILL'), 15000);
+      await done;
+      clearTimeout(t);
+    },
+  };
+}
+
+export function tempDir(prefix) {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+// POST /memory on a keep-alive agent: {status, json}.
+export function poster(port, { tenant = 'bench', sockets = 32 } = {}) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: sockets });
+  const post = (cmd) => new Promise((resolve, reject) => {
+    const body = JSON.stringify(cmd);
+    const req = http.request({
+      host: '127.0.0.1', port, path: '/memory', method: 'POST', agent,
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-tenant-id': tenant },
+    }, (res) => {
+      const parts = [];
+      res.on('data', (d) => parts.push(d));
+      res.on('end', () => {
+        const text = Buffer.concat(parts).toString('utf8');
+        let json = null;
+        try { json = JSON.parse(text); } catch { /* reported below */ }
+        resolve({ status: res.statusCode, json, text });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+  return { post, close: () => agent.destroy() };
+}
+
+// Run commands with bounded concurrency; every one must succeed.
+export async function runAll(p, cmds, concurrency = 32) {
+  let i = 0;
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (i < cmds.length) {
+      const cmd = cmds[i++];
+      const r = await p.post(cmd);
+      if (r.status !== 200 || r.json?.is_error) throw new Error(`${JSON.stringify(cmd).slice(0, 200)} -> ${r.status} ${r.text.slice(0, 300)}`);
+    }
+  }));
+}
+
+// Run wrk; returns the BENCH line's figures.
+export function wrk({ port, script, args = [], conns, seconds, threads }) {
+  const t = threads ?? Math.min(conns, 2);
+  const out = execFileSync('wrk', [`-t${t}`, `-c${conns}`, `-d${seconds}s`, '--timeout', '10s', '-s', script,
+    `http://127.0.0.1:${port}/memory`, '--', ...args.map(String)], { cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 24 });
+  const m = /^BENCH (\{.*\})$/m.exec(out);
+  if (!m) throw new Error(`no BENCH line from wrk:\n${out}`);
+  return JSON.parse(m[1]);
+}
+
+// VmRSS / VmHWM of a process, KiB.
+export function memKiB(pid) {
+  const s = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const get = (k) => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(s)?.[1] ?? NaN);
+  return { rss: get('VmRSS'), hwm: get('VmHWM') };
+}
+
+// 1 KiB of text with `marker` on one line in the middle.
+export function kibWith(marker) {
+  const line = 'abcdefghi'.repeat(7);
+  const lines = Array.from({ length: 16 }, () => line);
+  lines[8] = marker.padEnd(line.length, '.');
+  return lines.join('\n') + '\n';
+}
