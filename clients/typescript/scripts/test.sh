@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Install the pinned dependencies (npm ci), compile src/ with tsc, and run the
-# tests in test/*.test.mjs against the compiled dist/.
+# Install the pinned dependencies (npm ci), compile src/ with tsc, type-check
+# test/types/consumer.ts, and run test/*.test.mjs against the compiled dist/.
 #
 #   MD_TEST_BIN=/path/to/memoryd clients/typescript/scripts/test.sh
 #
@@ -21,5 +21,4 @@ fi
 
 npm ci --no-audit --no-fund
 rm -rf dist
-npx tsc -p tsconfig.json
-node --test test/*.test.mjs
+npm test   # tsc build, a compile-only check of the public types, node --test test/*.test.mjs

@@ -51,7 +51,7 @@ export interface MemorydClientOptions {
   maxRetryDelayMs?: number | undefined;
   /** The `fetch` to use. Default: the global `fetch` (Node.js ≥ 18). */
   fetch?: typeof globalThis.fetch | undefined;
-  /** Called before each retry (for logging or metrics). Must not throw. */
+  /** Called before each retry (for logging or metrics). What it throws is ignored. */
   onRetry?: ((event: MemorydRetryEvent) => void) | undefined;
 }
 
@@ -228,7 +228,11 @@ export class MemorydClient {
         step.retryAfterMs !== undefined
           ? Math.min(step.retryAfterMs, this.#maxRetryDelayMs)
           : Math.round(backoff * (0.5 + Math.random() * 0.5));
-      this.#onRetry?.({ command: name, attempt, reason: step.retry, status: step.status, delayMs });
+      try {
+        this.#onRetry?.({ command: name, attempt, reason: step.retry, status: step.status, delayMs });
+      } catch {
+        // A logging hook must not change the outcome of the command.
+      }
       try {
         await sleep(delayMs, signal);
       } catch (error) {

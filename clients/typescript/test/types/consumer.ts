@@ -1,0 +1,47 @@
+// Compile-only check (tsc --noEmit): the package's types, as a harness in
+// TypeScript uses them with the SDK's tool runner. Not run.
+import Anthropic from '@anthropic-ai/sdk';
+import type { MemoryToolHandlers } from '@anthropic-ai/sdk/helpers/beta/memory';
+import { ToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
+import {
+  createMemorydHandlers,
+  memorydMemoryTool,
+  MemorydClient,
+  MemorydError,
+  type MemorydResult,
+  type MemorydRetryEvent,
+} from '@memoryd/client';
+
+export async function harness(): Promise<string> {
+  const client = new Anthropic({ apiKey: 'k' });
+  const memoryd = new MemorydClient({
+    baseUrl: 'http://127.0.0.1:8080',
+    tenant: 'team-a',
+    timeoutMs: 5_000,
+    retries: 1,
+    onRetry: (e: MemorydRetryEvent) => console.log(e.reason, e.attempt, e.delayMs),
+  });
+  const runner = client.beta.messages.toolRunner({
+    model: 'claude-opus-4-6',
+    max_tokens: 1024,
+    messages: [{ role: 'user', content: 'hi' }],
+    tools: [memorydMemoryTool(memoryd), memorydMemoryTool({ baseUrl: 'https://gw.example', apiKey: 'key' }, { cache_control: { type: 'ephemeral' } })],
+  });
+  const final = await runner.runUntilDone();
+
+  const handlers: MemoryToolHandlers = createMemorydHandlers({ baseUrl: 'http://127.0.0.1:8080' });
+  const text = await handlers.view({ command: 'view', path: '/memories' });
+
+  const r: MemorydResult = await memoryd.execute({ command: 'rename', old_path: '/memories/a', new_path: '/memories/b' });
+  try {
+    await memoryd.execute({ command: 'view', path: '/memories' }, { signal: AbortSignal.timeout(1000) });
+  } catch (e) {
+    if (e instanceof MemorydError) {
+      const unknown: boolean = e.outcomeUnknown;
+      const content: string = e.content;
+      const asToolError: ToolError = e;
+      void unknown, content, asToolError;
+    }
+  }
+  return `${final.id} ${String(text)} ${r.content} ${r.isError} ${r.status}`;
+}
