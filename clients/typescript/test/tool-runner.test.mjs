@@ -320,3 +320,33 @@ test('transport failures reach the model as one clear error result', async () =>
     await hanging.close();
   }
 });
+
+test('memoryd overloaded (real 503s): the runner\'s parallel writes are retried and each applied exactly once', async (t) => {
+  // A write queue of one: most of 16 simultaneous creates are refused with 503 at first.
+  const busy = await startServer({ args: ['--max-queue', '1', '--max-batch', '1'] });
+  const N = 16;
+  const calls = Array.from({ length: N }, (_, i) => ({ command: 'create', path: `/memories/notes/n${String(i).padStart(2, '0')}.md`, file_text: `note ${i}\n` }));
+  const api = await startFakeAnthropic([calls.map((input) => ({ type: 'tool_use', name: 'memory', input })), [{ type: 'text', text: 'ok' }]]);
+  try {
+    const retried = [];
+    const tool = memorydMemoryTool({ baseUrl: busy.url, tenant: 'busy', retries: 30, maxRetryDelayMs: 20, onRetry: (e) => retried.push(e) });
+    await anthropicAt(api).beta.messages.toolRunner({ model: 'm', max_tokens: 10, messages: [{ role: 'user', content: 'x' }], tools: [tool] }).runUntilDone();
+
+    assert.deepEqual(
+      toolResultsOf(api.requests[1]),
+      calls.map((c, i) => ({ type: 'tool_result', tool_use_id: `toolu_0_${i}`, content: `File created successfully at: ${c.path}` })),
+    );
+    const logged = busy.logs.filter((l) => l.command === 'create');
+    const refused = logged.filter((l) => l.status === 503);
+    assert.equal(logged.length - refused.length, N, 'each create applied once');
+    assert.equal(refused.length, retried.length, 'every 503 was retried');
+    assert.ok(retried.every((e) => e.reason === 'unavailable' && e.status === 503 && e.delayMs === 20), 'Retry-After: 1 capped at 20 ms');
+    t.diagnostic(`${refused.length} answers were 503 and retried${refused.length === 0 ? ' (the retry path was not exercised this time)' : ''}`);
+
+    const listing = await new MemorydClient({ baseUrl: busy.url, tenant: 'busy' }).execute({ command: 'view', path: '/memories/notes' });
+    assert.equal(listing.content.split('\n').length, 2 + N);
+  } finally {
+    await api.close();
+    await busy.stop();
+  }
+});
