@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 #include "md_cmd.h"
+#include "md_netaddr.h"
 #include "md_store.h"
 
 struct md_config {
@@ -24,6 +25,10 @@ struct md_config {
     const char *tenant_header; /* request header naming the tenant */
     const char *default_tenant;
     int require_tenant; /* 1: a request without the header is refused */
+    /* When not empty, POST /memory is served only to these addresses (the
+     * reverse proxy that authenticates clients and sets the tenant header);
+     * others get 403. */
+    struct md_cidr_list trusted_proxies;
     struct md_limits limits;
     unsigned threads; /* HTTP worker threads */
     unsigned max_connections;

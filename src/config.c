@@ -10,7 +10,17 @@
 #include "md_log.h"
 #include "md_version.h"
 
-enum opt_type { O_STR, O_PORT, O_UINT, O_SIZE, O_BOOL, O_DURABILITY, O_LOGLEVEL, O_TENANT };
+enum opt_type {
+    O_STR,
+    O_PORT,
+    O_UINT,
+    O_SIZE,
+    O_BOOL,
+    O_DURABILITY,
+    O_LOGLEVEL,
+    O_TENANT,
+    O_CIDRS
+};
 
 struct opt {
     const char *flag; /* without "--" */
@@ -41,6 +51,10 @@ static const struct opt opts[] = {
      "tenant used when the header is absent              [default]"},
     {"require-tenant", "MEMORYD_REQUIRE_TENANT", O_BOOL, OFF(require_tenant), 0, 0, NULL,
      "refuse requests without the tenant header (400)    [off]"},
+    {"trusted-proxies", "MEMORYD_TRUSTED_PROXIES", O_CIDRS, OFF(trusted_proxies), 0, 0, "LIST",
+     "serve POST /memory only to these IPs/networks, e.g.\n"
+     "                          127.0.0.1,10.0.0.0/8 (the proxy that sets the tenant\n"
+     "                          header); others get 403                 [unset: any]"},
     {"max-body", "MEMORYD_MAX_BODY", O_SIZE, OFF(limits.max_body), 64, 1UL << 30, "BYTES",
      "largest request body (413 beyond)                  [4M]"},
     {"max-file", "MEMORYD_MAX_FILE", O_SIZE, OFF(limits.max_file), 1, 1UL << 30, "BYTES",
@@ -160,6 +174,14 @@ static int set_opt(struct md_config *cfg, const struct opt *o, const char *val, 
         else
             goto bad;
         return 0;
+    case O_CIDRS: {
+        char why[160];
+        if (md_cidr_list_parse(val, (struct md_cidr_list *)(void *)dst, why, sizeof why)) {
+            fprintf(stderr, "memoryd: invalid value for %s: %s\n", from, why);
+            return -1;
+        }
+        return 0;
+    }
     case O_LOGLEVEL: {
         int l = md_log_level_parse(val);
         if (l < 0)

@@ -285,7 +285,9 @@ static enum MHD_Result handle_memory(struct req *r)
     /* A request taken in before shutdown began is completed; only later
      * ones are refused. */
     if (r->late)
-        return respond_error(r, MD_EBUSY, "Error: memoryd is shutting down; retry shortly.");
+        return respond_error(
+            r, MD_EBUSY,
+            "Error: memoryd is shutting down; the command was not applied. Retry shortly.");
 
     /* The body is parsed even when the tenant is refused, so that the
      * error carries the tool_use_id back. */
@@ -295,7 +297,10 @@ static enum MHD_Result handle_memory(struct req *r)
                                   &cfg->limits, &parse_msg);
     struct header_count hc = {cfg->tenant_header, 0, NULL, 0};
     MHD_get_connection_values_n(r->conn, MHD_HEADER_KIND, count_header, &hc);
-    enum md_err e = md_tenant_resolve(cfg, hc.count, hc.value, hc.len, r->tenant, &r->out);
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    enum md_err e = md_tenant_resolve(cfg, ci ? ci->client_addr : NULL, hc.count, hc.value, hc.len,
+                                      r->tenant, &r->out);
     if (!e && pe && pe != MD_ENOMEM) {
         md_buf_free(&r->out);
         r->out = parse_msg; /* hand the message over */

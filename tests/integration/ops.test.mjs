@@ -20,6 +20,7 @@ const FLAGS = [
   ['tenant-header', 'MEMORYD_TENANT_HEADER'],
   ['default-tenant', 'MEMORYD_DEFAULT_TENANT'],
   ['require-tenant', 'MEMORYD_REQUIRE_TENANT'],
+  ['trusted-proxies', 'MEMORYD_TRUSTED_PROXIES'],
   ['max-body', 'MEMORYD_MAX_BODY'],
   ['max-file', 'MEMORYD_MAX_FILE'],
   ['max-view', 'MEMORYD_MAX_VIEW'],

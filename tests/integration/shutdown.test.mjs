@@ -1,6 +1,7 @@
 // Proves graceful shutdown: with writes and reads in flight, SIGTERM makes memoryd
 //   - answer every request it answers correctly: a 200 with the exact result (and the write is
-//     kept), or 503 "Error: memoryd is shutting down; retry shortly." with Connection: close and
+//     kept), or 503 "Error: memoryd is shutting down; the command was not applied. Retry
+//     shortly." with Connection: close and
 //     Retry-After (and the write is not applied);
 //   - wait for a request in flight (its headers received, its body still arriving) and complete it
 //     with 200, while /readyz on an open connection says "shutting down" and a new connection is
@@ -15,7 +16,7 @@ import net from 'node:net';
 import { makeClient, readText } from '../lib/client.mjs';
 import { startServer } from '../lib/server.mjs';
 
-const SHUTTING_DOWN = 'Error: memoryd is shutting down; retry shortly.';
+const SHUTTING_DOWN = 'Error: memoryd is shutting down; the command was not applied. Retry shortly.';
 
 // The 503 memoryd answers once it is shutting down; the connection is closed after it.
 function assertShuttingDown(r, what) {

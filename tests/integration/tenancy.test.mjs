@@ -4,7 +4,8 @@
 // request without the header (400); a duplicated, empty, too long (129) or
 // badly spelled tenant id is a 400 with the exact message, 128 characters are
 // fine; --tenant-header renames the header and --default-tenant changes the
-// default.
+// default; --trusted-proxies serves /memory only to the listed addresses
+// (403 for others, with or without the header), health checks to anyone.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -26,13 +27,13 @@ after(async () => {
 
 // POST /memory with exactly these headers (node:http: arrays send a header
 // line per value). Returns {status, text, json, headers}.
-function raw(srv, headers, body, { accept } = {}) {
+function raw(srv, headers, body, { accept, localAddress } = {}) {
   return new Promise((resolve, reject) => {
     const h = { 'content-type': 'application/json', ...headers };
     if (accept) h.accept = accept;
     const payload = typeof body === 'string' ? body : JSON.stringify(body);
     h['content-length'] = Buffer.byteLength(payload);
-    const req = http.request({ host: '127.0.0.1', port: srv.port, method: 'POST', path: '/memory', headers: h }, (res) => {
+    const req = http.request({ host: '127.0.0.1', port: srv.port, method: 'POST', path: '/memory', headers: h, localAddress }, (res) => {
       const chunks = [];
       res.on('data', (c) => chunks.push(c));
       res.on('end', () => {
@@ -253,4 +254,32 @@ test('an invalid --default-tenant or MEMORYD_DEFAULT_TENANT: exit 2 with a messa
   assert.equal(empty.code, 2);
   assert.equal(empty.stderr, "memoryd: invalid value for --tenant-header: '' (expected NAME)\n");
   fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test('--trusted-proxies: only the listed addresses reach /memory (403 for others, header or not); health checks stay open', async () => {
+  // Loopback has every 127.x.y.z: the "proxy" is 127.0.0.2, a direct client 127.0.0.1.
+  const srv = await start({ args: ['--trusted-proxies', '127.0.0.2, ::1'] });
+  const create = { command: 'create', path: '/memories/p.txt', file_text: 'via proxy' };
+  const forbidden = 'Error: Forbidden: 127.0.0.1 is not a trusted proxy; send requests through the proxy';
+  for (const headers of [{}, { 'x-tenant-id': 'acme' }]) {
+    const r = await raw(srv, headers, create, { localAddress: '127.0.0.1' });
+    assert.deepEqual([r.status, r.json], [403, { type: 'tool_result', content: forbidden, is_error: true }]);
+    const t = await raw(srv, headers, { type: 'tool_use', id: 'toolu_x', name: 'memory', input: create }, { localAddress: '127.0.0.1', accept: 'text/plain' });
+    assert.deepEqual([t.status, t.text, t.headers['x-memory-is-error']], [403, forbidden, 'true']);
+  }
+  const ok = await raw(srv, { 'x-tenant-id': 'acme' }, create, { localAddress: '127.0.0.2' });
+  assert.deepEqual([ok.status, ok.json.content], [200, 'File created successfully at: /memories/p.txt']);
+  // Nothing the refused requests sent was applied: the proxy's create was the first.
+  const view = await raw(srv, { 'x-tenant-id': 'acme' }, { command: 'view', path: '/memories/p.txt' }, { localAddress: '127.0.0.2' });
+  assert.equal(view.json.content, "Here's the content of /memories/p.txt with line numbers:\n     1\tvia proxy");
+  const dflt = await raw(srv, {}, { command: 'view', path: '/memories/p.txt' }, { localAddress: '127.0.0.2' });
+  assert.equal(dflt.status, 404);
+  for (const route of ['/healthz', '/readyz']) {
+    const h = await fetch(`http://127.0.0.1:${srv.port}${route}`);
+    assert.equal(h.status, 200);
+  }
+  const bad = await runMemoryd(['--trusted-proxies', '10.0.0.0/40']);
+  assert.deepEqual([bad.code, bad.stderr], [2, "memoryd: invalid value for --trusted-proxies: '/40' is not a prefix length for 10.0.0.0 (0 to 32)\n"]);
+  const badEnv = await runMemoryd([], { env: { MEMORYD_TRUSTED_PROXIES: 'proxy.local' } });
+  assert.deepEqual([badEnv.code, badEnv.stderr], [2, "memoryd: invalid value for MEMORYD_TRUSTED_PROXIES: 'proxy.local' is not an IP address\n"]);
 });

@@ -181,7 +181,8 @@ function bodyOfSize(n) {
 
 // How to provoke each response example that has no request example. `body` is sent as JSON,
 // `raw` as it is; `headers` replace the test's own tenant header; `server: 'requireTenant'`
-// uses a memoryd run with --require-tenant; `setup` commands run after the seed. The
+// uses a memoryd run with --require-tenant, `server: 'proxied'` one run with
+// --trusted-proxies 127.0.0.2 (the test's client is 127.0.0.1); `setup` commands run after the seed. The
 // example's description must contain each of `shows` (by default the body in backticks), so
 // it names the request that was really sent.
 const PROVOKE = {
@@ -205,6 +206,11 @@ const PROVOKE = {
     server: 'requireTenant',
     shows: ['`{"command":"view","path":"/memories"}`', 'without `X-Tenant-ID`', '`memoryd --require-tenant`'],
   },
+  untrustedClient: {
+    body: { command: 'view', path: '/memories' },
+    server: 'proxied',
+    shows: ['`{"command":"view","path":"/memories"}`', 'from 127.0.0.1', '`memoryd --trusted-proxies 127.0.0.2`'],
+  },
   // Streamed: with a Content-Length over the limit memoryd answers before reading the body and
   // closes the connection, which a client still writing the body may see as a reset (EPIPE).
   bodyTooLarge: { raw: bodyOfSize(BIG_BODY_BYTES), chunked: true, shows: ['4,194,305 bytes'] },
@@ -227,6 +233,7 @@ const SOURCE_ONLY = new Set(['storageFailure', 'shuttingDown', 'overloaded', 'st
 
 let srv; // default options
 let strict; // --require-tenant
+let proxied; // --trusted-proxies 127.0.0.2
 let tenantSerial = 0;
 
 async function freshTenant(label) {
@@ -320,12 +327,14 @@ before(async () => {
   doc = loadDocument();
   srv = await startServer();
   strict = await startServer({ args: ['--require-tenant'] });
+  proxied = await startServer({ args: ['--trusted-proxies', '127.0.0.2'] });
 });
 
 after(async () => {
   await srv?.stop();
   await strict?.stop();
-  for (const dir of [bundleDir, srv?.dir, strict?.dir]) {
+  await proxied?.stop();
+  for (const dir of [bundleDir, srv?.dir, strict?.dir, proxied?.dir]) {
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
   }
 });
@@ -538,7 +547,7 @@ describe('every example of POST /memory is what a live memoryd answers', () => {
       for (const shown of how.shows ?? [`\`${how.raw ?? JSON.stringify(how.body)}\``]) {
         assert.ok(description.includes(shown), `${name}: the description must show ${shown}`);
       }
-      const server = how.server === 'requireTenant' ? strict : srv;
+      const server = { requireTenant: strict, proxied }[how.server] ?? srv;
       const tenant = server === srv ? await freshTenant(name) : undefined;
       for (const cmd of how.setup ?? []) {
         const s = await send(srv, { body: cmd, tenant });

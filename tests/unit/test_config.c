@@ -138,7 +138,7 @@ static void test_tenant_valid(void)
         char out_[MD_TENANT_MAX + 1] = "unset";                                                    \
         struct md_buf m_;                                                                          \
         md_buf_init(&m_, 4096);                                                                    \
-        enum md_err e_ = md_tenant_resolve(cfg, count, value, vlen, out_, &m_);                    \
+        enum md_err e_ = md_tenant_resolve(cfg, NULL, count, value, vlen, out_, &m_);              \
         CHECK_EQ_INT(e_, want_err);                                                                \
         CHECK_STR(out_, want_tenant);                                                              \
         CHECK_MEM(m_.data, m_.len, want_msg);                                                      \
@@ -173,10 +173,10 @@ static void test_tenant_resolve(void)
     char out[MD_TENANT_MAX + 1];
     struct md_buf m;
     md_buf_init(&m, 4096);
-    CHECK_EQ_INT(md_tenant_resolve(&cfg, 1, t, 128, out, &m), MD_OK);
+    CHECK_EQ_INT(md_tenant_resolve(&cfg, NULL, 1, t, 128, out, &m), MD_OK);
     CHECK_EQ_INT(strlen(out), 128);
     CHECK_EQ_INT(m.len, 0);
-    CHECK_EQ_INT(md_tenant_resolve(&cfg, 1, t, 129, out, &m), MD_EINVAL);
+    CHECK_EQ_INT(md_tenant_resolve(&cfg, NULL, 1, t, 129, out, &m), MD_EINVAL);
     CHECK_MEM(m.data, m.len, INVALID_MSG("X-Tenant-ID"));
     md_buf_free(&m);
 
@@ -333,6 +333,7 @@ static void test_config_defaults(void)
     CHECK_STR(cfg.tenant_header, "X-Tenant-ID");
     CHECK_STR(cfg.default_tenant, "default");
     CHECK_EQ_INT(cfg.require_tenant, 0);
+    CHECK_EQ_INT(cfg.trusted_proxies.n, 0);
     CHECK_EQ_INT(cfg.limits.max_body, 4 << 20);
     CHECK_EQ_INT(cfg.limits.max_file, 1 << 20);
     CHECK_EQ_INT(cfg.limits.max_view, 256 << 10);
@@ -362,6 +363,7 @@ static void test_config_env_and_flags(void)
     setenv("MEMORYD_TENANT_HEADER", "X-Org", 1);
     setenv("MEMORYD_DEFAULT_TENANT", "acme", 1);
     setenv("MEMORYD_REQUIRE_TENANT", "yes", 1);
+    setenv("MEMORYD_TRUSTED_PROXIES", "10.0.0.0/8, ::1", 1);
     setenv("MEMORYD_MAX_BODY", "8M", 1);
     setenv("MEMORYD_MAX_FILE", "2MiB", 1);
     setenv("MEMORYD_MAX_VIEW", "64K", 1);
@@ -385,6 +387,7 @@ static void test_config_env_and_flags(void)
     CHECK_STR(cfg.tenant_header, "X-Org");
     CHECK_STR(cfg.default_tenant, "acme");
     CHECK_EQ_INT(cfg.require_tenant, 1);
+    CHECK_EQ_INT(cfg.trusted_proxies.n, 2);
     CHECK_EQ_INT(cfg.limits.max_body, 8 << 20);
     CHECK_EQ_INT(cfg.limits.max_file, 2 << 20);
     CHECK_EQ_INT(cfg.limits.max_view, 64 << 10);
@@ -488,6 +491,8 @@ static void test_config_rejects(void)
                  "--busy-timeout=0");
     EXPECT_USAGE("memoryd: --shutdown-timeout must be between 0 and 3600, got 3601\n",
                  "--shutdown-timeout=3601");
+    EXPECT_USAGE("memoryd: invalid value for --trusted-proxies: 'x' is not an IP address\n",
+                 "--trusted-proxies=x");
     EXPECT_USAGE("memoryd: invalid value for --durability: 'sometimes' (expected full|normal)\n",
                  "--durability", "sometimes");
     EXPECT_USAGE("memoryd: invalid value for --log-level: 'loud' (expected "
@@ -574,6 +579,8 @@ static void test_config_help_version(void)
         "MEMORYD_BUSY_TIMEOUT",
         "--shutdown-timeout SECONDS",
         "MEMORYD_SHUTDOWN_TIMEOUT",
+        "--trusted-proxies LIST",
+        "MEMORYD_TRUSTED_PROXIES",
         "--log-level error|warn|info|debug",
         "MEMORYD_LOG_LEVEL",
         "--help",

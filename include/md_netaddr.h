@@ -1,0 +1,41 @@
+/*
+ * md_netaddr.h — lists of IP networks (CIDR) and matching a peer address
+ * against them; used for the trusted-proxy setting.
+ *
+ * A list is parsed from text such as "127.0.0.1, 10.0.0.0/8, ::1, fd00::/8"
+ * (a bare address is a single host). IPv4 clients seen on an IPv6 socket
+ * (::ffff:a.b.c.d) match IPv4 networks.
+ *
+ * Ownership: a list is a fixed-size value; nothing is allocated.
+ * Errors: md_cidr_list_parse() returns -1 with a reason in `why`.
+ */
+#ifndef MD_NETADDR_H
+#define MD_NETADDR_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#define MD_CIDR_MAX 32 /* networks in one list */
+
+struct md_cidr {
+    int family;       /* AF_INET or AF_INET6 */
+    uint8_t addr[16]; /* network address (4 bytes used for IPv4) */
+    unsigned prefix;  /* 0..32 or 0..128 */
+};
+
+struct md_cidr_list {
+    size_t n;
+    struct md_cidr net[MD_CIDR_MAX];
+};
+
+/* Parse a comma-separated list (spaces allowed). An empty list is valid. */
+int md_cidr_list_parse(const char *text, struct md_cidr_list *out, char *why, size_t why_len);
+
+/* True when `sa` (AF_INET or AF_INET6) lies in one of the list's networks. */
+int md_cidr_list_match(const struct md_cidr_list *list, const struct sockaddr *sa);
+
+/* Write the address of `sa` as text ("?" when unknown); `out` needs 46 bytes. */
+void md_sockaddr_text(const struct sockaddr *sa, char out[46]);
+
+#endif
