@@ -13,6 +13,7 @@
 
 #include "cmd_internal.h"
 #include "md_log.h"
+#include "md_utf8.h"
 
 enum field_type {
     F_PATH,     /* string, canonicalised into a md_patharg */
@@ -187,6 +188,21 @@ static enum md_err parse_field(struct md_cmd *cmd, const struct route *r, const 
                    (struct md_str){0}, NULL);
 }
 
+/* Append jansson's error text. It may quote one byte of a multibyte
+ * character (e.g. "invalid escape near '\"a\\\xc2'"), so bytes that are
+ * not valid UTF-8 become U+FFFD, as md_json_put_string writes them. */
+static enum md_err put_json_error(struct md_buf *out, const char *text)
+{
+    size_t n = strlen(text);
+    enum md_err e = MD_OK;
+    for (size_t i = 0; i < n && !e;) {
+        size_t k = md_utf8_seq(text + i, n - i);
+        e = k ? md_buf_append(out, text + i, k) : md_buf_puts(out, "\xEF\xBF\xBD");
+        i += k ? k : 1;
+    }
+    return e;
+}
+
 /* Unwrap a tool_use block; returns the command object or NULL (error in out). */
 static const json_t *unwrap(struct md_cmd *cmd, const json_t *root, struct md_buf *out,
                             enum md_err *err)
@@ -239,10 +255,14 @@ enum md_err md_cmd_parse(struct md_cmd *cmd, const char *body, size_t len,
     json_error_t jerr;
     json_t *root =
         json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL | JSON_DECODE_ANY, &jerr);
-    if (!root)
-        return einval(md_buf_printf(out,
-                                    "Error: Invalid JSON in request body: %s (line %d, column %d)",
-                                    jerr.text, jerr.line, jerr.column));
+    if (!root) {
+        enum md_err e = md_buf_puts(out, "Error: Invalid JSON in request body: ");
+        if (!e)
+            e = put_json_error(out, jerr.text);
+        if (!e)
+            e = md_buf_printf(out, " (line %d, column %d)", jerr.line, jerr.column);
+        return einval(e);
+    }
     cmd->json = root;
     if (!json_is_object(root))
         return einval(md_buf_puts(out, "Error: The request body must be a JSON object"));
