@@ -10,6 +10,8 @@ if [[ "${1:-}" == "--test" ]]; then
   # sqlite3: integrity checks after crash tests; valgrind: memcheck runs (scripts/valgrind.sh);
   # the rest: static checks (scripts/lint.sh).
   pkgs+=(sqlite3 valgrind clang-format clang-tidy cppcheck)
+  # clang and its runtime: the libFuzzer targets (scripts/build.sh --fuzz).
+  pkgs+=(clang libclang-rt-14-dev)
   # Node.js >= 18 runs the HTTP, conformance and OpenAPI tests. Use the
   # machine's own when it has one; else Debian's.
   if ! command -v node >/dev/null || ! node -e 'process.exit(+process.versions.node.split(".")[0] >= 18 ? 0 : 1)'; then
