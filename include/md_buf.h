@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "md_err.h"
 
@@ -44,6 +45,27 @@ enum md_err md_buf_put_i64(struct md_buf *b, int64_t v);
 /* printf-style append; for short, fixed-shape text only (no user data). */
 enum md_err md_buf_printf(struct md_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* Fast paths for hot loops: append without checks into room made before
+ * with md_buf_reserve() (the caller guarantees it; the NUL is written by
+ * md_buf_terminate() once at the end). */
+static inline void md_buf_put_unchecked(struct md_buf *b, const void *p, size_t n)
+{
+    if (n)
+        memcpy(b->data + b->len, p, n);
+    b->len += n;
+}
+
+static inline void md_buf_putc_unchecked(struct md_buf *b, char c)
+{
+    b->data[b->len++] = c;
+}
+
+static inline void md_buf_terminate(struct md_buf *b)
+{
+    if (b->data)
+        b->data[b->len] = '\0';
+}
 
 /* Truncate to `len` bytes (len <= b->len). */
 void md_buf_truncate(struct md_buf *b, size_t len);

@@ -71,6 +71,7 @@ struct md_store_ops {
     enum md_err (*add_size)(struct md_txn *t, int64_t tenant, const char *path, size_t len,
                             int64_t delta);
     enum md_err (*ping)(struct md_store *s);
+    unsigned long (*statements)(struct md_txn *t);
 };
 
 /* Every backend's store and txn structs begin with these. */
@@ -157,6 +158,12 @@ static inline enum md_err md_txn_move_tree(struct md_txn *t, int64_t tenant, con
                                            size_t flen, const char *to, size_t tlen)
 {
     return t->store->ops->move_tree(t, tenant, from, flen, to, tlen);
+}
+/* SQL statements (or the backend's unit of work) run through `t`'s
+ * connection so far: the difference around a command is what it cost. */
+static inline unsigned long md_txn_statements(struct md_txn *t)
+{
+    return t->store->ops->statements(t);
 }
 static inline enum md_err md_txn_add_size(struct md_txn *t, int64_t tenant, const char *path,
                                           size_t len, int64_t delta)

@@ -26,6 +26,7 @@ struct md_job {
     const char *tenant;               /* borrowed */
     struct md_buf *out;               /* result text (caller-initialised) */
     enum md_err err;                  /* result class */
+    unsigned long statements;         /* SQL statements the command ran */
     void (*done)(struct md_job *job); /* called once, from the writer thread */
 };
 

@@ -69,9 +69,10 @@ struct req {
     _Atomic int state;
     unsigned status;
     size_t bytes_out;
-    size_t received;    /* body bytes seen, kept or not */
-    int late;           /* arrived after shutdown began: refused with 503 */
-    const char *refuse; /* ambiguous framing: 400 before the body, then close */
+    size_t received;          /* body bytes seen, kept or not */
+    unsigned long statements; /* SQL statements the command ran */
+    int late;                 /* arrived after shutdown began: refused with 503 */
+    const char *refuse;       /* ambiguous framing: 400 before the body, then close */
 };
 
 /* Most body bytes read and dropped before a connection is closed. */
@@ -274,6 +275,7 @@ static void job_done(struct md_job *job)
 {
     struct req *r = (struct req *)((char *)job - offsetof(struct req, job));
     r->err = job->err;
+    r->statements = job->statements;
     atomic_store(&r->state, ST_READY);
     MHD_resume_connection(r->conn);
 }
@@ -319,7 +321,9 @@ static enum MHD_Result handle_memory(struct req *r)
         struct md_txn *t;
         e = md_store_read_begin(h->store, &t);
         if (!e) {
+            unsigned long before = md_txn_statements(t);
             e = md_cmd_exec(t, r->tenant, &r->cmd, &cfg->limits, &r->out);
+            r->statements = md_txn_statements(t) - before;
             md_txn_end(t);
         }
         if (e == MD_EDB || e == MD_ENOMEM || e == MD_EBUSY)
@@ -486,6 +490,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
             md_log_bool(&l, "is_error", r->err != MD_OK);
         md_log_int(&l, "bytes_in", (int64_t)(r->received ? r->received : r->body.len));
         md_log_int(&l, "bytes_out", (int64_t)r->bytes_out);
+        if (r->cmd.name)
+            md_log_int(&l, "sql", (int64_t)r->statements);
         md_log_int(&l, "us", (int64_t)(now_us() - r->t0));
         if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
             md_log_int(&l, "termination", toe);

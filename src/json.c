@@ -5,65 +5,101 @@
 
 #include "md_utf8.h"
 
-enum md_err md_json_put_string(struct md_buf *b, const char *str, size_t n)
+/* What each byte needs: 0 nothing (printable ASCII but '"' and '\\'),
+ * 1 an escape, 2 a UTF-8 check (0x80 and above). */
+/* clang-format off */
+static const unsigned char byte_class[256] = {
+    /* 0x00-0x1f: control characters */
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    /* 0x20-0x7f: '"' (0x22) and '\\' (0x5c) */
+    0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    /* 0x80-0xff */
+    2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+    2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+    2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+    2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+};
+/* clang-format on */
+
+/* The escape of an ASCII byte that is not plain: its length, text in esc. */
+static size_t escape_ascii(unsigned char c, char esc[6])
 {
     static const char hex[] = "0123456789abcdef";
+    esc[0] = '\\';
+    switch (c) {
+    case '"':
+    case '\\':
+        esc[1] = (char)c;
+        return 2;
+    case '\n':
+        esc[1] = 'n';
+        return 2;
+    case '\r':
+        esc[1] = 'r';
+        return 2;
+    case '\t':
+        esc[1] = 't';
+        return 2;
+    default:
+        esc[1] = 'u';
+        esc[2] = '0';
+        esc[3] = '0';
+        esc[4] = hex[c >> 4];
+        esc[5] = hex[c & 15];
+        return 6;
+    }
+}
+
+#define REPLACEMENT "\\ufffd" /* an invalid UTF-8 byte */
+
+/* Two passes: measure the escaped text, then write it into room reserved
+ * once, so a long text costs one allocation and straight copies. */
+enum md_err md_json_put_string(struct md_buf *b, const char *str, size_t n)
+{
     const unsigned char *s = (const unsigned char *)str;
-    /* Worst case 6 bytes per input byte, plus quotes. */
-    enum md_err e = md_buf_reserve(b, n + 2);
+    char esc[6];
+    size_t need = n + 2;
+    for (size_t i = 0; i < n; i++) {
+        unsigned c = byte_class[s[i]];
+        if (c == 1) {
+            need += escape_ascii(s[i], esc) - 1;
+        } else if (c == 2) {
+            size_t k = md_utf8_seq(str + i, n - i);
+            if (k)
+                i += k - 1;
+            else
+                need += sizeof REPLACEMENT - 2;
+        }
+    }
+    enum md_err e = md_buf_reserve(b, need);
     if (e)
         return e;
-    e = md_buf_putc(b, '"');
-    size_t i = 0;
-    while (!e && i < n) {
-        /* Copy a run of bytes that need no escaping. */
+    md_buf_putc_unchecked(b, '"');
+    for (size_t i = 0; i < n;) {
         size_t j = i;
-        while (j < n && s[j] >= 0x20 && s[j] < 0x80 && s[j] != '"' && s[j] != '\\')
+        while (j < n && byte_class[s[j]] == 0)
             j++;
-        if (j > i) {
-            e = md_buf_append(b, s + i, j - i);
-            i = j;
-            continue;
+        md_buf_put_unchecked(b, s + i, j - i);
+        i = j;
+        if (i == n)
+            break;
+        if (byte_class[s[i]] == 2) {
+            size_t k = md_utf8_seq(str + i, n - i);
+            if (k)
+                md_buf_put_unchecked(b, s + i, k);
+            else
+                md_buf_put_unchecked(b, REPLACEMENT, sizeof REPLACEMENT - 1);
+            i += k ? k : 1;
+        } else {
+            md_buf_put_unchecked(b, esc, escape_ascii(s[i], esc));
+            i++;
         }
-        unsigned c = s[i];
-        if (c >= 0x80) {
-            size_t k = md_utf8_seq((const char *)s + i, n - i);
-            if (k) {
-                e = md_buf_append(b, s + i, k);
-                i += k;
-            } else {
-                e = md_buf_puts(b, "\\ufffd");
-                i++;
-            }
-            continue;
-        }
-        char esc[6] = {'\\', 'u', '0', '0', 0, 0}; /* \u00XX */
-        switch (c) {
-        case '"':
-            e = md_buf_puts(b, "\\\"");
-            break;
-        case '\\':
-            e = md_buf_puts(b, "\\\\");
-            break;
-        case '\n':
-            e = md_buf_puts(b, "\\n");
-            break;
-        case '\r':
-            e = md_buf_puts(b, "\\r");
-            break;
-        case '\t':
-            e = md_buf_puts(b, "\\t");
-            break;
-        default:
-            esc[4] = hex[c >> 4];
-            esc[5] = hex[c & 15];
-            e = md_buf_append(b, esc, sizeof esc);
-        }
-        i++;
     }
-    if (!e)
-        e = md_buf_putc(b, '"');
-    return e;
+    md_buf_putc_unchecked(b, '"');
+    md_buf_terminate(b);
+    return MD_OK;
 }
 
 enum md_err md_json_tool_result(struct md_buf *b, const char *tool_use_id, size_t id_len,

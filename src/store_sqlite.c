@@ -90,6 +90,7 @@ struct sq_txn {
     struct sq_conn *c;
     sqlite3_stmt *pending; /* a stepped statement whose row is still borrowed */
     int write;
+    unsigned long statements; /* run on this connection so far */
 };
 
 struct sq_conn {
@@ -355,6 +356,7 @@ fail:
 
 static sqlite3_stmt *stmt(struct sq_txn *t, enum stmt_id id)
 {
+    t->statements++;
     if (t->pending) {
         sqlite3_reset(t->pending);
         t->pending = NULL;
@@ -766,6 +768,11 @@ static enum md_err sq_add_size(struct md_txn *base, int64_t tenant, const char *
     return run(t, st, "add size");
 }
 
+static unsigned long sq_statements(struct md_txn *base)
+{
+    return ((struct sq_txn *)base)->statements;
+}
+
 static enum md_err sq_ping(struct md_store *base)
 {
     struct md_txn *t;
@@ -866,6 +873,7 @@ static const struct md_store_ops sqlite_ops = {
     .move_tree = sq_move_tree,
     .add_size = sq_add_size,
     .ping = sq_ping,
+    .statements = sq_statements,
 };
 
 int md_store_sqlite_check_plans(const char *path, char *why, size_t why_len)

@@ -38,11 +38,32 @@ size_t md_line_count(const char *s, size_t n)
     return count;
 }
 
+/* Longest "{n right-aligned in 6}\t" for n < 10^19. */
+#define LINENO_MAX 21
+
+/* Write "{n right-aligned in 6}\t" into out; returns its length. */
+static size_t format_lineno(char out[LINENO_MAX], int64_t n)
+{
+    char digits[20];
+    size_t k = 0;
+    uint64_t v = n < 0 ? 0 : (uint64_t)n;
+    do {
+        digits[k++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    size_t len = 0;
+    for (size_t pad = k; pad < 6; pad++)
+        out[len++] = ' ';
+    while (k)
+        out[len++] = digits[--k];
+    out[len++] = '\t';
+    return len;
+}
+
 enum md_err md_put_lineno(struct md_buf *b, int64_t n)
 {
-    char tmp[32];
-    int k = snprintf(tmp, sizeof tmp, "%6lld\t", (long long)n);
-    return md_buf_append(b, tmp, (size_t)k);
+    char tmp[LINENO_MAX];
+    return md_buf_append(b, tmp, format_lineno(tmp, n));
 }
 
 /* Start offset of 1-based line `line` (which must exist). */
@@ -149,14 +170,16 @@ enum md_err md_view_file(struct md_buf *out, const char *path, size_t path_len, 
                 e = md_buf_puts(out, "]");
             return e;
         }
-        if (l > first)
-            e = md_buf_putc(out, '\n');
-        if (!e)
-            e = md_put_lineno(out, l + 1);
-        if (!e)
-            e = md_buf_append(out, text + off, end - off);
+        e = md_buf_reserve(out, need + LINENO_MAX);
         if (e)
             return e;
+        if (l > first)
+            md_buf_putc_unchecked(out, '\n');
+        char num[LINENO_MAX];
+        size_t numlen = format_lineno(num, l + 1);
+        md_buf_put_unchecked(out, num, numlen);
+        md_buf_put_unchecked(out, text + off, end - off);
+        md_buf_terminate(out);
         off = end + 1;
     }
     return MD_OK;

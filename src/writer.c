@@ -53,7 +53,9 @@ static void run_batch(struct md_writer *w, struct md_job *batch)
             storage_failure(j, e);
             continue;
         }
+        unsigned long before = md_txn_statements(t);
         j->err = md_cmd_exec(t, j->tenant, j->cmd, w->lim, j->out);
+        j->statements = md_txn_statements(t) - before;
         e = md_txn_release(t, j->err != MD_OK);
         if (is_storage_err(j->err))
             storage_failure(j, j->err);

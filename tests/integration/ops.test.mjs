@@ -245,3 +245,32 @@ test('SIGTERM: exit 0 and a "stopped" line; the data is intact after a restart o
     fs.rmSync(srv.dir, { recursive: true, force: true });
   }
 });
+
+test('the request log counts the SQL statements of each command: a directory rename or delete costs the same for 1 file as for 300', async () => {
+  const srv = await startServer();
+  try {
+    const ok = async (cmd) => assert.equal((await srv.post(cmd)).status, 200, JSON.stringify(cmd));
+    await ok({ command: 'create', path: '/memories/one/f.txt', file_text: 'x' });
+    for (let i = 0; i < 300; i++) await ok({ command: 'create', path: `/memories/many/sub/f${i}.txt`, file_text: 'x' });
+    const ops = [
+      { command: 'rename', old_path: '/memories/one', new_path: '/memories/one2' },
+      { command: 'rename', old_path: '/memories/many', new_path: '/memories/many2' },
+      { command: 'delete', path: '/memories/one2' },
+      { command: 'delete', path: '/memories/many2' },
+    ];
+    for (const cmd of ops) await ok(cmd);
+    await waitForLogs(srv, (logs) => logs.filter((l) => l.msg === 'request').length >= 305, 'the request lines');
+    const lines = srv.logs.filter((l) => l.msg === 'request').slice(-4);
+    assert.deepEqual(lines.map((l) => l.command), ['rename', 'rename', 'delete', 'delete']);
+    for (const l of lines) assert.ok(Number.isInteger(l.sql) && l.sql > 0, JSON.stringify(l));
+    assert.equal(lines[1].sql, lines[0].sql, 'renaming 301 entries runs as many statements as renaming 2');
+    assert.equal(lines[3].sql, lines[2].sql, 'deleting 302 entries runs as many statements as deleting 2');
+    // A view of a file is a lookup of the tenant and of the file.
+    await ok({ command: 'view', path: '/memories' });
+    await waitForLogs(srv, (logs) => logs.filter((l) => l.msg === 'request').length >= 306, 'the view line');
+    assert.ok(srv.logs.filter((l) => l.msg === 'request').at(-1).sql <= 4);
+  } finally {
+    await srv.stop();
+    fs.rmSync(srv.dir, { recursive: true, force: true });
+  }
+});
