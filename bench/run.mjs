@@ -80,12 +80,14 @@ async function main() {
     `100 per commit ${fmt(floor.batched.per_sec)}/s\n`);
 
   const [pc, pm, pp] = [await freePort(), await freePort(), await freePort()];
-  const ceiling = await startProcess('ceiling', path.join(BUILD, 'bench/bench_ceiling'), [String(pc)], pc);
+  const logFile = (name) => ({ logFile: path.join(work, `${name}.log`) });
+  const ceiling = await startProcess('ceiling', path.join(BUILD, 'bench/bench_ceiling'), [String(pc)], pc, logFile('ceiling'));
+  // memoryd as deployed: default settings (durability full, a log line per request).
   const memoryd = await startProcess('memoryd', path.join(BUILD, 'memoryd'),
-    ['--port', String(pm), '--db', path.join(work, 'memoryd.db'), '--log-level', 'warn'], pm);
+    ['--port', String(pm), '--db', path.join(work, 'memoryd.db')], pm, logFile('memoryd'));
   const peerDir = path.join(work, 'peer');
   fs.mkdirSync(peerDir);
-  const peer = await startProcess('peer', process.execPath, [path.join(ROOT, 'bench/peer/server.mjs'), String(pp), peerDir], pp);
+  const peer = await startProcess('peer', process.execPath, [path.join(ROOT, 'bench/peer/server.mjs'), String(pp), peerDir], pp, logFile('peer'));
   const results = { machine, seconds: SECONDS, floor, rows: [], scale: null, memory: null };
   try {
     for (const [srv, port] of [[memoryd, pm], [peer, pp]]) {

@@ -3,7 +3,8 @@
 -- and wrk is run from the repository root. Threads get an id (`tid`, 0-based) in setup().
 local M = {}
 
-M.headers = { ["Content-Type"] = "application/json", ["X-Tenant-ID"] = "bench" }
+-- The tenant is "bench", or $BENCH_TENANT.
+M.headers = { ["Content-Type"] = "application/json", ["X-Tenant-ID"] = os.getenv("BENCH_TENANT") or "bench" }
 
 function M.post(body)
   return wrk.format("POST", "/memory", M.headers, body)
@@ -30,6 +31,21 @@ function M.done(summary, latency, requests)
     'BENCH {"requests":%d,"seconds":%.3f,"rps":%.1f,"p50_us":%d,"p99_us":%d,"non2xx":%d,"socket_errors":%d}\n',
     summary.requests, secs, summary.requests / secs, latency:percentile(50), latency:percentile(99),
     e.status, e.connect + e.read + e.write + e.timeout))
+end
+
+-- wrk (4.1) asks each thread for one request that it never sends; a stateful script must not
+-- advance its state for it. stateful(fn) returns a request function whose first call gives a
+-- harmless view of /memories (so nothing breaks if it is sent after all) and every later call
+-- fn().
+function M.stateful(fn)
+  local first = true
+  return function()
+    if first then
+      first = false
+      return M.post('{"command":"view","path":"/memories"}')
+    end
+    return fn()
+  end
 end
 
 -- A str_replace that flips "state=on" <-> "state=off" in the files DIR/f<n>.txt; each thread

@@ -6,7 +6,7 @@ local text = c.kib_text()
 local exists = {}
 local i = 0
 function init(args) dir, k = args[1], tonumber(args[2]) end
-function request()
+request = c.stateful(function()
   local s = i % k
   i = i + 1
   local path = string.format("%s/t%d-s%d.txt", dir, tid, s)
@@ -15,6 +15,6 @@ function request()
     return c.post(string.format('{"command":"create","path":"%s","file_text":"%s"}', path, text))
   end
   return c.post(string.format('{"command":"delete","path":"%s"}', path))
-end
+end)
 setup = c.setup
 done = c.done

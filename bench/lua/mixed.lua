@@ -7,10 +7,10 @@ function init(args)
   dir, k = args[1], tonumber(args[2])
   toggle = c.toggler(dir, k)
 end
-function request()
+request = c.stateful(function()
   i = i + 1
   if i % 5 == 0 then return toggle() end
   return c.post(string.format('{"command":"view","path":"%s/f%d.txt"}', dir, tid * k + (i * 7) % k))
-end
+end)
 setup = c.setup
 done = c.done
