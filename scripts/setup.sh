@@ -12,6 +12,9 @@ if [[ "${1:-}" == "--test" ]]; then
   pkgs+=(sqlite3 valgrind clang-format clang-tidy cppcheck)
   # clang and its runtime: the libFuzzer targets (scripts/build.sh --fuzz).
   pkgs+=(clang libclang-rt-14-dev)
+  # The deployment tests (tests/deploy): nginx runs docker/nginx.conf for real,
+  # systemd's systemd-analyze checks docker/memoryd.service, shellcheck lints docker/*.sh.
+  pkgs+=(nginx systemd shellcheck)
   # Node.js >= 18 runs the HTTP, conformance and OpenAPI tests. Use the
   # machine's own when it has one; else Debian's.
   if ! command -v node >/dev/null || ! node -e 'process.exit(+process.versions.node.split(".")[0] >= 18 ? 0 : 1)'; then

@@ -1,0 +1,306 @@
+// The authenticating reverse proxy (docker/nginx.conf + docker/tenants.map) with a REAL
+// nginx (Debian 12's 1.22) in front of a real memoryd, both on loopback.
+//
+// memoryd runs as docker/compose.yaml runs it: --trusted-proxies set to the proxy's
+// address and --require-tenant. nginx connects from 127.0.0.2 (proxy_bind), the test's
+// direct requests come from 127.0.0.1, so memoryd can tell the two apart.
+//
+// Proves: two keys are two tenants that cannot see each other's files; a client's
+// X-Tenant-ID never reaches memoryd (one header, the key's tenant; no Authorization);
+// 401 without a valid key; 405 / 404 for what is not forwarded; 413 from nginx above
+// 4 MiB while exactly 4 MiB reaches memoryd; 429 past the per-tenant rate limit; 403
+// for a client going around nginx; 502 when memoryd is down; upstream keep-alive; a key
+// made as tenants.map says works after a reload; the access log carries the tenant and
+// never the key; docker/healthcheck.sh through the proxy.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { startServer } from '../lib/server.mjs';
+import { DOCKER, run, waitFor } from './lib/deploy.mjs';
+import { startNginx } from './lib/nginx.mjs';
+
+const KEY_A = 'example-key-team-a-do-not-use';
+const KEY_B = 'example-key-team-b-do-not-use';
+const LISTING = 'Here\'re the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n';
+const UNAUTHORIZED = '{"type":"tool_result","content":"Error: Unauthorized: send the header Authorization: Bearer <API key>","is_error":true}';
+const view = (p = '/memories') => ({ command: 'view', path: p });
+const ok = (content) => ({ type: 'tool_result', content, is_error: false });
+const err = (content) => ({ type: 'tool_result', content, is_error: true });
+
+let md; // memoryd
+let mdDir; // its temp dir
+let px; // nginx
+
+// memoryd's log lines for the POST /memory requests it answered, optionally of one tenant.
+const mdRequests = (tenant) => md.logs.filter((l) => l.msg === 'request' && l.route === '/memory' && (tenant === undefined || l.tenant === tenant));
+// memoryd logs a request after answering it and the line reaches us through a pipe: a
+// direct request for an unknown path (404, logged) after the others, awaited in the log,
+// makes sure the lines of every request answered before are in md.logs.
+async function mdSync() {
+  const barriers = () => md.logs.filter((l) => l.msg === 'request' && l.route === 'other').length;
+  const n = barriers();
+  assert.equal((await md.request('GET', '/log-barrier')).status, 404);
+  await waitFor(() => barriers() > n, 'memoryd\'s log line');
+}
+
+before(async () => {
+  md = await startServer({ args: ['--trusted-proxies', '127.0.0.2', '--require-tenant'] });
+  mdDir = md.dir;
+  px = await startNginx({ upstreamPort: md.port });
+});
+
+after(async () => {
+  if (px) await px.stop();
+  if (md) await md.stop();
+  if (mdDir) fs.rmSync(mdDir, { recursive: true, force: true });
+});
+
+test('two API keys reach two separate tenants: what one creates the other cannot see', async () => {
+  let r = await px.request({ key: KEY_A, body: { command: 'create', path: '/memories/a.txt', file_text: 'from A' } });
+  assert.deepEqual([r.status, r.json], [200, ok('File created successfully at: /memories/a.txt')]);
+  r = await px.request({ key: KEY_B, body: view() });
+  assert.deepEqual([r.status, r.json], [200, ok(`${LISTING}0B\t/memories`)]);
+  r = await px.request({ key: KEY_B, body: { command: 'create', path: '/memories/b.txt', file_text: 'from B!' } });
+  assert.deepEqual([r.status, r.json], [200, ok('File created successfully at: /memories/b.txt')]);
+
+  r = await px.request({ key: KEY_A, body: view() });
+  assert.deepEqual([r.status, r.json], [200, ok(`${LISTING}6B\t/memories\n6B\t/memories/a.txt`)]);
+  r = await px.request({ key: KEY_B, body: view() });
+  assert.deepEqual([r.status, r.json], [200, ok(`${LISTING}7B\t/memories\n7B\t/memories/b.txt`)]);
+  r = await px.request({ key: KEY_A, body: view('/memories/b.txt') });
+  assert.deepEqual([r.status, r.json], [404, err('The path /memories/b.txt does not exist. Please provide a valid path.')]);
+  r = await px.request({ key: KEY_B, body: { command: 'delete', path: '/memories/a.txt' } });
+  assert.deepEqual([r.status, r.json], [404, err('Error: The path /memories/a.txt does not exist')]);
+  r = await px.request({ key: KEY_A, body: view('/memories/a.txt'), headers: { accept: 'text/plain' } });
+  assert.deepEqual([r.status, r.text, r.headers['x-memory-is-error']],
+    [200, 'Here\'s the content of /memories/a.txt with line numbers:\n     1\tfrom A', 'false']);
+
+  await mdSync();
+  assert.deepEqual(mdRequests().map((l) => [l.tenant, l.command, l.status]), [
+    ['team-a', 'create', 200], ['team-b', 'view', 200], ['team-b', 'create', 200],
+    ['team-a', 'view', 200], ['team-b', 'view', 200], ['team-a', 'view', 404],
+    ['team-b', 'delete', 404], ['team-a', 'view', 200],
+  ]);
+});
+
+test('a client-supplied X-Tenant-ID is overwritten with the key\'s tenant', async () => {
+  await mdSync();
+  const before = mdRequests().length;
+  const forged = [
+    { 'x-tenant-id': 'team-b' },
+    { 'X-TENANT-ID': 'team-b' },
+    { 'x-tenant-id': ['team-b', 'team-c'] }, // twice: memoryd alone would answer 400
+    { 'x-tenant-id': '../team-b' }, // invalid: memoryd alone would answer 400
+    { 'x-tenant-id': '' },
+  ];
+  for (const headers of forged) {
+    const r = await px.request({ key: KEY_A, headers, body: view() });
+    assert.deepEqual([r.status, r.json], [200, ok(`${LISTING}6B\t/memories\n6B\t/memories/a.txt`)], JSON.stringify(headers));
+  }
+  await mdSync();
+  assert.deepEqual(mdRequests().slice(before).map((l) => l.tenant), Array(forged.length).fill('team-a'));
+});
+
+test('without a valid key: 401 from nginx with WWW-Authenticate, nothing reaches memoryd', async () => {
+  await mdSync();
+  const before = mdRequests().length;
+  const cases = [
+    [{}, 'Bearer realm="memoryd"'],
+    [{ authorization: 'Bearer wrong-key' }, 'Bearer realm="memoryd", error="invalid_token"'],
+    [{ authorization: `Basic ${KEY_A}` }, 'Bearer realm="memoryd", error="invalid_token"'],
+    [{ authorization: `Bearer ${KEY_A} extra` }, 'Bearer realm="memoryd", error="invalid_token"'],
+    [{ authorization: `Bearer ${KEY_A.slice(0, -1)}` }, 'Bearer realm="memoryd", error="invalid_token"'],
+    [{ authorization: 'Bearer ' }, 'Bearer realm="memoryd", error="invalid_token"'],
+    [{ 'x-tenant-id': 'team-a' }, 'Bearer realm="memoryd"'],
+  ];
+  for (const [headers, wwwAuth] of cases) {
+    const r = await px.request({ headers, body: view() });
+    assert.deepEqual([r.status, r.text, r.headers['content-type'], r.headers['www-authenticate'], r.headers['x-memory-is-error']],
+      [401, UNAUTHORIZED, 'application/json', wwwAuth, 'true'], JSON.stringify(headers));
+  }
+  // Also for a GET: authentication comes before anything else.
+  const g = await px.request({ method: 'GET' });
+  assert.deepEqual([g.status, g.text], [401, UNAUTHORIZED]);
+  await mdSync();
+  assert.equal(mdRequests().length, before);
+});
+
+test('the key\'s scheme and the key itself are matched ignoring case (hex keys, see tenants.map)', async () => {
+  let r = await px.request({ headers: { authorization: `bearer ${KEY_A}` }, body: view() });
+  assert.deepEqual([r.status, r.json], [200, ok(`${LISTING}6B\t/memories\n6B\t/memories/a.txt`)]);
+  r = await px.request({ headers: { authorization: `BEARER   ${KEY_A.toUpperCase()}` }, body: view() });
+  assert.deepEqual([r.status, r.json], [200, ok(`${LISTING}6B\t/memories\n6B\t/memories/a.txt`)]);
+});
+
+test('only POST /memory, GET /healthz and GET /readyz are forwarded', async () => {
+  await mdSync();
+  const before = mdRequests().length;
+  for (const method of ['GET', 'PUT', 'DELETE']) {
+    const r = await px.request({ method, key: KEY_A });
+    assert.deepEqual([r.status, r.text, r.headers.allow, r.headers['x-memory-is-error']],
+      [405, '{"type":"tool_result","content":"Error: Use POST /memory with a JSON memory command","is_error":true}', 'POST', 'true'], method);
+  }
+  for (const p of ['/', '/memory/', '/memories', '/Memory', '/healthz/x', '/metrics']) {
+    const r = await px.request({ path: p, method: 'POST', key: KEY_A, body: view() });
+    assert.deepEqual([r.status, r.text], [404, '{"error":"not found: use POST /memory, GET /healthz or GET /readyz"}'], p);
+  }
+  await mdSync();
+  assert.equal(mdRequests().length, before);
+  let r = await px.request({ path: '/healthz', method: 'GET' });
+  assert.deepEqual([r.status, r.text], [200, '{"status":"ok"}']);
+  r = await px.request({ path: '/readyz', method: 'GET' });
+  assert.deepEqual([r.status, r.text], [200, '{"status":"ready"}']);
+  // docker/proxy.Dockerfile's HEALTHCHECK: healthcheck.sh through nginx.
+  const h = await run(path.join(DOCKER, 'healthcheck.sh'), ['127.0.0.1', String(px.port)]);
+  assert.deepEqual([h.code, h.stdout, h.stderr], [0, 'healthy: {"status":"ok"}\n', '']);
+});
+
+test('a body over 4 MiB is refused by nginx with 413; exactly 4 MiB reaches memoryd', async () => {
+  await mdSync();
+  const before = mdRequests().length;
+  const prefix = '{"command":"create","path":"/memories/big.txt","file_text":"';
+  const json = (n) => prefix + 'x'.repeat(n - prefix.length - 2) + '"}';
+  const big = await px.request({ key: KEY_A, body: json(4 * 1024 * 1024 + 1) });
+  assert.deepEqual([big.status, big.text, big.headers['x-memory-is-error']],
+    [413, '{"type":"tool_result","content":"Error: The request body exceeds the limit of 4194304 bytes","is_error":true}', 'true']);
+  await mdSync();
+  assert.equal(mdRequests().length, before, 'the oversized body never reached memoryd');
+  // 4 MiB exactly passes nginx; memoryd answers (its file limit is 1 MiB).
+  const max = await px.request({ key: KEY_A, body: json(4 * 1024 * 1024) });
+  assert.deepEqual([max.status, max.json],
+    [413, err(`Error: File /memories/big.txt would be ${4 * 1024 * 1024 - prefix.length - 2} bytes, over the 1048576-byte file size limit`)]);
+  await mdSync();
+  assert.deepEqual(mdRequests().slice(before).map((l) => [l.tenant, l.status, l.bytes_in]), [['team-a', 413, 4194304]]);
+});
+
+test('a key made with `openssl rand -hex 32` and added to tenants.map works after a reload', async () => {
+  const key = await px.addKey('team-c');
+  let r = await px.request({ key, body: view() });
+  assert.deepEqual([r.status, r.json], [200, ok(`${LISTING}0B\t/memories`)]);
+  r = await px.request({ key: KEY_A, body: view() }); // the example keys still work
+  assert.deepEqual([r.status, r.json], [200, ok(`${LISTING}6B\t/memories\n6B\t/memories/a.txt`)]);
+});
+
+test('past the rate limit (10 r/s, burst 20, per tenant) nginx answers 429; other tenants are unaffected', async () => {
+  const key = await px.addKey('team-rate');
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  try {
+    const statuses = [];
+    let limited = null;
+    const t0 = Date.now();
+    // A fresh tenant's first 1 + burst requests are always served; then one is refused as
+    // soon as requests come faster than 10 a second, which these (one at a time, no pause)
+    // do by far.
+    while (!limited && statuses.length < 200) {
+      const r = await px.request({ key, body: view(), agent });
+      statuses.push(r.status);
+      if (r.status === 429) limited = r;
+      else assert.deepEqual([r.status, r.json], [200, ok(`${LISTING}0B\t/memories`)]);
+    }
+    const ms = Date.now() - t0;
+    assert.ok(limited, `no 429 in 200 requests (${ms} ms)`);
+    assert.deepEqual([limited.text, limited.headers['retry-after'], limited.headers['x-memory-is-error']],
+      ['{"type":"tool_result","content":"Error: Too many requests for this tenant; the command was not applied. Retry shortly.","is_error":true}', '1', 'true']);
+    const served = statuses.length - 1;
+    // 21 at once, plus at most one more per 100 ms elapsed.
+    assert.ok(served >= 21 && served <= 21 + Math.ceil(ms / 100), `served ${served} in ${ms} ms`);
+    await mdSync();
+    assert.equal(mdRequests('team-rate').length, served, 'the refused request never reached memoryd');
+    // The limit is per tenant.
+    const other = await px.request({ key: KEY_B, body: view(), agent });
+    assert.equal(other.status, 200);
+  } finally {
+    agent.destroy();
+  }
+});
+
+test('going around nginx: memoryd answers 403 to any other address (header or not)', async () => {
+  const forbidden = err('Error: Forbidden: 127.0.0.1 is not a trusted proxy; send requests through the proxy');
+  let r = await md.post(view(), { tenant: 'team-a' });
+  assert.deepEqual([r.status, r.json], [403, forbidden]);
+  r = await md.post(view());
+  assert.deepEqual([r.status, r.json], [403, forbidden]);
+  r = await md.request('GET', '/healthz');
+  assert.deepEqual([r.status, r.text], [200, '{"status":"ok"}']);
+});
+
+test('the access log is one JSON object per request with the tenant, and never holds a key', () => {
+  const lines = px.accessLog().trim().split('\n').map((l) => JSON.parse(l));
+  assert.ok(lines.length > 40, `${lines.length} lines`);
+  assert.deepEqual(Object.keys(lines[0]), ['time', 'client', 'tenant', 'method', 'uri', 'status', 'bytes_in', 'bytes_out', 'request_time', 'upstream_time']);
+  assert.deepEqual([lines[0].tenant, lines[0].status, lines[0].uri, lines[0].client], ['team-a', 200, '/memory', '127.0.0.1']);
+  assert.ok(lines.some((l) => l.tenant === '' && l.status === 401));
+  assert.ok(lines.some((l) => l.tenant === 'team-rate' && l.status === 429));
+  for (const out of [px.accessLog(), px.errorLog()]) {
+    assert.ok(!out.includes(KEY_A) && !out.includes(KEY_B), 'a key in the logs');
+  }
+});
+
+test('what memoryd receives: one X-Tenant-ID, no Authorization, from the proxy address, over kept-alive connections', async () => {
+  // A stand-in upstream that records requests, behind a second nginx from the same file.
+  const seen = [];
+  let sockets = 0;
+  const upstream = http.createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      seen.push({ raw: req.rawHeaders, addr: req.socket.remoteAddress, socket: req.socket.id, body: Buffer.concat(chunks).toString() });
+      res.setHeader('content-type', 'application/json');
+      res.end('{"type":"tool_result","content":"ok","is_error":false}');
+    });
+  });
+  upstream.on('connection', (s) => { s.id = ++sockets; });
+  await new Promise((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+  const px2 = await startNginx({ upstreamPort: upstream.address().port });
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  try {
+    const body = JSON.stringify(view());
+    for (const headers of [{ 'x-tenant-id': 'team-b' }, { 'x-tenant-id': ['x', 'y'], 'x-forwarded-for': '10.0.0.1' }, {}]) {
+      const r = await px2.request({ key: KEY_A, headers: { 'content-type': 'application/json', ...headers }, body, agent });
+      assert.equal(r.status, 200);
+    }
+    // A chunked request body arrives with a Content-Length (nginx buffers it first).
+    const chunked = await new Promise((resolve, reject) => {
+      const req = http.request({ host: '127.0.0.1', port: px2.port, method: 'POST', path: '/memory', agent, headers: { authorization: `Bearer ${KEY_B}` } }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode));
+      });
+      req.on('error', reject);
+      req.write(body.slice(0, 10));
+      req.end(body.slice(10));
+    });
+    assert.equal(chunked, 200);
+
+    assert.equal(seen.length, 4);
+    const values = (raw, name) => raw.filter((v, j) => j % 2 === 1 && raw[j - 1].toLowerCase() === name);
+    for (const [i, s] of seen.entries()) {
+      const tenant = i === 3 ? 'team-b' : 'team-a';
+      assert.deepEqual(values(s.raw, 'x-tenant-id'), [tenant], `request ${i}: exactly one X-Tenant-ID, the key's tenant`);
+      assert.deepEqual(values(s.raw, 'authorization'), [], `request ${i}: no Authorization`);
+      assert.deepEqual(values(s.raw, 'connection'), [], `request ${i}: no Connection header (HTTP/1.1 keep-alive)`);
+      assert.deepEqual(values(s.raw, 'transfer-encoding'), [], `request ${i}: not chunked`);
+      assert.deepEqual(values(s.raw, 'content-length'), [String(Buffer.byteLength(body))], `request ${i}: Content-Length`);
+      assert.equal(s.addr, '127.0.0.2', `request ${i}: from proxy_bind's address`);
+      assert.equal(s.body, body);
+    }
+    // One client connection, so one nginx worker, which kept its one upstream connection.
+    assert.deepEqual([...new Set(seen.map((s) => s.socket))], [1]);
+  } finally {
+    agent.destroy();
+    await px2.stop();
+    upstream.closeAllConnections();
+    await new Promise((resolve) => upstream.close(resolve));
+  }
+});
+
+test('memoryd down: nginx answers 502 in the tool_result shape and the proxy health check fails', async () => {
+  await md.stop();
+  const r = await px.request({ key: KEY_A, body: view() });
+  assert.deepEqual([r.status, r.text, r.headers['retry-after'], r.headers['x-memory-is-error']],
+    [502, '{"type":"tool_result","content":"Error: memoryd is unavailable (bad gateway). Retry shortly.","is_error":true}', '1', 'true']);
+  const h = await run(path.join(DOCKER, 'healthcheck.sh'), ['127.0.0.1', String(px.port)]);
+  assert.deepEqual([h.code, h.stdout], [1, 'unhealthy: status line: HTTP/1.1 502 Bad Gateway\n']);
+  md = null;
+});
