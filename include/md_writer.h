@@ -30,6 +30,13 @@ struct md_job {
     void (*done)(struct md_job *job); /* called once, from the writer thread */
 };
 
+struct md_writer_stats {
+    unsigned long long batches;   /* transactions */
+    unsigned long long jobs;      /* commands */
+    unsigned long long exec_us;   /* time running commands (with BEGIN) */
+    unsigned long long commit_us; /* time committing (the flush) */
+};
+
 struct md_writer;
 
 /* Start the writer thread. Returns NULL on failure. */
@@ -40,10 +47,11 @@ struct md_writer *md_writer_start(struct md_store *store, const struct md_limits
  * (then `done` will not be called). */
 enum md_err md_writer_submit(struct md_writer *w, struct md_job *job);
 
-/* Finish every queued job, then stop and free the writer. */
-void md_writer_stop(struct md_writer *w);
+/* Finish every queued job, then stop and free the writer; its final stats
+ * go to `final` unless NULL. */
+void md_writer_stop(struct md_writer *w, struct md_writer_stats *final);
 
-/* Batches committed and jobs run so far (for logs and tests). */
-void md_writer_stats(struct md_writer *w, unsigned long long *batches, unsigned long long *jobs);
+/* What the writer has done so far (for logs and tests). */
+void md_writer_stats(struct md_writer *w, struct md_writer_stats *st);
 
 #endif

@@ -51,7 +51,7 @@ int main(int argc, char **argv)
     struct md_http *http = md_http_start(&cfg, store, writer, why, sizeof why);
     if (!http) {
         md_log_msg(MD_LOG_ERROR, "cannot start the HTTP server", why);
-        md_writer_stop(writer);
+        md_writer_stop(writer, NULL);
         md_store_close(store);
         return 1;
     }
@@ -79,14 +79,15 @@ int main(int argc, char **argv)
         md_log_int(&l, "in_flight", left);
         md_log_end(&l);
     }
-    unsigned long long batches = 0, jobs = 0;
-    md_writer_stats(writer, &batches, &jobs);
-    md_writer_stop(writer); /* runs and resumes anything still queued */
+    struct md_writer_stats ws;
+    md_writer_stop(writer, &ws); /* runs and resumes anything still queued */
     md_http_stop(http);
     md_store_close(store); /* checkpoints the WAL */
     md_log_begin(&l, MD_LOG_INFO, "stopped");
-    md_log_int(&l, "write_batches", (int64_t)batches);
-    md_log_int(&l, "write_commands", (int64_t)jobs);
+    md_log_int(&l, "write_batches", (int64_t)ws.batches);
+    md_log_int(&l, "write_commands", (int64_t)ws.jobs);
+    md_log_int(&l, "write_exec_ms", (int64_t)(ws.exec_us / 1000));
+    md_log_int(&l, "write_commit_ms", (int64_t)(ws.commit_us / 1000));
     md_log_end(&l);
     return 0;
 }

@@ -121,12 +121,17 @@ struct sq_store {
     pthread_mutex_t ckpt_mu;
     pthread_cond_t ckpt_cv;
     int ckpt_stop;
-    int wal_pages; /* frames in the WAL after the last commit */
+    int wal_pages;               /* frames in the WAL after the last commit */
+    struct timespec last_commit; /* CLOCK_MONOTONIC */
     sqlite3 *ckpt_db;
 };
 
-/* WAL frames that trigger a background checkpoint. */
-#define CKPT_PAGES 1000
+/* Checkpoints: when writes pause (no commit for CKPT_IDLE_MS), and during
+ * sustained writes once the WAL holds CKPT_BUSY_PAGES frames. A checkpoint
+ * flushes the database file; done often while commits flush the WAL, the
+ * two flushes compete for the disk and every commit waits longer. */
+#define CKPT_IDLE_MS    250
+#define CKPT_BUSY_PAGES 8192
 
 static int64_t now_ms(void)
 {
@@ -220,7 +225,8 @@ static int wal_hook(void *arg, sqlite3 *db, const char *name, int pages)
     struct sq_store *s = arg;
     pthread_mutex_lock(&s->ckpt_mu);
     s->wal_pages = pages;
-    if (pages >= CKPT_PAGES)
+    clock_gettime(CLOCK_MONOTONIC, &s->last_commit);
+    if (pages >= CKPT_BUSY_PAGES)
         pthread_cond_signal(&s->ckpt_cv);
     pthread_mutex_unlock(&s->ckpt_mu);
     return SQLITE_OK;
@@ -802,12 +808,23 @@ static void *ckpt_main(void *arg)
     struct sq_store *s = arg;
     pthread_mutex_lock(&s->ckpt_mu);
     while (!s->ckpt_stop) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += 1;
-        if (s->wal_pages < CKPT_PAGES)
+        if (s->wal_pages < CKPT_BUSY_PAGES) {
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_nsec += (long)CKPT_IDLE_MS * 1000000 / 2;
+            if (until.tv_nsec >= 1000000000) {
+                until.tv_sec++;
+                until.tv_nsec -= 1000000000;
+            }
             pthread_cond_timedwait(&s->ckpt_cv, &s->ckpt_mu, &until);
+        }
         if (s->ckpt_stop || s->wal_pages == 0)
+            continue;
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long idle_ms = (long)(now.tv_sec - s->last_commit.tv_sec) * 1000 +
+                       (now.tv_nsec - s->last_commit.tv_nsec) / 1000000;
+        if (s->wal_pages < CKPT_BUSY_PAGES && idle_ms < CKPT_IDLE_MS)
             continue;
         s->wal_pages = 0;
         pthread_mutex_unlock(&s->ckpt_mu);

@@ -2,7 +2,9 @@
 #include "md_writer.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "md_log.h"
 
@@ -17,7 +19,15 @@ struct md_writer {
     size_t queued;
     int stopping;
     unsigned long long batches, jobs;
+    uint64_t exec_us, commit_us; /* time spent running commands / committing */
 };
+
+static uint64_t now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
 
 /* Replace a job's result with the generic storage-failure text. */
 static void storage_failure(struct md_job *job, enum md_err err)
@@ -32,13 +42,19 @@ static int is_storage_err(enum md_err e)
     return e == MD_EDB || e == MD_ENOMEM || e == MD_EBUSY;
 }
 
-static void run_batch(struct md_writer *w, struct md_job *batch)
+/* Run a batch in one transaction; *exec_us and *commit_us get the time
+ * spent running its commands and committing. */
+static void run_batch(struct md_writer *w, struct md_job *batch, size_t n, uint64_t *exec_us,
+                      uint64_t *commit_us)
 {
     struct md_txn *t = NULL;
+    uint64_t t0 = now_us();
     enum md_err e = md_store_write_begin(w->store, &t);
     if (e) {
         for (struct md_job *j = batch; j; j = j->next)
             storage_failure(j, e);
+        *exec_us = now_us() - t0;
+        *commit_us = 0;
         return;
     }
     enum md_err fatal = MD_OK; /* the transaction itself is lost */
@@ -62,10 +78,22 @@ static void run_batch(struct md_writer *w, struct md_job *batch)
         if (e)
             fatal = e;
     }
+    uint64_t t1 = now_us();
     if (!fatal)
         fatal = md_txn_commit(t);
     else
         md_txn_rollback(t);
+    uint64_t t2 = now_us();
+    *exec_us = t1 - t0;
+    *commit_us = t2 - t1;
+    if (md_log_enabled(MD_LOG_DEBUG)) {
+        struct md_logline l;
+        md_log_begin(&l, MD_LOG_DEBUG, "write batch");
+        md_log_int(&l, "commands", (int64_t)n);
+        md_log_int(&l, "exec_us", (int64_t)(t1 - t0));
+        md_log_int(&l, "commit_us", (int64_t)(t2 - t1));
+        md_log_end(&l);
+    }
     if (fatal) {
         /* Nothing of this batch is stored: successes become failures. */
         for (struct md_job *j = batch; j; j = j->next)
@@ -100,11 +128,14 @@ static void *writer_main(void *arg)
         w->queued -= n;
         pthread_mutex_unlock(&w->mu);
 
-        run_batch(w, batch);
+        uint64_t exec_us, commit_us;
+        run_batch(w, batch, n, &exec_us, &commit_us);
         /* Counted before anyone hears of the results. */
         pthread_mutex_lock(&w->mu);
         w->batches++;
         w->jobs += n;
+        w->exec_us += exec_us;
+        w->commit_us += commit_us;
         pthread_mutex_unlock(&w->mu);
         for (struct md_job *j = batch, *next; j; j = next) {
             next = j->next;
@@ -157,7 +188,7 @@ enum md_err md_writer_submit(struct md_writer *w, struct md_job *job)
     return MD_OK;
 }
 
-void md_writer_stop(struct md_writer *w)
+void md_writer_stop(struct md_writer *w, struct md_writer_stats *final)
 {
     if (!w)
         return;
@@ -166,15 +197,19 @@ void md_writer_stop(struct md_writer *w)
     pthread_cond_signal(&w->cv);
     pthread_mutex_unlock(&w->mu);
     pthread_join(w->thread, NULL);
+    if (final)
+        md_writer_stats(w, final);
     pthread_mutex_destroy(&w->mu);
     pthread_cond_destroy(&w->cv);
     free(w);
 }
 
-void md_writer_stats(struct md_writer *w, unsigned long long *batches, unsigned long long *jobs)
+void md_writer_stats(struct md_writer *w, struct md_writer_stats *st)
 {
     pthread_mutex_lock(&w->mu);
-    *batches = w->batches;
-    *jobs = w->jobs;
+    st->batches = w->batches;
+    st->jobs = w->jobs;
+    st->exec_us = w->exec_us;
+    st->commit_us = w->commit_us;
     pthread_mutex_unlock(&w->mu);
 }

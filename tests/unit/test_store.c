@@ -867,11 +867,12 @@ static void test_writer(void)
     JOB_RESULT(&jobs[7], MD_ENOENT, "Error: The path /memories/nope does not exist");
     JOB_RESULT(&jobs[8], MD_OK, "File created successfully at: /memories/w/1.txt");
 
-    unsigned long long batches = 0, njobs = 0;
-    md_writer_stats(w, &batches, &njobs);
-    CHECK_EQ_INT(njobs, N);
-    CHECK(batches >= 1 && batches <= N);
-    md_writer_stop(w);
+    struct md_writer_stats st;
+    md_writer_stats(w, &st);
+    CHECK_EQ_INT(st.jobs, N);
+    CHECK(st.batches >= 1 && st.batches <= N);
+    md_writer_stop(w, &st);
+    CHECK_EQ_INT(st.jobs, N);
     for (int i = 0; i < N; i++)
         wjob_free(&jobs[i]);
 
@@ -921,7 +922,7 @@ static void test_writer_full_queue(void)
     CHECK_EQ_INT(wait_done(2), 2);
     JOB_RESULT(&a, MD_OK, "File created successfully at: /memories/a.txt");
     JOB_RESULT(&b, MD_OK, "File created successfully at: /memories/b.txt");
-    md_writer_stop(w);
+    md_writer_stop(w, NULL);
     CHECK_EQ_INT(c.calls, 0);
     SIZE("q", "/memories", 3);
     GONE("q", "/memories/c.txt");
