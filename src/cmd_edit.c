@@ -21,13 +21,10 @@ enum md_err cmd_create(struct cmd_ctx *c)
     if (c->cmd->file_text.n > c->lim->max_file)
         return too_big(c, c->cmd->file_text.n);
     enum md_err e = cmd_tenant(c, 1);
-    struct md_entry ent;
-    if (!e)
-        e = md_txn_get(c->t, c->tenant, p->canon, p->canon_len, 0, &ent);
-    if (e == MD_OK)
-        return cmd_say1(c->out, MD_EEXIST, "Error: File ", p->raw, " already exists");
-    if (e != MD_ENOENT)
+    if (e)
         return e;
+    /* No lookup of the path first: the insert itself fails on an existing
+     * file or directory (and its parents exist then, so none is made). */
     size_t file_len = 0;
     e = cmd_make_parents(c, p->canon, p->canon_len, &file_len);
     if (e == MD_ECONFLICT)
@@ -36,7 +33,7 @@ enum md_err cmd_create(struct cmd_ctx *c)
     if (!e)
         e = md_txn_insert(c->t, c->tenant, p->canon, p->canon_len, MD_KIND_FILE,
                           c->cmd->file_text.p, c->cmd->file_text.n);
-    if (e == MD_EEXIST) /* a racing writer of another process */
+    if (e == MD_EEXIST)
         return cmd_say1(c->out, MD_EEXIST, "Error: File ", p->raw, " already exists");
     if (!e)
         e = cmd_add_to_ancestors(c, p->canon, p->canon_len, (int64_t)c->cmd->file_text.n);
