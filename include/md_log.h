@@ -36,6 +36,13 @@ void md_log_int(struct md_logline *l, const char *key, int64_t val);
 void md_log_bool(struct md_logline *l, const char *key, int val);
 void md_log_end(struct md_logline *l);
 
+/* Write lines from a background thread from now on (memoryd's request
+ * path then never waits for write(2)); returns -1 when it cannot start.
+ * md_log_stop_async() writes what is pending and goes back to direct
+ * writes. Without it every line is written at once (tests, tools). */
+int md_log_start_async(void);
+void md_log_stop_async(void);
+
 /* One-shot: {"msg":msg,"detail":detail}. */
 void md_log_msg(enum md_log_level level, const char *msg, const char *detail);
 

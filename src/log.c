@@ -1,7 +1,9 @@
 /* log.c — one JSON object per line on stderr (see md_log.h). */
 #include "md_log.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -44,20 +46,41 @@ static const char *level_name(enum md_log_level l)
     return "info";
 }
 
+/* "YYYY-MM-DDTHH:MM:SS" of `sec`, formatted once per second and thread. */
+static size_t format_second(time_t sec, char out[24])
+{
+    static _Thread_local time_t cached_sec = -1;
+    static _Thread_local char cached[24];
+    static _Thread_local size_t cached_len;
+    if (sec != cached_sec) {
+        struct tm tm;
+        gmtime_r(&sec, &tm);
+        cached_len = strftime(cached, sizeof cached, "%Y-%m-%dT%H:%M:%S", &tm);
+        cached_sec = sec;
+    }
+    memcpy(out, cached, cached_len);
+    return cached_len;
+}
+
 void md_log_begin(struct md_logline *l, enum md_log_level level, const char *msg)
 {
     md_buf_init(&l->b, (size_t)64 << 10);
     l->on = md_log_enabled(level);
-    if (!l->on)
+    if (!l->on || md_buf_reserve(&l->b, 256) != MD_OK)
         return;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    struct tm tm;
-    gmtime_r(&ts.tv_sec, &tm);
-    char when[40];
-    size_t n = strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
-    md_buf_printf(&l->b, "{\"time\":\"%.*s.%03ldZ\",\"level\":\"%s\",\"msg\":", (int)n, when,
-                  ts.tv_nsec / 1000000, level_name(level));
+    char when[24];
+    size_t n = format_second(ts.tv_sec, when);
+    long ms = ts.tv_nsec / 1000000;
+    char frac[5] = {'.', (char)('0' + ms / 100), (char)('0' + ms / 10 % 10), (char)('0' + ms % 10),
+                    'Z'};
+    md_buf_puts(&l->b, "{\"time\":\"");
+    md_buf_append(&l->b, when, n);
+    md_buf_append(&l->b, frac, sizeof frac);
+    md_buf_puts(&l->b, "\",\"level\":\"");
+    md_buf_puts(&l->b, level_name(level));
+    md_buf_puts(&l->b, "\",\"msg\":");
     md_json_put_string(&l->b, msg, strlen(msg));
 }
 
@@ -82,7 +105,8 @@ void md_log_int(struct md_logline *l, const char *key, int64_t val)
         return;
     md_buf_putc(&l->b, ',');
     md_json_put_string(&l->b, key, strlen(key));
-    md_buf_printf(&l->b, ":%lld", (long long)val);
+    md_buf_putc(&l->b, ':');
+    md_buf_put_i64(&l->b, val);
 }
 
 void md_log_bool(struct md_logline *l, const char *key, int val)
@@ -94,18 +118,120 @@ void md_log_bool(struct md_logline *l, const char *key, int val)
     md_buf_puts(&l->b, val ? ":true" : ":false");
 }
 
+static void write_all(const char *p, size_t left)
+{
+    while (left > 0) {
+        ssize_t w = write(STDERR_FILENO, p, left);
+        if (w <= 0)
+            break;
+        p += w;
+        left -= (size_t)w;
+    }
+}
+
+/* ---- the asynchronous writer ----
+ * Lines are appended to a pending buffer; a thread writes whatever has
+ * gathered with one write(2) and swaps buffers. Under load many lines go out
+ * in one call; when idle a line goes out at once. A full buffer makes the
+ * logging thread wait (lines are never dropped). */
+
+#define ASYNC_CAP ((size_t)1 << 20)
+
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t ready; /* lines pending, or stop */
+    pthread_cond_t room;  /* the pending buffer was taken */
+    char *pending, *spare;
+    size_t len;
+    int stop;
+    pthread_t thread;
+} g_async = {PTHREAD_MUTEX_INITIALIZER,
+             PTHREAD_COND_INITIALIZER,
+             PTHREAD_COND_INITIALIZER,
+             NULL,
+             NULL,
+             0,
+             0,
+             0};
+static atomic_int g_async_on;
+
+static void *async_main(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&g_async.mu);
+    for (;;) {
+        while (g_async.len == 0 && !g_async.stop)
+            pthread_cond_wait(&g_async.ready, &g_async.mu);
+        if (g_async.len == 0)
+            break; /* stopping, nothing left */
+        char *out = g_async.pending;
+        size_t n = g_async.len;
+        g_async.pending = g_async.spare;
+        g_async.spare = out;
+        g_async.len = 0;
+        pthread_cond_broadcast(&g_async.room);
+        pthread_mutex_unlock(&g_async.mu);
+        write_all(out, n);
+        pthread_mutex_lock(&g_async.mu);
+    }
+    pthread_mutex_unlock(&g_async.mu);
+    return NULL;
+}
+
+int md_log_start_async(void)
+{
+    g_async.pending = malloc(ASYNC_CAP);
+    g_async.spare = malloc(ASYNC_CAP);
+    g_async.len = 0;
+    g_async.stop = 0;
+    if (!g_async.pending || !g_async.spare ||
+        pthread_create(&g_async.thread, NULL, async_main, NULL) != 0) {
+        free(g_async.pending);
+        free(g_async.spare);
+        g_async.pending = g_async.spare = NULL;
+        return -1;
+    }
+    atomic_store(&g_async_on, 1);
+    return 0;
+}
+
+void md_log_stop_async(void)
+{
+    if (!atomic_load(&g_async_on))
+        return;
+    pthread_mutex_lock(&g_async.mu);
+    g_async.stop = 1;
+    pthread_cond_signal(&g_async.ready);
+    pthread_mutex_unlock(&g_async.mu);
+    pthread_join(g_async.thread, NULL);
+    atomic_store(&g_async_on, 0);
+    free(g_async.pending);
+    free(g_async.spare);
+    g_async.pending = g_async.spare = NULL;
+}
+
+static void async_put(const char *p, size_t n)
+{
+    pthread_mutex_lock(&g_async.mu);
+    while (g_async.len + n > ASYNC_CAP && g_async.len > 0)
+        pthread_cond_wait(&g_async.room, &g_async.mu);
+    if (n > ASYNC_CAP) {
+        write_all(p, n); /* larger than the buffer: straight out */
+    } else {
+        memcpy(g_async.pending + g_async.len, p, n);
+        g_async.len += n;
+        pthread_cond_signal(&g_async.ready);
+    }
+    pthread_mutex_unlock(&g_async.mu);
+}
+
 void md_log_end(struct md_logline *l)
 {
     if (l->on && md_buf_puts(&l->b, "}\n") == MD_OK) {
-        const char *p = l->b.data;
-        size_t left = l->b.len;
-        while (left > 0) {
-            ssize_t w = write(STDERR_FILENO, p, left);
-            if (w <= 0)
-                break;
-            p += w;
-            left -= (size_t)w;
-        }
+        if (atomic_load(&g_async_on))
+            async_put(l->b.data, l->b.len);
+        else
+            write_all(l->b.data, l->b.len);
     }
     md_buf_free(&l->b);
 }

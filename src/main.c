@@ -56,6 +56,9 @@ int main(int argc, char **argv)
         return 1;
     }
 
+    /* From here on, log lines are written by a background thread. */
+    if (md_log_start_async() != 0)
+        md_log_msg(MD_LOG_WARN, "cannot start the log thread; logging directly", NULL);
     struct md_logline l;
     md_log_begin(&l, MD_LOG_INFO, "listening");
     md_log_str(&l, "version", MD_VERSION);
@@ -89,5 +92,6 @@ int main(int argc, char **argv)
     md_log_int(&l, "write_exec_ms", (int64_t)(ws.exec_us / 1000));
     md_log_int(&l, "write_commit_ms", (int64_t)(ws.commit_us / 1000));
     md_log_end(&l);
+    md_log_stop_async();
     return 0;
 }
