@@ -13,8 +13,9 @@ if [[ "${1:-}" == "--test" ]]; then
   # clang and its runtime: the libFuzzer targets (scripts/build.sh --fuzz).
   pkgs+=(clang libclang-rt-14-dev)
   # The deployment tests (tests/deploy): nginx runs docker/nginx.conf for real,
-  # systemd's systemd-analyze checks docker/memoryd.service, shellcheck lints docker/*.sh.
-  pkgs+=(nginx systemd shellcheck)
+  # systemd's systemd-analyze checks docker/memoryd.service and strace memoryd's system
+  # calls against its filter, shellcheck lints docker/*.sh.
+  pkgs+=(nginx systemd strace shellcheck)
   # Node.js >= 18 runs the HTTP, conformance and OpenAPI tests. Use the
   # machine's own when it has one; else Debian's.
   if ! command -v node >/dev/null || ! node -e 'process.exit(+process.versions.node.split(".")[0] >= 18 ? 0 : 1)'; then

@@ -260,3 +260,217 @@ rec nonroot chroot ${sh(m)} setpriv --reuid=65534 --regid=65534 --clear-groups /
   // Nothing of it on this machine.
   assert.equal((await run('getent', ['passwd', 'memoryd'])).stdout.includes(':10001:'), false);
 });
+
+// ---- the images, built and run without an engine ----
+
+let imagesPromise = null;
+function images() {
+  imagesPromise ??= (async () => {
+    const t0 = Date.now();
+    const memoryd = await buildImage({
+      dockerfile: path.join(DOCKER, 'Dockerfile'), ignore: readDocker('Dockerfile.dockerignore'), context: REPO, dir: path.join(dir, 'image-memoryd'),
+    });
+    const proxy = await buildImage({
+      dockerfile: path.join(DOCKER, 'proxy.Dockerfile'), ignore: readDocker('proxy.Dockerfile.dockerignore'), context: DOCKER, dir: path.join(dir, 'image-proxy'),
+    });
+    console.log(`# both images built in a throwaway root in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    return { memoryd, proxy };
+  })();
+  return imagesPromise;
+}
+
+// Run `script` (bash) in fresh namespaces with a helper `rec NAME CMD...` that keeps each
+// command's stdout, stderr and status; returns {NAME: {rc, out, err}}.
+async function recorded(name, script, opts) {
+  const out = path.join(dir, `${name}-out`);
+  fs.mkdirSync(out, { recursive: true });
+  const r = await inNamespaces(`
+rec() { local n=$1; shift; local rc=0; "$@" >${sh(out)}/$n.out 2>${sh(out)}/$n.err || rc=$?; echo $rc >${sh(out)}/$n.rc; }
+${script}`, opts);
+  assert.equal(r.code, 0, `${name}: the sandbox script failed:\n${r.stdout}${r.stderr}`);
+  const res = {};
+  for (const f of fs.readdirSync(out).filter((x) => x.endsWith('.rc'))) {
+    const n = f.slice(0, -3);
+    const text = (ext) => (fs.existsSync(path.join(out, `${n}.${ext}`)) ? fs.readFileSync(path.join(out, `${n}.${ext}`), 'utf8') : '');
+    res[n] = { rc: Number(fs.readFileSync(path.join(out, f), 'utf8')), out: text('out'), err: text('err') };
+  }
+  return res;
+}
+
+// The Debian package of each library memoryd names (NEEDED), as the loader finds it.
+const OWNERS = String.raw`for l in $(readelf -d /usr/local/bin/memoryd | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+  p=$(ldd /usr/local/bin/memoryd | awk -v l="$l" '$1 == l {print $3}')
+  { dpkg -S "$p" 2>/dev/null || dpkg -S "/usr$p"; } | sed 's/:.*//'
+done | sort -u`;
+
+test('docker/Dockerfile carried out in a throwaway root: setup.sh + build.sh, then install-runtime.sh; what the image holds', { skip: skipSandbox, timeout: 900000 }, async () => {
+  const { memoryd } = await images();
+  const { build, runtime } = memoryd.stages;
+  assert.match(memoryd.log, /== build: RUN scripts\/setup\.sh && scripts\/build\.sh\n/);
+  assert.match(memoryd.log, /Built target memoryd\n/);
+  assert.match(memoryd.log, /== runtime: RUN \/usr\/local\/lib\/memoryd\/install-runtime\.sh --uid 10001 --clean-apt\ninstall-runtime: created user memoryd \(uid=10001\(memoryd\) gid=10001\(memoryd\) groups=10001\(memoryd\)\)\n/);
+  assert.ok(fs.existsSync(`${build.layer}/src/build/memoryd`));
+  const layer = runtime.layer;
+  const st = (p) => { const s = fs.statSync(`${layer}${p}`); return `${s.uid}:${s.gid} ${(s.mode & 0o7777).toString(8)}`; };
+  assert.deepEqual([st('/usr/local/bin/memoryd'), st('/usr/local/lib/memoryd/install-runtime.sh'), st('/usr/local/lib/memoryd/healthcheck.sh'), st('/var/lib/memoryd')],
+    ['0:0 755', '0:0 755', '0:0 755', '10001:10001 750']);
+  assert.deepEqual(fs.readdirSync(`${layer}/usr/local/bin`), ['memoryd'], 'nothing else was installed in /usr/local/bin');
+  assert.ok(!fs.existsSync(`${layer}/src`), 'no sources in the runtime image');
+
+  const m = `${dir}/inspect/merged`;
+  const res = await recorded('inspect', `
+${mountRoot({ layers: [layer], upper: `${dir}/inspect/upper`, work: `${dir}/inspect/work`, merged: m })}
+rec version chroot ${sh(m)} setpriv --reuid=10001 --regid=10001 --clear-groups /usr/local/bin/memoryd --version
+rec needed sh -c ${sh(`readelf -d ${m}/usr/local/bin/memoryd | sed -n 's/.*(NEEDED).*\\[\\(.*\\)\\]/\\1/p'`)}
+rec owners chroot ${sh(m)} sh -c ${sh(OWNERS)}
+rec ldd chroot ${sh(m)} sh -c 'ldd /usr/local/bin/memoryd | grep -c "not found" || true'
+rec aptlists sh -c ${sh(`ls -A ${m}/var/lib/apt/lists | wc -l`)}
+`, { net: 'private' });
+  assert.deepEqual(res.version.rc, 0, res.version.err);
+  assert.match(res.version.out, /^memoryd \d+\.\d+\.\d+/);
+  assert.deepEqual(res.needed.out.split('\n').filter(Boolean).sort(), ['libc.so.6', 'libjansson.so.4', 'libmicrohttpd.so.12', 'libsqlite3.so.0']);
+  // Every library memoryd links comes from a package install-runtime.sh installs, or libc6
+  // (essential: in every Debian image).
+  assert.deepEqual(res.owners.out.split('\n').filter(Boolean), ['libc6', 'libjansson4', 'libmicrohttpd12', 'libsqlite3-0']);
+  assert.match(readDocker('install-runtime.sh'), /\npkgs=\(libmicrohttpd12 libjansson4 libsqlite3-0\)\n/);
+  assert.deepEqual([res.ldd.out, res.aptlists.out], ['0\n', '0\n']);
+});
+
+test('docker/proxy.Dockerfile carried out in a throwaway root: install-proxy.sh; nginx.conf in place, access log to stdout', { skip: skipSandbox, timeout: 900000 }, async () => {
+  const { proxy } = await images();
+  const layer = proxy.stages.stage0.layer;
+  assert.equal(fs.readFileSync(`${layer}/etc/nginx/nginx.conf`, 'utf8'), readDocker('nginx.conf'));
+  assert.equal(fs.readlinkSync(`${layer}/var/log/nginx/access.log`), '/dev/stdout');
+  assert.deepEqual(fs.readdirSync(`${layer}/usr/local/lib/memoryd`).sort(), ['healthcheck.sh', 'install-proxy.sh']);
+  assert.ok(!fs.existsSync(`${layer}/etc/nginx/tenants.map`), 'no keys in the image');
+  // install-proxy.sh again, as on a host: idempotent.
+  const m = `${dir}/proxy-again/merged`;
+  const res = await recorded('proxy-again', `
+${mountRoot({ layers: [layer], upper: `${dir}/proxy-again/upper`, work: `${dir}/proxy-again/work`, merged: m })}
+rec again chroot ${sh(m)} /usr/local/lib/memoryd/install-proxy.sh --container-logs --clean-apt
+rec bad chroot ${sh(m)} /usr/local/lib/memoryd/install-proxy.sh --nope
+rec link readlink ${sh(`${m}/var/log/nginx/access.log`)}
+`, { net: 'private' });
+  assert.deepEqual(res.again, { rc: 0, out: '', err: '' });
+  assert.deepEqual(res.bad, { rc: 2, out: '', err: 'install-proxy: unknown argument: --nope\n' });
+  assert.deepEqual(res.link, { rc: 0, out: '/dev/stdout\n', err: '' });
+});
+
+test('compose.yaml run in network namespaces: through the proxy to memoryd, as compose would run the two images', { skip: skipSandbox, timeout: 900000 }, async () => {
+  const { memoryd: mImage, proxy: pImage } = await images();
+  const doc = compose();
+  const ms = doc.services.memoryd;
+  const ps = doc.services.proxy;
+  const backend = doc.networks.backend.ipam.config[0].subnet; // 172.30.77.0/24
+  const prefix = backend.split('.').slice(0, 3).join('.');
+  const memorydAddress = `${prefix}.2`; // Docker gives the first container .2
+  const proxyAddress = ps.networks.backend.ipv4_address;
+  const frontAddress = '172.30.78.10'; // compose picks the frontend subnet; any will do
+  const volume = path.join(dir, 'volume-memoryd-data');
+  fs.mkdirSync(volume);
+  const service = (s, name, image, pidVar, hosts) => container({
+    image, dir: path.join(dir, `run-${name}`), pidVar, hosts,
+    env: s.environment ?? {}, readOnly: s.read_only, tmpfs: s.tmpfs, capAdd: s.cap_add ?? [], capDrop: s.cap_drop ?? [],
+    noNewPrivileges: (s.security_opt ?? []).includes('no-new-privileges:true'),
+    volumes: (s.volumes ?? []).map((v) => {
+      const [src, target, mode] = v.split(':');
+      return { source: src.startsWith('./') ? path.join(DOCKER, src) : { 'memoryd-data': volume }[src], target, readOnly: mode === 'ro' };
+    }),
+  });
+  const m = service(ms, 'memoryd', mImage.stages.runtime, 'PID_M');
+  const p = service(ps, 'proxy', pImage.stages.stage0, 'PID_P', { memoryd: memorydAddress });
+  const curl = (name, url, args = []) => `rec ${name} curl -sS -w '\\n%{http_code}' --max-time 10 ${args.map(sh).join(' ')} ${sh(url)}`;
+  const post = (name, body, headers = [], url = `http://${frontAddress}:8080/memory`) =>
+    curl(name, url, [...headers.flatMap((h) => ['-H', h]), '-d', JSON.stringify(body)]);
+  const A = 'Authorization: Bearer example-key-team-a-do-not-use';
+  const B = 'Authorization: Bearer example-key-team-b-do-not-use';
+  const healthy = (c, v) => `for i in $(seq 1 100); do ${c.exec(v)} >/dev/null 2>&1 && break; sleep 0.1; done`;
+  const mHealth = imageConfig(mImage.stages.runtime.stage).healthcheck.cmd;
+  const pHealth = imageConfig(pImage.stages.stage0.stage).healthcheck.cmd;
+
+  const res = await recorded('compose', `
+# The Docker host: one bridge per compose network.
+ip link add br-backend type bridge && ip addr add ${prefix}.1/24 dev br-backend && ip link set br-backend up
+ip link add br-frontend type bridge && ip addr add 172.30.78.1/24 dev br-frontend && ip link set br-frontend up
+n=0
+attach() { # pid ifname bridge address
+  # (wait until the container's first process has its own network namespace)
+  while [[ "$(readlink /proc/$1/ns/net)" == "$(readlink /proc/self/ns/net)" ]]; do sleep 0.01; done
+  n=$((n + 1)); ip link add "veth$n" type veth peer name "peer$n"
+  ip link set "veth$n" master "$3" up; ip link set "peer$n" netns "$1"
+  nsenter --net=/proc/$1/ns/net sh -c "ip link set lo up && ip link set peer$n name $2 && ip addr add $4 dev $2 && ip link set $2 up"
+}
+# memoryd first (the proxy depends on it being healthy).
+${m.setup}
+${m.start}
+attach "$PID_M" eth0 br-backend ${memorydAddress}/24
+${healthy(m, mHealth)}
+rec m_health ${m.exec(mHealth)}
+${p.setup}
+${p.start}
+attach "$PID_P" eth0 br-backend ${proxyAddress}/24
+attach "$PID_P" eth1 br-frontend ${frontAddress}/24
+${healthy(p, pHealth)}
+rec p_health ${p.exec(pHealth)}
+
+# A client, through the proxy.
+${post('create_a', { command: 'create', path: '/memories/a.txt', file_text: 'from A' }, [A])}
+${post('view_b', { command: 'view', path: '/memories' }, [B])}
+${post('forged_b', { command: 'view', path: '/memories' }, [B, 'X-Tenant-ID: team-a'])}
+${post('view_a', { command: 'view', path: '/memories' }, [A])}
+${post('nokey', { command: 'view', path: '/memories' }, ['X-Tenant-ID: team-a'])}
+# Around the proxy, from the host's address on the backend network.
+${post('direct', { command: 'view', path: '/memories' }, ['X-Tenant-ID: team-a'], `http://${memorydAddress}:8080/memory`)}
+${curl('direct_health', `http://${memorydAddress}:8080/healthz`)}
+
+# Inside the containers.
+rec m_proc grep -E '^(Uid|Gid|CapEff|CapBnd|NoNewPrivs):' /proc/$PID_M/status
+rec m_rootfs ${m.exec(['/bin/sh', '-c', 'touch /var/x 2>&1; touch /usr/local/bin/x'])}
+rec m_tmp ${m.exec(['/bin/sh', '-c', 'echo ok >/tmp/x && cat /tmp/x && pwd && id'])}
+rec p_proc grep -E '^(Uid|CapEff|CapBnd|NoNewPrivs):' /proc/$PID_P/status
+rec p_workers sh -c 'for c in $(cat /proc/'"$PID_P"'/task/*/children); do grep -E "^Uid:" /proc/$c/status; done | sort -u'
+
+# docker compose down: the proxy (SIGQUIT), then memoryd (SIGTERM), each waited for.
+kill -${pImage.stages.stage0.config.stopsignal.replace('SIG', '')} "$PID_P"; rc=0; wait "$PID_P" || rc=$?; echo "$rc" >${sh(path.join(dir, 'compose-out'))}/p_exit.rc
+kill -${mImage.stages.runtime.config.stopsignal.replace('SIG', '')} "$PID_M"; rc=0; wait "$PID_M" || rc=$?; echo "$rc" >${sh(path.join(dir, 'compose-out'))}/m_exit.rc
+`, { net: 'private' });
+
+  const body = (r) => ({ status: Number(r.out.slice(r.out.lastIndexOf('\n') + 1)), body: r.out.slice(0, r.out.lastIndexOf('\n')), rc: r.rc, err: r.err });
+  const LISTING = 'Here\'re the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\\n';
+  const mLog = fs.readFileSync(path.join(dir, 'run-memoryd', 'stderr'), 'utf8');
+  const pErr = fs.readFileSync(path.join(dir, 'run-proxy', 'stderr'), 'utf8');
+  const diag = `\nmemoryd:\n${mLog}\nnginx:\n${pErr}`;
+  assert.deepEqual(res.m_health, { rc: 0, out: 'healthy: {"status":"ok"}\n', err: '' }, diag);
+  assert.deepEqual(res.p_health, { rc: 0, out: 'healthy: {"status":"ok"}\n', err: '' }, diag);
+  assert.deepEqual(body(res.create_a), { status: 200, body: '{"type":"tool_result","content":"File created successfully at: /memories/a.txt","is_error":false}', rc: 0, err: '' }, diag);
+  assert.deepEqual(body(res.view_b), { status: 200, body: `{"type":"tool_result","content":"${LISTING}0B\\t/memories","is_error":false}`, rc: 0, err: '' });
+  assert.deepEqual(body(res.forged_b), body(res.view_b));
+  assert.deepEqual(body(res.view_a), { status: 200, body: `{"type":"tool_result","content":"${LISTING}6B\\t/memories\\n6B\\t/memories/a.txt","is_error":false}`, rc: 0, err: '' });
+  assert.deepEqual(body(res.nokey).status, 401);
+  assert.deepEqual(body(res.direct), { status: 403, body: `{"type":"tool_result","content":"Error: Forbidden: ${prefix}.1 is not a trusted proxy; send requests through the proxy","is_error":true}`, rc: 0, err: '' });
+  assert.deepEqual(body(res.direct_health), { status: 200, body: '{"status":"ok"}', rc: 0, err: '' });
+
+  // memoryd: uid/gid 10001, no capabilities at all, no-new-privileges, read-only root,
+  // writable /tmp (tmpfs), in its WORKDIR.
+  assert.deepEqual(res.m_proc.out, 'Uid:\t10001\t10001\t10001\t10001\nGid:\t10001\t10001\t10001\t10001\nCapEff:\t0000000000000000\nCapBnd:\t0000000000000000\nNoNewPrivs:\t1\n');
+  assert.deepEqual(res.m_rootfs, { rc: 1, out: 'touch: cannot touch \'/var/x\': Read-only file system\n', err: 'touch: cannot touch \'/usr/local/bin/x\': Read-only file system\n' });
+  assert.deepEqual(res.m_tmp, { rc: 0, out: 'ok\n/var/lib/memoryd\nuid=10001(memoryd) gid=10001(memoryd) groups=10001(memoryd)\n', err: '' });
+  // nginx: the master is root with CHOWN, SETGID, SETUID only; the workers are www-data.
+  const capsHex = (1n << 0n | 1n << 6n | 1n << 7n).toString(16).padStart(16, '0'); // chown, setgid, setuid
+  assert.deepEqual(res.p_proc.out, `Uid:\t0\t0\t0\t0\nCapEff:\t${capsHex}\nCapBnd:\t${capsHex}\nNoNewPrivs:\t1\n`);
+  assert.deepEqual(res.p_workers.out, 'Uid:\t33\t33\t33\t33\n');
+  // Stopped cleanly by their stop signals.
+  assert.deepEqual([res.p_exit.rc, res.m_exit.rc], [0, 0], diag);
+  assert.match(mLog.trim().split('\n').at(-1), /"msg":"stopped"/);
+
+  // The data is on the volume, owned by memoryd, intact, in team-a's name.
+  const vol = fs.readdirSync(volume).sort();
+  assert.deepEqual(vol, ['memoryd.db']);
+  assert.deepEqual([fs.statSync(volume).uid, fs.statSync(volume).mode & 0o777, fs.statSync(path.join(volume, 'memoryd.db')).uid], [10001, 0o750, 10001]);
+  const q = await run('sqlite3', [path.join(volume, 'memoryd.db'), 'PRAGMA integrity_check; SELECT t.name, e.path FROM entries e JOIN tenants t ON t.id = e.tenant ORDER BY 1, 2;']);
+  assert.deepEqual([q.code, q.stdout], [0, 'ok\nteam-a|/memories\nteam-a|/memories/a.txt\n']);
+  // The proxy's access log went to its standard output (docker logs).
+  const access = fs.readFileSync(path.join(dir, 'run-proxy', 'stdout'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  assert.deepEqual(access.filter((l) => l.uri === '/memory').map((l) => [l.tenant, l.status, l.client]),
+    [['team-a', 200, '172.30.78.1'], ['team-b', 200, '172.30.78.1'], ['team-b', 200, '172.30.78.1'], ['team-a', 200, '172.30.78.1'], ['', 401, '172.30.78.1']]);
+});

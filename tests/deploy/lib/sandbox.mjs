@@ -26,8 +26,10 @@ export const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/
 // namespace with `net: 'private'`: loopback only, brought up). When the namespace's first
 // process ends, the kernel ends every other one in it.
 export function inNamespaces(script, { net = 'host', timeoutMs = 600000 } = {}) {
-  const args = ['--mount', '--pid', '--fork', '--kill-child', '--propagation', 'private'];
-  // (--mount-proc is not needed: the containers mount their own /proc.)
+  // --mount-proc: /proc of the new PID namespace, so that /proc/<pid> names the
+  // namespace's own processes (nsenter --net=/proc/$pid/ns/net must not reach the
+  // machine's).
+  const args = ['--mount', '--pid', '--fork', '--kill-child', '--propagation', 'private', '--mount-proc'];
   if (net === 'private') args.push('--net');
   const prelude = `set -euo pipefail\n${net === 'private' ? 'ip link set lo up\n' : ''}`;
   return run('unshare', [...args, 'bash', '-c', prelude + script], { timeoutMs });
@@ -36,10 +38,16 @@ export function inNamespaces(script, { net = 'host', timeoutMs = 600000 } = {}) 
 // Shell lines that mount the overlay root `merged` from `layers` (upper-most first, the
 // machine's root last) with the writable `upper` (then `between`, e.g. making mount
 // points), plus /proc, /dev and an empty /tmp.
+// An image layer lies inside '/', the bottom layer, and overlayfs refuses a lower layer
+// inside another (ELOOP): the layers are copied to a tmpfs of this namespace first
+// (whiteouts and overlay attributes included).
 export function mountRoot({ layers, upper, work, merged, between = '', tmp = true }) {
+  const copies = layers.map((l, i) => `${merged}-layers/${i}`);
   return `
 mkdir -p ${sh(upper)} ${sh(work)} ${sh(merged)}
-mount -t overlay overlay -o ${sh(`lowerdir=${[...layers, '/'].join(':')},upperdir=${upper},workdir=${work}`)} ${sh(merged)}
+${layers.length ? `mkdir -p ${sh(`${merged}-layers`)} && mount -t tmpfs tmpfs ${sh(`${merged}-layers`)}` : ''}
+${layers.map((l, i) => `cp -a --preserve=all ${sh(l)} ${sh(copies[i])}`).join('\n')}
+mount -t overlay overlay -o ${sh(`lowerdir=${[...copies, '/'].join(':')},upperdir=${upper},workdir=${work}`)} ${sh(merged)}
 ${between}
 mount -t proc proc ${sh(`${merged}/proc`)}
 mount --rbind /dev ${sh(`${merged}/dev`)}
