@@ -54,8 +54,8 @@ export async function startNginx({ upstreamPort, proxyBind = '127.0.0.2', extraM
     return httpRequest({ port, method, path: p, headers: h, body, agent });
   }
 
-  // Add a key to tenants.map, made as tenants.map says (openssl rand -hex 32), and reload
-  // nginx with SIGHUP (what `nginx -s reload` sends); resolves once the key is accepted.
+  // Add a key to tenants.map, made as tenants.map says (openssl rand -hex 32), and
+  // `nginx -s reload`; resolves once the key is accepted.
   // The probe is a GET /memory: 405 (key accepted) or 401, decided before the rate limit
   // and never forwarded, so it costs the tenant nothing.
   async function addKey(tenant) {
@@ -64,7 +64,8 @@ export async function startNginx({ upstreamPort, proxyBind = '127.0.0.2', extraM
     const key = r.stdout.trim();
     if (!/^[0-9a-f]{64}$/.test(key)) throw new Error(`unexpected key ${JSON.stringify(key)}`);
     fs.appendFileSync(mapPath, `${key} ${tenant};\n`);
-    process.kill(proc.pid, 'SIGHUP');
+    const reload = await run('nginx', ['-p', `${dir}/`, '-c', confPath, '-g', `pid ${dir}/nginx.pid;`, '-s', 'reload']);
+    if (reload.code !== 0) throw new Error(`nginx -s reload failed: ${reload.stderr}`);
     await waitFor(async () => (await request({ method: 'GET', key })).status === 405,
       `nginx to accept the new key of ${tenant}`);
     return key;
