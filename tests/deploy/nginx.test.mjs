@@ -57,6 +57,15 @@ after(async () => {
   if (mdDir) fs.rmSync(mdDir, { recursive: true, force: true });
 });
 
+test('nginx -t accepts the configuration', async () => {
+  const r = await run('nginx', ['-t', '-p', `${px.dir}/`, '-c', path.join(px.dir, 'nginx.conf'), '-g', `pid ${px.dir}/nginx.pid;`]);
+  assert.deepEqual([r.code, r.stdout, r.stderr.split('\n').map((l) => l.replace(px.dir, '<dir>'))], [0, '', [
+    'nginx: the configuration file <dir>/nginx.conf syntax is ok',
+    'nginx: configuration file <dir>/nginx.conf test is successful',
+    '',
+  ]]);
+});
+
 test('two API keys reach two separate tenants: what one creates the other cannot see', async () => {
   let r = await px.request({ key: KEY_A, body: { command: 'create', path: '/memories/a.txt', file_text: 'from A' } });
   assert.deepEqual([r.status, r.json], [200, ok('File created successfully at: /memories/a.txt')]);
