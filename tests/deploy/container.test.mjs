@@ -273,7 +273,7 @@ function images() {
     const proxy = await buildImage({
       dockerfile: path.join(DOCKER, 'proxy.Dockerfile'), ignore: readDocker('proxy.Dockerfile.dockerignore'), context: DOCKER, dir: path.join(dir, 'image-proxy'),
     });
-    console.log(`# both images built in a throwaway root in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    console.log(`both images built in a throwaway root in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     return { memoryd, proxy };
   })();
   return imagesPromise;

@@ -67,7 +67,7 @@ test('systemd-analyze verify reports nothing about the unit (and does report a b
   const r = await run('systemd-analyze', ['verify', file]);
   const about = (out) => out.split('\n').filter((l) => l.includes('memoryd') || l.includes(dir));
   assert.deepEqual([r.code, about(r.stdout), about(r.stderr)], [0, [], []], r.stderr);
-  if (r.stderr.trim()) console.log(`# systemd-analyze verify, about other units:\n${r.stderr}`);
+  if (r.stderr.trim()) console.log(`systemd-analyze verify, about other units:\n${r.stderr}`);
 
   const broken = testUnit('memoryd.service', UNIT.replace('ProtectSystem=strict', 'ProtectSystem=stricter').replace('[Service]', '[Service]\nExecStartPre=/nonexistent/program'));
   const b = await run('systemd-analyze', ['verify', broken]);
@@ -82,7 +82,7 @@ test('systemd-analyze security --offline=true: exposure at most 1.5 (SAFE or OK)
   const r = await run('systemd-analyze', ['security', '--offline=true', '--no-pager', '--threshold=15', file]);
   const overall = /Overall exposure level for memoryd\.service: (\d+\.\d) (\w+)/.exec(r.stdout);
   assert.ok(overall, r.stdout + r.stderr);
-  console.log(`# systemd-analyze security --offline=true: exposure ${overall[1]} ${overall[2]}`);
+  console.log(`systemd-analyze security --offline=true: exposure ${overall[1]} ${overall[2]}`);
   assert.equal(r.code, 0, `over the threshold of 1.5:\n${r.stdout}`);
   assert.ok(['SAFE', 'OK'].includes(overall[2]), overall[2]);
   assert.ok(Number(overall[1]) <= 1.5);
@@ -202,7 +202,7 @@ test('under strace, memoryd stays inside the unit\'s system call filter, address
   assert.ok(used.length > 20 && used.includes('epoll_wait') && used.includes('fdatasync'), used.join(' '));
   const denied = used.filter((n) => !allowed.has(n));
   assert.deepEqual(denied, [], `system calls outside SystemCallFilter=: ${denied.join(', ')}`);
-  console.log(`# memoryd made ${calls.length} system calls of ${used.length} kinds, all allowed: ${used.join(' ')}`);
+  console.log(`memoryd made ${calls.length} system calls of ${used.length} kinds, all allowed: ${used.join(' ')}`);
 
   const families = [...new Set(calls.filter(([n, l]) => n === 'socket' && l.includes('socket(')).map(([, l]) => /socket\((\w+)/.exec(l)[1]))].sort();
   assert.ok(families.length > 0 && families.every((f) => ['AF_INET', 'AF_INET6', 'AF_UNIX'].includes(f)), families.join());
