@@ -58,26 +58,29 @@ for t in "${targets[@]}"; do
   [[ -f tests/fuzz/$t.dict ]] && flags+=(-dict="$root/tests/fuzz/$t.dict")
   echo "== fuzz_$t: ${secs}s, $jobs job(s), corpus $dir/corpus" >&2
   start=$(date +%s)
+  rc=0
   # New inputs go to the first corpus directory; the committed one seeds it.
   if [[ $jobs -gt 1 ]]; then
     (cd "$dir" && "$bin" -jobs="$jobs" -workers="$jobs" "${flags[@]}" "${extra[@]}" \
-      "$dir/corpus" "$root/tests/fuzz/corpus/$t" >"$dir/run.log" 2>&1) || true
+      "$dir/corpus" "$root/tests/fuzz/corpus/$t" >"$dir/run.log" 2>&1) || rc=$?
   else
     (cd "$dir" && "$bin" "${flags[@]}" "${extra[@]}" \
-      "$dir/corpus" "$root/tests/fuzz/corpus/$t" >"$dir/fuzz-0.log" 2>&1) || true
+      "$dir/corpus" "$root/tests/fuzz/corpus/$t" >"$dir/fuzz-0.log" 2>&1) || rc=$?
   fi
   elapsed[$t]=$(($(date +%s) - start))
   n=$(cat "$dir"/fuzz-*.log 2>/dev/null |
       awk '/stat::number_of_executed_units:/ { s += $2 } END { print s + 0 }')
   execs[$t]=$n
   total=$((total + n))
-  # Artifacts (crash-*, leak-*, timeout-*, oom-*) written by this run.
-  crashes[$t]=$(find "$dir/artifacts" -type f -newermt "@$start" | sort | tr '\n' ' ')
+  # Artifacts (crash-*, leak-*, timeout-*, oom-*) written by this run; a
+  # failure without one (e.g. at start-up) is reported with its logs.
+  crashes[$t]=$(find "$dir/artifacts" -type f -newermt "@$start" | sort | paste -sd' ')
+  if [[ -z "${crashes[$t]}" ]] && { [[ $rc -ne 0 ]] ||
+    grep -qs '^SUMMARY: ' "$dir"/fuzz-*.log "$dir/run.log"; }; then
+    crashes[$t]="FAILED (exit $rc, no artifact): see $dir/*.log"
+  fi
   [[ -n "${crashes[$t]}" ]] && status=1
 done
-
-# Remove databases left by a fuzz_request process that crashed.
-find /dev/shm /tmp -maxdepth 1 -name 'memoryd-fuzz-*.db*' -mmin +1 -delete 2>/dev/null || true
 
 echo
 printf '%-14s %15s %9s  %s\n' target executions seconds "crash artifacts"

@@ -32,7 +32,8 @@
  * the line limit); byte 3 = the small max_out (times 4); the rest is the
  * file text, then "|||" and old_str / insert_text, then "|||" and new_str.
  * An empty old_str is skipped: md_cmd_parse rejects it before md_str_replace
- * is reached, and md_str_replace requires a non-empty one.
+ * is reached, and md_str_replace does not handle one (it lists "1, 1, ..."
+ * until the message buffer is full).
  */
 #include <inttypes.h>
 #include <stdint.h>

@@ -6,10 +6,10 @@
  * savepoint (released, or rolled back on error) and committed; a view in a
  * read transaction.
  *
- * Input: one or more request bodies separated by "\n--\n" (never inside a
- * JSON text), run in order on an empty database, so one input can create
- * files and then edit, rename, view and delete them. A body starting with
- * '!' runs (without the '!') as a second tenant.
+ * Input: one or more request bodies (up to 64) separated by "\n--\n"
+ * (never inside a JSON text), run in order on an empty database, so one
+ * input can create files and then edit, rename, view and delete them. A
+ * body starting with '!' runs (without the '!') as a second tenant.
  *
  * Checks, for every body:
  *   - the result text, fed to md_json_tool_result (with the tool_use id
@@ -38,6 +38,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -49,6 +52,7 @@
 #include "md_text.h"
 
 #define SEP         "\n--\n"
+#define MAX_BODIES  64
 #define RESET_EVERY 5000
 #define MAX_DB      ((off_t)64 << 20)
 #define OUT_LIMIT   ((size_t)16 << 20)
@@ -64,14 +68,40 @@ static unsigned long g_inputs;
 
 /* ---- setup ---- */
 
-static void db_remove(void)
+static void db_remove_at(const char *db)
 {
     static const char *const suffix[] = {"", "-wal", "-shm", "-journal"};
     char p[300];
     for (int i = 0; i < 4; i++) {
-        snprintf(p, sizeof p, "%s%s", g_db, suffix[i]);
+        snprintf(p, sizeof p, "%s%s", db, suffix[i]);
         unlink(p);
     }
+}
+
+static void db_remove(void)
+{
+    db_remove_at(g_db);
+}
+
+/* A crashed run (abort) leaves its database behind: remove those of
+ * processes that no longer exist. */
+static void remove_stale(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        long pid;
+        char end[8];
+        if (sscanf(de->d_name, "memoryd-fuzz-%ld.d%7s", &pid, end) == 2 && strcmp(end, "b") == 0 &&
+            pid > 0 && kill((pid_t)pid, 0) == -1 && errno == ESRCH) {
+            char db[256];
+            snprintf(db, sizeof db, "%s/%s", dir, de->d_name);
+            db_remove_at(db);
+        }
+    }
+    closedir(d);
 }
 
 static void db_close(void)
@@ -109,6 +139,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     struct stat st;
     const char *dir = stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) ? "/dev/shm" : "/tmp";
     snprintf(g_db, sizeof g_db, "%s/memoryd-fuzz-%ld.db", dir, (long)getpid());
+    remove_stale(dir);
     db_remove();
     db_open();
     atexit(at_exit);
@@ -745,7 +776,6 @@ static void run_body(const char *body, size_t len)
         walk(t, tenant, &before);
         e = md_cmd_exec(t, tenant, &cmd, &LIM, &out);
         md_txn_end(t);
-        other_before.n = 0;
     } else {
         FUZZ_CHECK(md_store_write_begin(g_store, &t) == MD_OK);
         walk(t, tenant, &before);
@@ -795,7 +825,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         LLVMFuzzerInitialize(NULL, NULL);
     db_reset();
     const char *p = (const char *)data, *end = p + size;
-    for (int n = 0; n < 64; n++) {
+    for (int n = 0; n < MAX_BODIES; n++) {
         const char *s = memmem(p, (size_t)(end - p), SEP, sizeof SEP - 1);
         const char *stop = s ? s : end;
         run_body(p, (size_t)(stop - p));
