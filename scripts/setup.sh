@@ -1,26 +1,37 @@
 #!/usr/bin/env bash
 # Install what memoryd needs on Debian 12 (run as root; uses apt-get).
 #   scripts/setup.sh          build dependencies
-#   scripts/setup.sh --test   also what the test suite needs (Node.js, npm)
+#   scripts/setup.sh --test   also what the test suite needs (Node.js, npm, ..., and what
+#                             the benchmark smoke needs)
+#   scripts/setup.sh --bench  build dependencies and what bench/run.sh needs (wrk, Node.js,
+#                             the sqlite3 CLI)
 # Packages already installed are left alone; nothing is installed twice.
 set -euo pipefail
 
 pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev libsqlite3-dev curl)
-if [[ "${1:-}" == "--test" ]]; then
-  # sqlite3: integrity checks after crash tests; valgrind: memcheck runs (scripts/valgrind.sh);
-  # the rest: static checks (scripts/lint.sh).
-  pkgs+=(sqlite3 valgrind clang-format clang-tidy cppcheck)
+mode="${1:-}"
+node_needed=0
+if [[ "$mode" == "--test" || "$mode" == "--bench" ]]; then
+  # wrk: the HTTP load generator of bench/ (ctest runs a short smoke of it); sqlite3: the
+  # benchmark writes its 100,000-file database with the CLI.
+  pkgs+=(wrk sqlite3)
+  node_needed=1
+fi
+if [[ "$mode" == "--test" ]]; then
+  # valgrind: memcheck runs (scripts/valgrind.sh); the rest: static checks (scripts/lint.sh).
+  # (sqlite3, above, also checks integrity after the crash tests.)
+  pkgs+=(valgrind clang-format clang-tidy cppcheck)
   # clang and its runtime: the libFuzzer targets (scripts/build.sh --fuzz).
   pkgs+=(clang libclang-rt-14-dev)
   # The deployment tests (tests/deploy): nginx runs docker/nginx.conf for real,
   # systemd's systemd-analyze checks docker/memoryd.service and strace memoryd's system
   # calls against its filter, shellcheck lints docker/*.sh.
   pkgs+=(nginx systemd strace shellcheck)
-  # Node.js >= 18 runs the HTTP, conformance and OpenAPI tests. Use the
-  # machine's own when it has one; else Debian's.
-  if ! command -v node >/dev/null || ! node -e 'process.exit(+process.versions.node.split(".")[0] >= 18 ? 0 : 1)'; then
-    pkgs+=(nodejs npm)
-  fi
+fi
+# Node.js >= 18 runs the HTTP, conformance and OpenAPI tests and the benchmark. Use the
+# machine's own when it has one; else Debian's.
+if ((node_needed)) && { ! command -v node >/dev/null || ! node -e 'process.exit(+process.versions.node.split(".")[0] >= 18 ? 0 : 1)'; }; then
+  pkgs+=(nodejs npm)
 fi
 
 missing=()
