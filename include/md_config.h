@@ -32,11 +32,13 @@ struct md_config {
     struct md_limits limits;
     unsigned threads; /* HTTP worker threads */
     unsigned max_connections;
-    unsigned connection_timeout; /* seconds of inactivity */
-    size_t max_batch;            /* write commands per group commit */
-    size_t max_queue;            /* write commands waiting; beyond -> 503 */
-    unsigned busy_timeout_ms;    /* wait for another process's database lock */
-    unsigned shutdown_timeout;   /* seconds to finish in-flight requests */
+    unsigned max_connections_per_ip; /* trusted proxies are exempt */
+    size_t max_body_memory;          /* request bodies held at once, bytes */
+    unsigned connection_timeout;     /* seconds of inactivity */
+    size_t max_batch;                /* write commands per group commit */
+    size_t max_queue;                /* write commands waiting; beyond -> 503 */
+    unsigned busy_timeout_ms;        /* wait for another process's database lock */
+    unsigned shutdown_timeout;       /* seconds to finish in-flight requests */
     int log_level;
 };
 

@@ -35,6 +35,10 @@ int md_cidr_list_parse(const char *text, struct md_cidr_list *out, char *why, si
 /* True when `sa` (AF_INET or AF_INET6) lies in one of the list's networks. */
 int md_cidr_list_match(const struct md_cidr_list *list, const struct sockaddr *sa);
 
+/* The address of `sa` as (family, bytes): AF_INET with 4 bytes (IPv4, also
+ * when v4-mapped in IPv6) or AF_INET6 with 16. -1 for other families/NULL. */
+int md_sockaddr_key(const struct sockaddr *sa, int *family, uint8_t addr[16]);
+
 /* Write the address of `sa` as text ("?" when unknown); `out` needs 46 bytes. */
 void md_sockaddr_text(const struct sockaddr *sa, char out[46]);
 

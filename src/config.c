@@ -69,6 +69,14 @@ static const struct opt opts[] = {
      "HTTP worker threads                                [number of CPUs]"},
     {"max-connections", "MEMORYD_MAX_CONNECTIONS", O_UINT, OFF(max_connections), 1, 1000000, "N",
      "open connections at most                           [1024]"},
+    {"max-connections-per-ip", "MEMORYD_MAX_CONNECTIONS_PER_IP", O_UINT,
+     OFF(max_connections_per_ip), 1, 1000000, "N",
+     "open connections from one client address at most;\n"
+     "                          the trusted proxies are exempt                     [256]"},
+    {"max-body-memory", "MEMORYD_MAX_BODY_MEMORY", O_SIZE, OFF(max_body_memory), 64,
+     (size_t)1 << 40, "BYTES",
+     "request bodies held in memory at once, all clients\n"
+     "                          together (503 beyond); at least the largest body   [256M]"},
     {"connection-timeout", "MEMORYD_CONNECTION_TIMEOUT", O_UINT, OFF(connection_timeout), 1, 86400,
      "SECONDS", "close a connection idle this long                  [30]"},
     {"max-batch", "MEMORYD_MAX_BATCH", O_SIZE, OFF(max_batch), 1, 100000, "N",
@@ -224,7 +232,11 @@ static void usage(FILE *f)
         char left[64];
         snprintf(left, sizeof left, "--%s%s%s", opts[i].flag, opts[i].arg ? " " : "",
                  opts[i].arg ? opts[i].arg : "");
-        fprintf(f, "  %-24s%s\n  %-24s%s\n", left, opts[i].help, "", opts[i].env);
+        if (strlen(left) < 24)
+            fprintf(f, "  %-24s%s\n", left, opts[i].help);
+        else
+            fprintf(f, "  %s\n  %-24s%s\n", left, "", opts[i].help);
+        fprintf(f, "  %-24s%s\n", "", opts[i].env);
     }
     fprintf(f, "  %-24s%s\n  %-24s%s\n", "--help", "show this help and exit", "--version",
             "show the version and exit");
@@ -249,6 +261,8 @@ enum md_config_result md_config_load(struct md_config *cfg, int argc, char **arg
                    .path = {.max_path = 4096, .max_segment = 255}},
         .threads = ncpu > 0 ? (unsigned)ncpu : 2,
         .max_connections = 1024,
+        .max_connections_per_ip = 256,
+        .max_body_memory = (size_t)256 << 20,
         .connection_timeout = 30,
         .max_batch = 256,
         .max_queue = 4096,
@@ -300,6 +314,13 @@ enum md_config_result md_config_load(struct md_config *cfg, int argc, char **arg
         continue;
     unknown:
         fprintf(stderr, "memoryd: unknown option '%s'; see memoryd --help\n", a);
+        return MD_CONFIG_EXIT_USAGE;
+    }
+    if (cfg->max_body_memory < cfg->limits.max_body) {
+        fprintf(stderr,
+                "memoryd: --max-body-memory (%zu) must be at least --max-body (%zu): a request "
+                "of the largest allowed size could never be received\n",
+                cfg->max_body_memory, cfg->limits.max_body);
         return MD_CONFIG_EXIT_USAGE;
     }
     return MD_CONFIG_RUN;

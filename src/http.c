@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "md_connlimit.h"
 #include "md_json.h"
 #include "md_log.h"
 #include "md_tenant.h"
@@ -41,6 +42,9 @@ struct md_http {
     unsigned port;
     atomic_int stopping;
     atomic_uint in_flight;
+    struct md_connlimit *conns; /* open connections per client address */
+    atomic_size_t body_bytes;   /* request body bytes held, all requests */
+    atomic_llong refused_at;    /* last connection refusal logged, seconds */
 };
 
 enum route { R_MEMORY, R_HEALTHZ, R_READYZ, R_OTHER };
@@ -70,6 +74,8 @@ struct req {
     unsigned status;
     size_t bytes_out;
     size_t received;          /* body bytes seen, kept or not */
+    size_t reserved;          /* body bytes counted in h->body_bytes */
+    int busy;                 /* bodies in memory over --max-body-memory: 503 */
     unsigned long statements; /* SQL statements the command ran */
     int late;                 /* arrived after shutdown began: refused with 503 */
     const char *refuse;       /* ambiguous framing: 400 before the body, then close */
@@ -81,6 +87,34 @@ static size_t discard_cap(const struct md_http *h)
     size_t limit = h->cfg->limits.max_body;
     size_t cap = limit > SIZE_MAX / DISCARD_FACTOR ? SIZE_MAX : limit * DISCARD_FACTOR;
     return cap > DISCARD_FLOOR ? cap : DISCARD_FLOOR;
+}
+
+/* Count the request's body as `total` bytes against --max-body-memory
+ * (a body announced by Content-Length is counted whole before it is read,
+ * so a request is admitted or refused at once; a chunked one as it grows).
+ * 0 when it does not fit (nothing more counted then). */
+static int body_reserve(struct req *r, size_t total)
+{
+    if (total <= r->reserved)
+        return 1;
+    struct md_http *h = r->h;
+    size_t n = total - r->reserved;
+    size_t cap = h->cfg->max_body_memory;
+    size_t cur = atomic_load(&h->body_bytes);
+    do {
+        if (n > cap || cur > cap - n)
+            return 0;
+    } while (!atomic_compare_exchange_weak(&h->body_bytes, &cur, cur + n));
+    r->reserved += n;
+    return 1;
+}
+
+/* Free the request body and give its bytes back. */
+static void body_drop(struct req *r)
+{
+    md_buf_free(&r->body);
+    atomic_fetch_sub(&r->h->body_bytes, r->reserved);
+    r->reserved = 0;
 }
 
 static uint64_t now_us(void)
@@ -297,6 +331,7 @@ static enum MHD_Result handle_memory(struct req *r)
     md_buf_init(&parse_msg, OUT_LIMIT);
     enum md_err pe = md_cmd_parse(&r->cmd, r->body.data ? r->body.data : "", r->body.len,
                                   &cfg->limits, &parse_msg);
+    body_drop(r); /* the command owns what it needs from the body */
     struct header_count hc = {cfg->tenant_header, 0, NULL, 0};
     MHD_get_connection_values_n(r->conn, MHD_HEADER_KIND, count_header, &hc);
     const union MHD_ConnectionInfo *ci =
@@ -393,8 +428,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
              * dropped) so that the client, busy sending it, reliably sees
              * the 413; only a body too large even to drop is refused at
              * once, before it is read. */
-            if (cl && strtoull(cl, NULL, 10) > discard_cap(h))
+            unsigned long long announced = cl ? strtoull(cl, NULL, 10) : 0;
+            if (announced > discard_cap(h))
                 r->too_big = 1;
+            else if (announced <= h->cfg->limits.max_body && !body_reserve(r, announced))
+                r->busy = 1; /* drained, then 503 */
         }
         r->refuse = framing_error(conn);
         if (!r->too_big && !r->refuse)
@@ -416,13 +454,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
          * starts or after it ends: a body that grows over the limit is read
          * and dropped, then answered with 413, up to discard_cap() bytes,
          * beyond which the connection is closed. */
-        r->received += *upload_data_size;
-        if (!r->too_big && md_buf_append(&r->body, upload_data, *upload_data_size) != MD_OK) {
-            r->too_big = 1;
-            md_buf_free(&r->body);
-        }
+        size_t n = *upload_data_size;
+        r->received += n;
         *upload_data_size = 0;
-        if (r->too_big && r->received > discard_cap(h))
+        if (!r->too_big && !r->busy) {
+            if (!body_reserve(r, r->body.len + n))
+                r->busy = 1;
+            else if (md_buf_append(&r->body, upload_data, n) != MD_OK)
+                r->too_big = 1;
+            if (r->too_big || r->busy)
+                body_drop(r);
+        }
+        if ((r->too_big || r->busy) && r->received > discard_cap(h))
             return MHD_NO;
         return MHD_YES;
     }
@@ -430,13 +473,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (r->refuse)
         return respond_error(r, MD_EINVAL, r->refuse);
     if (r->too_big) {
-        md_buf_free(&r->body);
+        body_drop(r);
         md_buf_reset(&r->out);
         md_buf_printf(&r->out, "Error: The request body exceeds the limit of %zu bytes",
                       h->cfg->limits.max_body);
         r->err = MD_ETOOBIG;
         return respond_result(r, 413);
     }
+    if (r->busy)
+        return respond_error(r, MD_EBUSY,
+                             "Error: memoryd is busy: too many request bodies are being received "
+                             "at once; the command was not applied. Retry shortly.");
 
     switch (r->route) {
     case R_MEMORY:
@@ -488,7 +535,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
         md_log_int(&l, "status", r->status);
         if (r->route == R_MEMORY)
             md_log_bool(&l, "is_error", r->err != MD_OK);
-        md_log_int(&l, "bytes_in", (int64_t)(r->received ? r->received : r->body.len));
+        md_log_int(&l, "bytes_in", (int64_t)r->received);
         md_log_int(&l, "bytes_out", (int64_t)r->bytes_out);
         if (r->cmd.name)
             md_log_int(&l, "sql", (int64_t)r->statements);
@@ -498,10 +545,57 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
         md_log_end(&l);
     }
     md_cmd_free(&r->cmd);
-    md_buf_free(&r->body);
+    body_drop(r);
     md_buf_free(&r->out);
     free(r);
     atomic_fetch_sub(&h->in_flight, 1);
+}
+
+/* ---- connections per client address ---- */
+
+/* Trusted proxies carry many clients' connections: they are not limited. */
+static int conn_limited(const struct md_http *h, const struct sockaddr *sa)
+{
+    return !(h->cfg->trusted_proxies.n > 0 && md_cidr_list_match(&h->cfg->trusted_proxies, sa));
+}
+
+/* Before a connection is accepted: refuse an address that already holds
+ * --max-connections-per-ip (logged at most once a second). */
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen)
+{
+    (void)addrlen;
+    struct md_http *h = cls;
+    if (!conn_limited(h, addr) || md_connlimit_allowed(h->conns, addr))
+        return MHD_YES;
+    long long sec = (long long)(now_us() / 1000000u);
+    long long last = atomic_load(&h->refused_at);
+    if (sec != last && atomic_compare_exchange_strong(&h->refused_at, &last, sec)) {
+        char text[46];
+        md_sockaddr_text(addr, text);
+        struct md_logline l;
+        md_log_begin(&l, MD_LOG_WARN, "connection refused: --max-connections-per-ip reached");
+        md_log_str(&l, "client", text);
+        md_log_int(&l, "limit", h->cfg->max_connections_per_ip);
+        md_log_end(&l);
+    }
+    return MHD_NO;
+}
+
+/* Count connections as they open and close. *socket_ctx marks a counted one. */
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_ctx,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    struct md_http *h = cls;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        if (sa && conn_limited(h, sa) && md_connlimit_add(h->conns, sa, +1) == MD_OK)
+            *socket_ctx = h;
+    } else if (code == MHD_CONNECTION_NOTIFY_CLOSED && *socket_ctx) {
+        md_connlimit_add(h->conns, sa, -1);
+        *socket_ctx = NULL;
+    }
 }
 
 static void mhd_log(void *cls, const char *fmt, va_list ap)
@@ -527,6 +621,12 @@ struct md_http *md_http_start(const struct md_config *cfg, struct md_store *stor
     h->store = store;
     h->writer = writer;
     h->quiesced_fd = MHD_INVALID_SOCKET;
+    h->conns = md_connlimit_new(cfg->max_connections_per_ip);
+    if (!h->conns) {
+        snprintf(why, why_len, "out of memory");
+        free(h);
+        return NULL;
+    }
 
     struct sockaddr_storage ss;
     memset(&ss, 0, sizeof ss);
@@ -545,10 +645,11 @@ struct md_http *md_http_start(const struct md_config *cfg, struct md_store *stor
         snprintf(why, why_len,
                  "cannot parse listen address '%s' (expected an IPv4 or IPv6 address)",
                  cfg->listen);
+        md_connlimit_free(h->conns);
         free(h);
         return NULL;
     }
-    struct MHD_OptionItem list[12];
+    struct MHD_OptionItem list[16];
     size_t n = 0;
     list[n++] = (struct MHD_OptionItem){MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, NULL};
     list[n++] = (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, &ss};
@@ -561,12 +662,14 @@ struct md_http *md_http_start(const struct md_config *cfg, struct md_store *stor
         (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)64 << 10, NULL};
     list[n++] = (struct MHD_OptionItem){MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, NULL};
     list[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, h};
+    list[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, h};
     list[n++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
-    h->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, h, MHD_OPTION_ARRAY, list,
+    h->d = MHD_start_daemon(flags, 0, on_accept, h, on_request, h, MHD_OPTION_ARRAY, list,
                             MHD_OPTION_END);
     if (!h->d) {
         snprintf(why, why_len, "cannot listen on %s port %u (in use, or not allowed)", cfg->listen,
                  cfg->port);
+        md_connlimit_free(h->conns);
         free(h);
         return NULL;
     }
@@ -604,5 +707,6 @@ void md_http_stop(struct md_http *h)
     MHD_stop_daemon(h->d);
     if (h->quiesced_fd != MHD_INVALID_SOCKET)
         close(h->quiesced_fd);
+    md_connlimit_free(h->conns);
     free(h);
 }

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "md_config.h"
 #include "md_http.h"
@@ -10,6 +11,32 @@
 #include "md_store.h"
 #include "md_version.h"
 #include "md_writer.h"
+
+/* Each connection is a file descriptor: raise the soft open-file limit to
+ * what --max-connections needs (plus the database, WAL, eventfds and logs),
+ * up to the hard limit; warn when even that is too low. */
+static void raise_nofile_limit(const struct md_config *cfg)
+{
+    const rlim_t need = (rlim_t)cfg->max_connections + 64;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= need)
+        return;
+    rlim_t want = rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need ? rl.rlim_max : need;
+    if (want > rl.rlim_cur) {
+        rl.rlim_cur = want;
+        if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+            getrlimit(RLIMIT_NOFILE, &rl);
+    }
+    if (rl.rlim_cur < need) {
+        struct md_logline l;
+        md_log_begin(&l, MD_LOG_WARN,
+                     "open-file limit too low for --max-connections: new connections will fail "
+                     "before that many are open (raise ulimit -n / LimitNOFILE)");
+        md_log_int(&l, "nofile", (int64_t)rl.rlim_cur);
+        md_log_int(&l, "needed", (int64_t)need);
+        md_log_end(&l);
+    }
+}
 
 int main(int argc, char **argv)
 {
@@ -23,6 +50,7 @@ int main(int argc, char **argv)
         break;
     }
     md_log_set_level((enum md_log_level)cfg.log_level);
+    raise_nofile_limit(&cfg);
 
     /* Signals are taken by sigwait() below, never by another thread. */
     sigset_t sigs;

@@ -81,27 +81,35 @@ static int prefix_equal(const uint8_t *a, const uint8_t *b, unsigned bits)
     return (a[whole] & mask) == (b[whole] & mask);
 }
 
+int md_sockaddr_key(const struct sockaddr *sa, int *family, uint8_t addr[16])
+{
+    if (!sa)
+        return -1;
+    if (sa->sa_family == AF_INET) {
+        *family = AF_INET;
+        memcpy(addr, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4);
+        return 0;
+    }
+    if (sa->sa_family == AF_INET6) {
+        const struct in6_addr *a6 = &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
+        if (IN6_IS_ADDR_V4MAPPED(a6)) {
+            *family = AF_INET;
+            memcpy(addr, a6->s6_addr + 12, 4);
+        } else {
+            *family = AF_INET6;
+            memcpy(addr, a6->s6_addr, 16);
+        }
+        return 0;
+    }
+    return -1;
+}
+
 int md_cidr_list_match(const struct md_cidr_list *list, const struct sockaddr *sa)
 {
     uint8_t addr[16];
     int family;
-    if (!sa)
+    if (md_sockaddr_key(sa, &family, addr))
         return 0;
-    if (sa->sa_family == AF_INET) {
-        family = AF_INET;
-        memcpy(addr, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4);
-    } else if (sa->sa_family == AF_INET6) {
-        const struct in6_addr *a6 = &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
-        if (IN6_IS_ADDR_V4MAPPED(a6)) {
-            family = AF_INET;
-            memcpy(addr, a6->s6_addr + 12, 4);
-        } else {
-            family = AF_INET6;
-            memcpy(addr, a6->s6_addr, 16);
-        }
-    } else {
-        return 0;
-    }
     for (size_t i = 0; i < list->n; i++) {
         const struct md_cidr *c = &list->net[i];
         if (c->family == family && prefix_equal(addr, c->addr, c->prefix))

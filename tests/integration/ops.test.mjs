@@ -28,6 +28,8 @@ const FLAGS = [
   ['max-segment', 'MEMORYD_MAX_SEGMENT'],
   ['threads', 'MEMORYD_THREADS'],
   ['max-connections', 'MEMORYD_MAX_CONNECTIONS'],
+  ['max-connections-per-ip', 'MEMORYD_MAX_CONNECTIONS_PER_IP'],
+  ['max-body-memory', 'MEMORYD_MAX_BODY_MEMORY'],
   ['connection-timeout', 'MEMORYD_CONNECTION_TIMEOUT'],
   ['max-batch', 'MEMORYD_MAX_BATCH'],
   ['max-queue', 'MEMORYD_MAX_QUEUE'],

@@ -1,7 +1,8 @@
 // Helpers for the robustness tests that play hostile clients against a live memoryd
 // (tests/robustness/hostile.test.mjs, isolation.test.mjs). Real sockets on loopback, no mocks.
 //
-//   RawConn.open(port)        one raw TCP connection: write(bytes), trickle(bytes, everyMs),
+//   RawConn.open(port, o)     one raw TCP connection (o.localAddress: its source address, e.g.
+//                             127.0.0.2 to play another client): write(bytes), trickle(bytes, everyMs),
 //                             responses(n, timeoutMs) (parsed HTTP/1.1 responses, in order),
 //                             closed(timeoutMs) (resolves {closed, atMs, error} — closed by the
 //                             server or not within the time), destroy().
@@ -16,7 +17,8 @@
 //   postOnce(port, body, o)   POST /memory on a connection of its own (Connection: close, so no
 //                             keep-alive socket can race the server's idle timeout); body is an
 //                             object (sent as JSON), a string or a Buffer; o.tenant sets
-//                             X-Tenant-ID, o.headers adds headers. Resolves {status, headers,
+//                             X-Tenant-ID, o.headers adds headers, o.localAddress the source
+//                             address. Resolves {status, headers,
 //                             text, json}.
 //   startGoodClient(port, o)  a well-behaved client on one keep-alive connection that runs real
 //                             create / view / str_replace / view cycles with exact expected
@@ -72,15 +74,16 @@ export function parseResponses(buf) {
 }
 
 export class RawConn {
-  static open(port) {
+  // o.localAddress: the source address (another 127.x.y.z plays another client).
+  static open(port, o = {}) {
     return new Promise((resolve, reject) => {
-      const c = new RawConn(port);
+      const c = new RawConn(port, o);
       c.sock.once('connect', () => resolve(c));
       c.sock.once('error', (e) => { if (!c.connected) reject(e); });
     });
   }
 
-  constructor(port) {
+  constructor(port, { localAddress } = {}) {
     this.t0 = Date.now();
     this.data = Buffer.alloc(0);
     this.error = null;
@@ -88,7 +91,7 @@ export class RawConn {
     this.connected = false;
     this.waiters = new Set();
     this.timer = null;
-    this.sock = net.connect(port, '127.0.0.1');
+    this.sock = net.connect({ port, host: '127.0.0.1', localAddress });
     this.sock.setNoDelay(true);
     this.sock.on('connect', () => { this.connected = true; });
     this.sock.on('data', (d) => { this.data = Buffer.concat([this.data, d]); this.wake(); });
@@ -182,13 +185,13 @@ export async function httpRequest(port, { method = 'POST', path = '/memory', hea
   return r.responses[0] ?? null;
 }
 
-export function postOnce(port, body, { tenant, headers = {}, accept } = {}) {
+export function postOnce(port, body, { tenant, headers = {}, accept, localAddress } = {}) {
   return new Promise((resolve, reject) => {
     const payload = Buffer.isBuffer(body) ? body : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
     const h = { 'content-type': 'application/json', 'content-length': payload.length, ...headers };
     if (tenant !== undefined) h['x-tenant-id'] = tenant;
     if (accept) h.accept = accept;
-    const req = http.request({ host: '127.0.0.1', port, path: '/memory', method: 'POST', agent: false, headers: h }, (res) => {
+    const req = http.request({ host: '127.0.0.1', port, path: '/memory', method: 'POST', agent: false, headers: h, localAddress }, (res) => {
       const parts = [];
       res.on('data', (c) => parts.push(c));
       res.on('error', reject);

@@ -54,7 +54,11 @@ async function start(args) {
 }
 
 before(async () => {
-  srv = await start(['--max-body', '128K', '--connection-timeout', String(TIMEOUT_S), '--max-connections', '600']);
+  // Every attacker here connects from 127.0.0.1, like the good client: the per-address limit
+  // is raised so that these tests reach --max-connections and the timeouts (the per-address
+  // limit itself is tested in fairness.test.mjs).
+  srv = await start(['--max-body', '128K', '--connection-timeout', String(TIMEOUT_S), '--max-connections', '600',
+    '--max-connections-per-ip', '600']);
   // The tree hostile requests aim at (tenant "hostile").
   for (const [path, file_text] of [['/memories/notes.txt', 'one\ntwo\nthree\n'], ['/memories/dir/a.txt', 'alpha\n']]) {
     const r = await postOnce(srv.port, { command: 'create', path, file_text }, { tenant: 'hostile' });

@@ -341,6 +341,8 @@ static void test_config_defaults(void)
     CHECK_EQ_INT(cfg.limits.path.max_segment, 255);
     CHECK(cfg.threads >= 1);
     CHECK_EQ_INT(cfg.max_connections, 1024);
+    CHECK_EQ_INT(cfg.max_connections_per_ip, 256);
+    CHECK_EQ_INT(cfg.max_body_memory, 256 << 20);
     CHECK_EQ_INT(cfg.connection_timeout, 30);
     CHECK_EQ_INT(cfg.max_batch, 256);
     CHECK_EQ_INT(cfg.max_queue, 4096);
@@ -371,6 +373,8 @@ static void test_config_env_and_flags(void)
     setenv("MEMORYD_MAX_SEGMENT", "100", 1);
     setenv("MEMORYD_THREADS", "3", 1);
     setenv("MEMORYD_MAX_CONNECTIONS", "50", 1);
+    setenv("MEMORYD_MAX_CONNECTIONS_PER_IP", "7", 1);
+    setenv("MEMORYD_MAX_BODY_MEMORY", "1G", 1);
     setenv("MEMORYD_CONNECTION_TIMEOUT", "5", 1);
     setenv("MEMORYD_MAX_BATCH", "16", 1);
     setenv("MEMORYD_MAX_QUEUE", "100", 1);
@@ -395,6 +399,8 @@ static void test_config_env_and_flags(void)
     CHECK_EQ_INT(cfg.limits.path.max_segment, 100);
     CHECK_EQ_INT(cfg.threads, 3);
     CHECK_EQ_INT(cfg.max_connections, 50);
+    CHECK_EQ_INT(cfg.max_connections_per_ip, 7);
+    CHECK_EQ_INT(cfg.max_body_memory, 1 << 30);
     CHECK_EQ_INT(cfg.connection_timeout, 5);
     CHECK_EQ_INT(cfg.max_batch, 16);
     CHECK_EQ_INT(cfg.max_queue, 100);

@@ -2,7 +2,8 @@
  * test_netaddr.c — CIDR lists for the trusted-proxy setting: parsing (hosts,
  * networks, IPv4 and IPv6, spaces and commas, every error), matching at the
  * edges of a prefix, IPv4-mapped IPv6 peers, and md_tenant_resolve()
- * refusing an untrusted peer with 403 while a trusted one gets its tenant.
+ * refusing an untrusted peer with 403 while a trusted one gets its tenant;
+ * and connections counted per address (md_connlimit, --max-connections-per-ip).
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -10,6 +11,7 @@
 
 #include "check.h"
 #include "md_config.h"
+#include "md_connlimit.h"
 #include "md_netaddr.h"
 #include "md_tenant.h"
 
@@ -146,10 +148,72 @@ static void test_tenant_trusted(void)
     md_buf_free(&m);
 }
 
+static int allowed(struct md_connlimit *cl, struct sockaddr_storage ss)
+{
+    return md_connlimit_allowed(cl, (const struct sockaddr *)&ss);
+}
+
+static enum md_err add(struct md_connlimit *cl, struct sockaddr_storage ss, int delta)
+{
+    return md_connlimit_add(cl, (const struct sockaddr *)&ss, delta);
+}
+
+static unsigned count(struct md_connlimit *cl, struct sockaddr_storage ss)
+{
+    return md_connlimit_count(cl, (const struct sockaddr *)&ss);
+}
+
+static void test_connlimit(void)
+{
+    struct md_connlimit *cl = md_connlimit_new(3);
+    CHECK(cl != NULL);
+    /* Up to the limit, then refused; other addresses are independent. */
+    for (int i = 0; i < 3; i++) {
+        CHECK(allowed(cl, v4("10.0.0.1")));
+        CHECK_EQ_INT(add(cl, v4("10.0.0.1"), +1), MD_OK);
+    }
+    CHECK(!allowed(cl, v4("10.0.0.1")));
+    CHECK(allowed(cl, v4("10.0.0.2")));
+    CHECK(allowed(cl, v6("2001:db8::1")));
+    /* An IPv4 client on an IPv6 socket is the same client. */
+    CHECK(!allowed(cl, v6("::ffff:10.0.0.1")));
+    CHECK_EQ_INT(count(cl, v6("::ffff:10.0.0.1")), 3);
+    /* A close makes room again; closing every connection forgets the address. */
+    CHECK_EQ_INT(add(cl, v6("::ffff:10.0.0.1"), -1), MD_OK);
+    CHECK(allowed(cl, v4("10.0.0.1")));
+    CHECK_EQ_INT(count(cl, v4("10.0.0.1")), 2);
+    add(cl, v4("10.0.0.1"), -1);
+    add(cl, v4("10.0.0.1"), -1);
+    CHECK_EQ_INT(count(cl, v4("10.0.0.1")), 0);
+    add(cl, v4("10.0.0.1"), -1); /* an extra close does not go below zero */
+    CHECK_EQ_INT(count(cl, v4("10.0.0.1")), 0);
+    /* IPv6 addresses are told apart by all 16 bytes; many addresses share buckets. */
+    CHECK_EQ_INT(add(cl, v6("2001:db8::1"), +1), MD_OK);
+    CHECK_EQ_INT(count(cl, v6("2001:db8::2")), 0);
+    char text[64];
+    for (int i = 0; i < 5000; i++) {
+        snprintf(text, sizeof text, "10.%d.%d.%d", i >> 16, (i >> 8) & 255, i & 255);
+        CHECK_EQ_INT(add(cl, v4(text), +1), MD_OK);
+    }
+    for (int i = 0; i < 5000; i += 7) {
+        snprintf(text, sizeof text, "10.%d.%d.%d", i >> 16, (i >> 8) & 255, i & 255);
+        CHECK_EQ_INT(count(cl, v4(text)), 1);
+    }
+    CHECK_EQ_INT(count(cl, v6("2001:db8::1")), 1);
+    /* Non-IP peers are not counted and always allowed. */
+    struct sockaddr_storage unix_peer;
+    memset(&unix_peer, 0, sizeof unix_peer);
+    unix_peer.ss_family = AF_UNIX;
+    CHECK_EQ_INT(add(cl, unix_peer, +1), MD_OK);
+    CHECK(allowed(cl, unix_peer));
+    md_connlimit_free(cl); /* frees every remaining entry (ASan checks) */
+}
+
 int main(void)
 {
     test_parse();
     test_match();
     test_tenant_trusted();
+    test_connlimit();
     return check_report();
 }

@@ -1,0 +1,173 @@
+// One client must not take the whole server: connections per client address
+// (--max-connections-per-ip, trusted proxies exempt) and request bodies held in memory by all
+// clients together (--max-body-memory). Real sockets on loopback; other clients play from
+// 127.0.0.2 and 127.0.0.3 (Linux routes all of 127/8 to loopback).
+//
+//   - a slowloris from one address fills its quota; its next connection is refused at once,
+//     while a client from another address connects and gets exact answers; when the slowloris
+//     goes, its address may connect again;
+//   - with --trusted-proxies, the proxy's address is not limited;
+//   - hundreds of connections each sending a large body slowly: memoryd holds at most
+//     --max-body-memory of them; the others get 503 (Retry-After, "not applied") and nothing of
+//     theirs is stored; memory stays bounded; the rest succeed whole;
+//   - --max-body-memory below --max-body is refused at start.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, runMemoryd } from '../lib/server.mjs';
+import { RawConn, postOnce, procMemory, sleep } from '../lib/attack.mjs';
+
+// Memory figures mean nothing under AddressSanitizer (quarantine, shadow memory) or valgrind.
+const MEMORY_CHECK = process.env.MD_SANITIZE !== '1' && !process.env.MD_TEST_WRAPPER;
+const result = (content, isError) => ({ type: 'tool_result', content, is_error: isError });
+const OTHER = '127.0.0.2';
+const THIRD = '127.0.0.3';
+const viewEmpty = 'Here\'re the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n0B\t/memories';
+
+// A request whose head and first body bytes are sent; the rest is held back.
+function partialPost(body, tenant, sentBytes) {
+  const head = ['POST /memory HTTP/1.1', 'Host: 127.0.0.1', `X-Tenant-ID: ${tenant}`, 'Content-Type: application/json',
+    `Content-Length: ${body.length}`, '', ''].join('\r\n');
+  return { head: Buffer.from(head, 'latin1'), first: body.subarray(0, sentBytes), rest: body.subarray(sentBytes) };
+}
+
+// Open `n` connections from `localAddress`; each must be accepted (not closed by the server).
+async function openMany(port, n, localAddress) {
+  const conns = await Promise.all(Array.from({ length: n }, () => RawConn.open(port, { localAddress })));
+  // A started request on each, so that they are really held by the server.
+  for (const c of conns) c.write('POST /memory HTTP/1.1\r\nHost: x\r\n');
+  return conns;
+}
+
+test('--max-connections-per-ip: a slowloris address fills its quota, other addresses are still served', async (t) => {
+  const LIMIT = 20;
+  const srv = await startServer({ args: ['--max-connections-per-ip', String(LIMIT), '--max-connections', '100', '--connection-timeout', '30'] });
+  t.after(() => srv.stop());
+  const slow = await openMany(srv.port, LIMIT, '127.0.0.1');
+  try {
+    await sleep(300);
+    for (const [i, c] of slow.entries()) assert.equal(c.closedAt, null, `slowloris connection ${i} (within the quota) was closed`);
+    // The next connection from the same address is closed at once, unanswered.
+    const extra = await RawConn.open(srv.port, { localAddress: '127.0.0.1' });
+    extra.write('POST /memory HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}');
+    const st = await extra.closed(5000);
+    assert.ok(st.closed, 'a connection over --max-connections-per-ip was accepted');
+    assert.equal(extra.data.length, 0, 'a refused connection got an answer');
+    extra.destroy();
+    // Another address is served, exactly.
+    for (const addr of [OTHER, THIRD]) {
+      const r = await postOnce(srv.port, { command: 'view', path: '/memories' }, { tenant: 'other', localAddress: addr });
+      assert.equal(r.status, 200);
+      assert.deepEqual(r.json, result(viewEmpty, false));
+    }
+    // The refusal is logged (once a second at most), with the address and the limit.
+    const refused = srv.logs.filter((l) => l.msg === 'connection refused: --max-connections-per-ip reached');
+    assert.ok(refused.length >= 1, 'no log line for the refused connection');
+    assert.equal(refused[0].client, '127.0.0.1');
+    assert.equal(refused[0].limit, LIMIT);
+  } finally {
+    for (const c of slow) c.destroy();
+  }
+  // Once they are gone the address connects again (the count went back down).
+  let r = null;
+  for (let i = 0; i < 50 && !r; i++) {
+    await sleep(100);
+    r = await postOnce(srv.port, { command: 'view', path: '/memories' }, { tenant: 'again', localAddress: '127.0.0.1' }).catch(() => null);
+  }
+  assert.ok(r, 'the address stayed refused after its connections closed');
+  assert.deepEqual(r.json, result(viewEmpty, false));
+});
+
+test('--max-connections-per-ip does not limit --trusted-proxies', async (t) => {
+  const LIMIT = 5;
+  const srv = await startServer({ args: ['--max-connections-per-ip', String(LIMIT), '--trusted-proxies', '127.0.0.1'] });
+  t.after(() => srv.stop());
+  const conns = await openMany(srv.port, LIMIT * 4, '127.0.0.1');
+  try {
+    await sleep(300);
+    for (const [i, c] of conns.entries()) assert.equal(c.closedAt, null, `proxy connection ${i} was refused`);
+    const r = await postOnce(srv.port, { command: 'create', path: '/memories/p.txt', file_text: 'via proxy' }, { tenant: 'p', localAddress: '127.0.0.1' });
+    assert.deepEqual(r.json, result('File created successfully at: /memories/p.txt', false));
+  } finally {
+    for (const c of conns) c.destroy();
+  }
+  // An untrusted address is limited as usual (and gets 403 on /memory, being no proxy).
+  const others = await openMany(srv.port, LIMIT, OTHER);
+  try {
+    const extra = await RawConn.open(srv.port, { localAddress: OTHER });
+    const st = await extra.closed(5000);
+    assert.ok(st.closed, 'an untrusted address went over its quota');
+    extra.destroy();
+  } finally {
+    for (const c of others) c.destroy();
+  }
+});
+
+test('--max-body-memory: 200 slow large bodies at once; memoryd holds at most the budget, refuses the rest with 503, stores exactly the accepted', async (t) => {
+  const BUDGET = 8 << 20; // 8 MiB for bodies in flight
+  const N = 200;
+  const BODY_TEXT = 96 * 1024; // each file ~96 KiB; the bodies ~96 KiB of JSON
+  const srv = await startServer({ args: ['--max-body-memory', String(BUDGET), '--max-body', '1M', '--max-connections', '600', '--max-connections-per-ip', '600'] });
+  t.after(() => srv.stop());
+  const before = procMemory(srv.proc.pid);
+  const reqs = Array.from({ length: N }, (_, i) => {
+    const body = Buffer.from(JSON.stringify({ command: 'create', path: `/memories/big/f${i}.txt`, file_text: String(i % 10).repeat(BODY_TEXT) }));
+    return partialPost(body, 'bodies', body.length - 100); // all but the last 100 bytes
+  });
+  const conns = await Promise.all(reqs.map(() => RawConn.open(srv.port)));
+  try {
+    for (const [i, c] of conns.entries()) {
+      c.write(reqs[i].head);
+      c.write(reqs[i].first);
+    }
+    // Let memoryd read what it was sent; then measure while every body is still incomplete.
+    await sleep(1500);
+    const held = procMemory(srv.proc.pid);
+    // Finish every body.
+    for (const [i, c] of conns.entries()) c.write(reqs[i].rest);
+    const answers = await Promise.all(conns.map((c) => c.responses(1, 30000)));
+    const after = procMemory(srv.proc.pid);
+    const ok = [];
+    const busy = [];
+    for (const [i, rs] of answers.entries()) {
+      assert.equal(rs.length, 1, `request ${i} got no answer`);
+      const r = rs[0];
+      if (r.status === 200) {
+        assert.deepEqual(JSON.parse(r.text), result(`File created successfully at: /memories/big/f${i}.txt`, false));
+        ok.push(i);
+      } else {
+        assert.equal(r.status, 503, `request ${i}: ${r.status} ${r.text.slice(0, 200)}`);
+        assert.equal(r.headers['retry-after'], '1');
+        assert.deepEqual(JSON.parse(r.text), result('Error: memoryd is busy: too many request bodies are being received at once; the command was not applied. Retry shortly.', true));
+        busy.push(i);
+      }
+    }
+    t.diagnostic(`${ok.length} accepted, ${busy.length} refused with 503; RSS before ${before.rssKiB} KiB, with bodies held ${held.rssKiB} KiB, after ${after.rssKiB} KiB, peak ${after.hwmKiB} KiB`);
+    // The budget holds ~85 such bodies; the rest must have been refused.
+    assert.ok(busy.length > 0, 'no body was refused although 200 x 96 KiB exceed the 8 MiB budget');
+    assert.ok(ok.length >= Math.floor(BUDGET / (BODY_TEXT + 200)) - 5, `only ${ok.length} bodies accepted within the budget`);
+    // Memory: the budget (bodies may sit in buffers of up to twice their size) plus what
+    // libmicrohttpd holds per connection and the parsed commands — far below 200 whole bodies.
+    const grownKiB = after.hwmKiB - before.rssKiB;
+    if (MEMORY_CHECK) assert.ok(grownKiB < (3 * BUDGET) / 1024 + 16 * 1024, `memory grew by ${grownKiB} KiB with an ${BUDGET >> 20} MiB body budget`);
+    // Exactly the accepted files exist, each whole.
+    const listing = await srv.post({ command: 'view', path: '/memories/big' }, { tenant: 'bodies' });
+    const names = listing.json.content.split('\n').slice(2).map((l) => l.split('\t')[1]);
+    assert.deepEqual(names.sort(), ok.map((i) => `/memories/big/f${i}.txt`).sort());
+    for (const i of ok.slice(0, 5)) {
+      const v = await srv.post({ command: 'view', path: `/memories/big/f${i}.txt`, view_range: [1, 1] }, { tenant: 'bodies', accept: 'text/plain' });
+      assert.equal(v.text, `Here's the content of /memories/big/f${i}.txt with line numbers:\n     1\t${String(i % 10).repeat(BODY_TEXT)}`);
+    }
+  } finally {
+    for (const c of conns) c.destroy();
+  }
+  // The budget is given back: a new large body is accepted.
+  const body = { command: 'create', path: '/memories/late.txt', file_text: 'z'.repeat(900 * 1024) };
+  const r = await postOnce(srv.port, body, { tenant: 'bodies' });
+  assert.deepEqual(r.json, result('File created successfully at: /memories/late.txt', false));
+});
+
+test('--max-body-memory below --max-body is refused at start', async () => {
+  const r = await runMemoryd(['--port', '0', '--max-body', '4M', '--max-body-memory', '1M']);
+  assert.equal(r.code, 2);
+  assert.equal(r.stderr, 'memoryd: --max-body-memory (1048576) must be at least --max-body (4194304): a request of the largest allowed size could never be received\n');
+});
