@@ -18,7 +18,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { startServer } from '../lib/server.mjs';
-import { DOCKER, run, waitFor } from './lib/deploy.mjs';
+import { DOCKER, memorydLogSync, memorydRequests, run } from './lib/deploy.mjs';
 import { startNginx } from './lib/nginx.mjs';
 
 const KEY_A = 'example-key-team-a-do-not-use';
@@ -33,17 +33,8 @@ let md; // memoryd
 let mdDir; // its temp dir
 let px; // nginx
 
-// memoryd's log lines for the POST /memory requests it answered, optionally of one tenant.
-const mdRequests = (tenant) => md.logs.filter((l) => l.msg === 'request' && l.route === '/memory' && (tenant === undefined || l.tenant === tenant));
-// memoryd logs a request after answering it and the line reaches us through a pipe: a
-// direct request for an unknown path (404, logged) after the others, awaited in the log,
-// makes sure the lines of every request answered before are in md.logs.
-async function mdSync() {
-  const barriers = () => md.logs.filter((l) => l.msg === 'request' && l.route === 'other').length;
-  const n = barriers();
-  assert.equal((await md.request('GET', '/log-barrier')).status, 404);
-  await waitFor(() => barriers() > n, 'memoryd\'s log line');
-}
+const mdRequests = (tenant) => memorydRequests(md, tenant);
+const mdSync = () => memorydLogSync(md);
 
 before(async () => {
   md = await startServer({ args: ['--trusted-proxies', '127.0.0.2', '--require-tenant'] });

@@ -1,47 +1,36 @@
-// The README's curl examples, run verbatim against a live memoryd on an empty
-// database, in order; each must print exactly the output the README shows.
-// The only change made to a command: "localhost:8080" points at the test
-// server's port. Every ```console block of README.md takes part: a line
-// starting with "$ " is a command, the lines up to the next command are its
-// output (compared without curl's missing final newline).
+// The README's curl examples of "Using it with curl", run verbatim against a live memoryd on
+// an empty database, in order; each must print exactly the output the README shows.
+// The only change made to a command: "localhost:8080" points at the test server's port.
+// A line starting with "$ " is a command, the lines up to the next command are its output
+// (compared without curl's missing final newline).
+//
+// The ```console blocks of "Deploy" and "Use from an agent" go through the authenticating
+// proxy: tests/deploy/readme-examples.test.mjs runs them (and the other examples) against
+// nginx + memoryd. This test checks that no ```console block is outside those sections.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { startServer } from '../lib/server.mjs';
+import { codeBlocks, consoleExamples, runConsole } from '../lib/examples.mjs';
 
-const run = promisify(execFile);
 const root = process.env.MD_SOURCE_DIR || path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
+const blocks = codeBlocks(fs.readFileSync(path.join(root, 'README.md'), 'utf8'));
 
-function examples(markdown) {
-  const out = [];
-  const blocks = markdown.match(/^```console\n[\s\S]*?^```$/gm) || [];
-  for (const block of blocks) {
-    const lines = block.split('\n').slice(1, -1);
-    for (const line of lines) {
-      if (line.startsWith('$ ')) out.push({ command: line.slice(2), expected: [] });
-      else out.at(-1).expected.push(line);
-    }
-  }
-  return out;
-}
+test('every ```console block of README.md is in a section whose examples a test runs', () => {
+  const sections = blocks.filter((b) => b.lang === 'console').map((b) => b.section);
+  assert.deepEqual([...new Set(sections)], ['Using it with curl', 'Deploy', 'Use from an agent']);
+});
 
 test('README curl examples run verbatim with the documented output', async () => {
-  const list = examples(fs.readFileSync(path.join(root, 'README.md'), 'utf8'));
+  const list = consoleExamples(blocks.filter((b) => b.section === 'Using it with curl'));
   assert.ok(list.length >= 12, `expected the README to show at least 12 examples, found ${list.length}`);
   for (const cmd of ['view', 'create', 'str_replace', 'insert', 'delete', 'rename']) {
     assert.ok(list.some((e) => e.command.includes(`"command":"${cmd}"`)), `no README example for ${cmd}`);
   }
   const srv = await startServer();
   try {
-    for (const ex of list) {
-      const command = ex.command.replaceAll('localhost:8080', `127.0.0.1:${srv.port}`);
-      const { stdout } = await run('bash', ['-c', command]);
-      const got = stdout.endsWith('\n') ? stdout.slice(0, -1) : stdout;
-      assert.equal(got, ex.expected.join('\n'), `README example: ${ex.command}`);
-    }
+    await runConsole(list, srv.port);
   } finally {
     await srv.stop();
   }

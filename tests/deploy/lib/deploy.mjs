@@ -9,6 +9,8 @@
 //   spawnTracked(cmd, args)   spawn in its own process group; killed (the group) at exit
 //   run(cmd, args, opts)      run to completion: {code, signal, stdout, stderr}
 //   waitFor(fn, what, ms)     poll fn() until it returns a truthy value
+//   memorydRequests(md, tenant)  the POST /memory lines of memoryd's log (of one tenant)
+//   memorydLogSync(md)        wait until memoryd's log holds every request answered so far
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -136,4 +138,21 @@ export function canConnect(port, host = '127.0.0.1') {
     const s = net.connect({ port, host }, () => { s.destroy(); resolve(true); });
     s.on('error', () => resolve(false));
   });
+}
+
+// memoryd's log lines for the POST /memory requests it answered, optionally of one tenant
+// (`md` from tests/lib/server.mjs startServer).
+export function memorydRequests(md, tenant) {
+  return md.logs.filter((l) => l.msg === 'request' && l.route === '/memory' && (tenant === undefined || l.tenant === tenant));
+}
+
+// memoryd logs a request after answering it and the line reaches us through a pipe: a
+// direct request for an unknown path (404, logged) after the others, awaited in the log,
+// makes sure the lines of every request answered before are in md.logs.
+export async function memorydLogSync(md) {
+  const barriers = () => md.logs.filter((l) => l.msg === 'request' && l.route === 'other').length;
+  const n = barriers();
+  const r = await md.request('GET', '/log-barrier');
+  if (r.status !== 404) throw new Error(`GET /log-barrier: ${r.status}, expected 404`);
+  await waitFor(() => barriers() > n, 'memoryd\'s log line');
 }

@@ -1,0 +1,66 @@
+// The examples that go through the authenticating proxy, run verbatim against a real nginx
+// (the committed docker/nginx.conf, test copy as in tests/deploy/lib/nginx.mjs) in front of a
+// real memoryd as compose.yaml runs it (--trusted-proxies <nginx's address>
+// --require-tenant), on an empty database per document:
+//   - README.md, sections "Deploy" and "Use from an agent", in order: every ```console block
+//     (each "$ " line a command, the lines up to the next its exact output) and every
+//     ```python block (run with python3; its exact output is the ```text block after it);
+//   - docker/README.md: every ```console block.
+// The only change made to an example: "localhost:8080" points at the test's nginx.
+// (README.md's "Using it with curl" goes to memoryd directly: tests/integration/readme.test.mjs.)
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { startServer } from '../lib/server.mjs';
+import { codeBlocks, consoleExamples, pointAt, runConsole } from '../lib/examples.mjs';
+import { REPO, memorydLogSync, memorydRequests, run } from './lib/deploy.mjs';
+import { startNginx } from './lib/nginx.mjs';
+
+const PROXIED_SECTIONS = ['Deploy', 'Use from an agent'];
+
+// memoryd behind nginx on a fresh database; `fn({ port, md, px })` runs the examples.
+async function behindProxy(fn) {
+  const md = await startServer({ args: ['--trusted-proxies', '127.0.0.2', '--require-tenant'] });
+  let px;
+  try {
+    px = await startNginx({ upstreamPort: md.port });
+    await fn({ port: px.port, md, px });
+  } finally {
+    if (px) await px.stop();
+    await md.stop();
+    fs.rmSync(md.dir, { recursive: true, force: true });
+  }
+}
+
+async function runPython(block, expected, port) {
+  const env = { ...process.env };
+  delete env.MEMORYD_KEY; // the example's default: the example key of team-a
+  const r = await run('python3', ['-'], { input: pointAt(block.text, port), env });
+  assert.deepEqual([r.code, r.stderr], [0, ''], `python example at line ${block.line}`);
+  assert.equal(r.stdout, expected.text, `output of the python example at line ${block.line}`);
+}
+
+test('README.md: the examples of "Deploy" and "Use from an agent" through nginx', async () => {
+  const blocks = codeBlocks(fs.readFileSync(path.join(REPO, 'README.md'), 'utf8'))
+    .filter((b) => PROXIED_SECTIONS.includes(b.section));
+  const langs = blocks.map((b) => `${b.section}: ${b.lang}`);
+  assert.deepEqual([...new Set(langs)], ['Deploy: console', 'Use from an agent: console', 'Use from an agent: ts']);
+  await behindProxy(async ({ port, md }) => {
+    for (const [i, block] of blocks.entries()) {
+      if (block.lang === 'console') await runConsole(consoleExamples([block]), port);
+      else if (block.lang === 'python') {
+        assert.equal(blocks[i + 1]?.lang, 'text', `the python example at line ${block.line} is followed by its output`);
+        await runPython(block, blocks[i + 1], port);
+      }
+      // ts: type-checked against the package by clients/typescript/scripts/test.sh; text: an output.
+    }
+    // Every request memoryd answered came through nginx, as the key's tenant.
+    await memorydLogSync(md);
+    assert.deepEqual(memorydRequests(md).map((l) => [l.tenant, l.command, l.status]), [
+      ['team-a', 'create', 200],
+      ['team-b', 'view', 404],
+      ['team-a', 'view', 200],
+    ]);
+  });
+});
