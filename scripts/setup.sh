@@ -27,6 +27,8 @@ if [[ "$mode" == "--test" ]]; then
   # systemd's systemd-analyze checks docker/memoryd.service and strace memoryd's system
   # calls against its filter, shellcheck lints docker/*.sh.
   pkgs+=(nginx systemd strace shellcheck)
+  # python3: runs the README's raw-HTTP example (tests/deploy/readme-examples.test.mjs).
+  pkgs+=(python3)
 fi
 # Node.js >= 18 runs the HTTP, conformance and OpenAPI tests and the benchmark. Use the
 # machine's own when it has one; else Debian's.

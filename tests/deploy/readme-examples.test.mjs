@@ -45,7 +45,7 @@ test('README.md: the examples of "Deploy" and "Use from an agent" through nginx'
   const blocks = codeBlocks(fs.readFileSync(path.join(REPO, 'README.md'), 'utf8'))
     .filter((b) => PROXIED_SECTIONS.includes(b.section));
   const langs = blocks.map((b) => `${b.section}: ${b.lang}`);
-  assert.deepEqual([...new Set(langs)], ['Deploy: console', 'Use from an agent: console', 'Use from an agent: ts']);
+  assert.deepEqual([...new Set(langs)], ['Deploy: console', 'Use from an agent: console', 'Use from an agent: ts', 'Use from an agent: python', 'Use from an agent: text']);
   await behindProxy(async ({ port, md }) => {
     for (const [i, block] of blocks.entries()) {
       if (block.lang === 'console') await runConsole(consoleExamples([block]), port);
@@ -61,6 +61,9 @@ test('README.md: the examples of "Deploy" and "Use from an agent" through nginx'
       ['team-a', 'create', 200],
       ['team-b', 'view', 404],
       ['team-a', 'view', 200],
+      ['team-a', 'create', 200],
+      ['team-a', 'view', 200],
+      ['team-a', 'str_replace', 409],
     ]);
   });
 });
