@@ -30,20 +30,35 @@ if [[ "$mode" == "--test" ]]; then
   # python3: runs the README's raw-HTTP example (tests/deploy/readme-examples.test.mjs).
   pkgs+=(python3)
 fi
-# Node.js >= 18 runs the HTTP, conformance and OpenAPI tests and the benchmark. Use the
-# machine's own when it has one; else Debian's.
-if ((node_needed)) && { ! command -v node >/dev/null || ! node -e 'process.exit(+process.versions.node.split(".")[0] >= 18 ? 0 : 1)'; }; then
-  pkgs+=(nodejs npm)
+# Node.js >= 18.20 and npm run the HTTP, conformance and OpenAPI tests and the benchmark
+# (the locked tools of tests/ and docker/ need 18.20; see their package.json "engines").
+# Use the machine's own when it is recent enough; else Debian 12's nodejs (18.20) and npm
+# (9.2), installed or upgraded.
+node_min=18.20.0
+node_ok() {
+  command -v node >/dev/null && command -v npm >/dev/null &&
+    node -e 'const [h, w] = [process.versions.node, process.argv[1]].map((v) => v.split(".").map(Number));
+      const d = h[0] - w[0] || h[1] - w[1] || h[2] - w[2]; process.exit(d >= 0 ? 0 : 1);' "$node_min"
+}
+node_upgrade=()
+if ((node_needed)) && ! node_ok; then
+  node_upgrade=(nodejs npm)
 fi
 
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+missing+=("${node_upgrade[@]}")
 if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}" >&2
   SUDO=""
   [[ $(id -u) -eq 0 ]] || SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+if ((node_needed)) && ! node_ok; then
+  echo "setup: the tests need Node.js >= $node_min and npm; found node $(node --version 2>/dev/null || echo none)," \
+    "npm $(npm --version 2>/dev/null || echo none). Install a newer Node.js (Debian 12's nodejs package is 18.20)." >&2
+  exit 1
 fi

@@ -2,7 +2,7 @@
 //
 // No container engine runs here or in CI (the docker CLI is only a client), so:
 //  - the files are linted: dockerfile-utils for the Dockerfiles, the compose-spec JSON
-//    schema (as shipped in dclint) with ajv, and dclint, for compose.yaml; shellcheck for
+//    schema (as shipped in dclint 2) with ajv, and dclint, for compose.yaml; shellcheck for
 //    the scripts the images run; and what the files say about each other is compared
 //    (addresses, ports, paths, users, signals, limits);
 //  - the Dockerfiles are carried out by the test in a throwaway root (lib/sandbox.mjs):
@@ -34,7 +34,7 @@ const skipSandbox = sanitized && 'sanitizer build: these tests build their own m
 const dir = tempDir('memoryd-container-');
 fs.chmodSync(dir, 0o755);
 
-let YAML, Ajv, addFormats;
+let YAML, Ajv2019, addFormats;
 before(async () => {
   // docker/package.json: the linters, pinned in docker/package-lock.json.
   const lock = path.join(DOCKER, 'package-lock.json');
@@ -45,7 +45,7 @@ before(async () => {
   }
   const req = (await import('node:module')).createRequire(path.join(DOCKER, 'package.json'));
   YAML = req('yaml');
-  Ajv = req('ajv').default;
+  Ajv2019 = req('ajv/dist/2019').default;
   addFormats = req('ajv-formats').default;
 });
 after(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -138,12 +138,18 @@ test('the build contexts: nothing git ignores goes in, everything git tracks doe
 
 function composeValidator() {
   // The compose-spec schema (compose-spec/compose-spec, schema/compose-spec.json) as
-  // dclint ships it; draft-07 (its $schema names the https URL, which ajv knows as http).
+  // dclint 2 ships it: draft 2019-09, with draft-04 style `id` keywords, which ajv refuses
+  // and which are dropped here as dclint itself drops them before validating.
   const schema = JSON.parse(fs.readFileSync(path.join(DOCKER, 'node_modules/dclint/schemas/compose.schema.json'), 'utf8'));
-  assert.equal(schema.$schema, 'https://json-schema.org/draft-07/schema');
+  assert.equal(schema.$schema, 'https://json-schema.org/draft/2019-09/schema#');
   assert.equal(schema.title, 'Compose Specification');
-  delete schema.$schema;
-  const ajv = new Ajv({ allErrors: true, strictSchema: false, strictTypes: false, allowUnionTypes: true, logger: false });
+  const dropIds = (node) => {
+    if (node === null || typeof node !== 'object') return;
+    delete node.id;
+    Object.values(node).forEach(dropIds);
+  };
+  dropIds(schema);
+  const ajv = new Ajv2019({ allErrors: true, strictSchema: false, strictTypes: false, allowUnionTypes: true, logger: false });
   addFormats(ajv);
   return ajv.compile(schema);
 }
