@@ -19,7 +19,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { startServer } from '../lib/server.mjs';
 import { DOCKER, memorydLogSync, memorydRequests, run } from './lib/deploy.mjs';
-import { startNginx } from './lib/nginx.mjs';
+import { nginxCheck, startNginx } from './lib/nginx.mjs';
 
 const KEY_A = 'example-key-team-a-do-not-use';
 const KEY_B = 'example-key-team-b-do-not-use';
@@ -49,7 +49,7 @@ after(async () => {
 });
 
 test('nginx -t accepts the configuration', async () => {
-  const r = await run('nginx', ['-t', '-p', `${px.dir}/`, '-c', path.join(px.dir, 'nginx.conf'), '-g', `pid ${px.dir}/nginx.pid;`]);
+  const r = await nginxCheck(path.join(px.dir, 'nginx.conf'), px.dir);
   assert.deepEqual([r.code, r.stdout, r.stderr.split('\n').map((l) => l.replace(px.dir, '<dir>'))], [0, '', [
     'nginx: the configuration file <dir>/nginx.conf syntax is ok',
     'nginx: configuration file <dir>/nginx.conf test is successful',

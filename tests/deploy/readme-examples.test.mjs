@@ -5,7 +5,8 @@
 //   - README.md, sections "Deploy" and "Use from an agent", in order: every ```console block
 //     (each "$ " line a command, the lines up to the next its exact output) and every
 //     ```python block (run with python3; its exact output is the ```text block after it);
-//   - docker/README.md: every ```console block.
+//   - docker/README.md: every ```console block; and its ```nginx block, the three lines to
+//     change for a host's nginx, applied to nginx.conf: the result passes `nginx -t`.
 // The only change made to an example: "localhost:8080" points at the test's nginx.
 // (README.md's "Using it with curl" goes to memoryd directly: tests/integration/readme.test.mjs.)
 import assert from 'node:assert/strict';
@@ -14,8 +15,9 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { startServer } from '../lib/server.mjs';
 import { codeBlocks, consoleExamples, pointAt, runConsole } from '../lib/examples.mjs';
-import { REPO, memorydLogSync, memorydRequests, run } from './lib/deploy.mjs';
-import { startNginx } from './lib/nginx.mjs';
+import { REPO, memorydLogSync, memorydRequests, readDocker, run, substitute } from './lib/deploy.mjs';
+import { nginxCheck, nginxTestPaths, startNginx } from './lib/nginx.mjs';
+import { tempDir } from '../lib/server.mjs';
 
 const PROXIED_SECTIONS = ['Deploy', 'Use from an agent'];
 
@@ -66,4 +68,38 @@ test('README.md: the examples of "Deploy" and "Use from an agent" through nginx'
       ['team-a', 'str_replace', 409],
     ]);
   });
+});
+
+const dockerReadme = () => codeBlocks(readDocker('README.md'));
+
+test('docker/README.md: its console examples through nginx', async () => {
+  const examples = consoleExamples(dockerReadme());
+  assert.deepEqual(examples.map((e) => e.command.split(' ')[2]), ['localhost:8080/memory', 'localhost:8080/healthz']);
+  await behindProxy(async ({ port, md }) => {
+    await runConsole(examples, port);
+    await memorydLogSync(md);
+    assert.deepEqual(memorydRequests(md).map((l) => [l.tenant, l.command, l.status]), [['team-a', 'view', 200]]);
+  });
+});
+
+test('docker/README.md: nginx.conf with the three lines changed for a host passes nginx -t', async () => {
+  const blocks = dockerReadme().filter((b) => b.lang === 'nginx');
+  assert.equal(blocks.length, 1);
+  const edits = blocks[0].text.trimEnd().split('\n').map((line) => {
+    const m = /^( +)(\S.*;) +# was: (.*;)$/.exec(line);
+    assert.ok(m, `not "<line>  # was: <line>": ${JSON.stringify(line)}`);
+    return [`\n${m[1]}${m[3]}\n`, `\n${m[1]}${m[2]}\n`];
+  });
+  assert.deepEqual(edits.map(([, to]) => to.trim()), ['listen 80;', 'server 127.0.0.1:8080;', 'proxy_bind 127.0.0.2;']);
+  const dir = tempDir('memoryd-nginx-host-');
+  try {
+    // substitute() throws unless each "was" line occurs exactly once in nginx.conf.
+    fs.writeFileSync(path.join(dir, 'nginx.conf'), nginxTestPaths(substitute(readDocker('nginx.conf'), edits), dir));
+    fs.writeFileSync(path.join(dir, 'tenants.map'), readDocker('tenants.map'));
+    const r = await nginxCheck(path.join(dir, 'nginx.conf'), dir);
+    assert.deepEqual([r.code, r.stderr.replaceAll(dir, '<dir>')], [0,
+      'nginx: the configuration file <dir>/nginx.conf syntax is ok\nnginx: configuration file <dir>/nginx.conf test is successful\n']);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Install the pinned dependencies (npm ci), compile src/ with tsc, type-check
-# test/types/consumer.ts, and run test/*.test.mjs against the compiled dist/.
+# test/types/consumer.ts and the ```ts blocks of this package's README.md and of the
+# repository's README.md (scripts/typecheck-readme.mjs), and run test/*.test.mjs against
+# the compiled dist/.
 #
 #   MD_TEST_BIN=/path/to/memoryd clients/typescript/scripts/test.sh
 #
@@ -21,4 +23,4 @@ fi
 
 npm ci --no-audit --no-fund
 rm -rf dist
-npm test   # tsc build, a compile-only check of the public types, node --test test/*.test.mjs
+npm test   # tsc build, compile-only checks of the public types and the README snippets, node --test test/*.test.mjs

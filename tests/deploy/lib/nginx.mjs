@@ -16,13 +16,24 @@ import { canConnect, freePort, httpRequest, readDocker, run, spawnTracked, subst
 export const COMPOSE_PROXY_ADDRESS = '172.30.77.10';
 
 export function nginxTestConfig({ port, upstreamPort, proxyBind, dir }) {
-  return substitute(readDocker('nginx.conf'), [
+  return nginxTestPaths(substitute(readDocker('nginx.conf'), [
     ['listen 8080;', `listen 127.0.0.1:${port};`],
     ['server memoryd:8080;', `server 127.0.0.1:${upstreamPort};`],
     [`proxy_bind ${COMPOSE_PROXY_ADDRESS};`, `proxy_bind ${proxyBind};`],
+  ]), dir);
+}
+
+// nginx.conf's temp and log paths pointed into `dir`.
+export function nginxTestPaths(conf, dir) {
+  return substitute(conf, [
     ['/var/lib/nginx/', `${dir}/`, 5],
     ['/var/log/nginx/access.log', `${dir}/access.log`],
   ]);
+}
+
+// `nginx -t` of the configuration file `conf` run as startNginx runs it: {code, stdout, stderr}.
+export function nginxCheck(conf, dir) {
+  return run('nginx', ['-t', '-p', `${dir}/`, '-c', conf, '-g', `pid ${dir}/nginx.pid;`]);
 }
 
 export async function startNginx({ upstreamPort, proxyBind = '127.0.0.2', extraMap = '' }) {
