@@ -5,6 +5,8 @@
 //   const r = await srv.post({command: 'view', path: '/memories'});
 //   r.status, r.text (raw body), r.json (parsed or null), r.headers
 //   await srv.stop();                           // SIGTERM, asserts exit 0
+//   startServer({ bare: true, cwd })            // memoryd's own defaults: no --port/--db,
+//                                               // no MEMORYD_* variable, run in `cwd`
 //
 // The binary comes from MD_TEST_BIN (set by ctest), else build/memoryd.
 // `wrapper` (or the environment's MD_TEST_WRAPPER, split on spaces) is a
@@ -33,13 +35,15 @@ function command(args, wrapper = []) {
   return w.length ? [w[0], [...w.slice(1), BIN, ...args]] : [BIN, args];
 }
 
-export async function startServer({ args = [], env = {}, db, wrapper, startTimeoutMs = 20000 } = {}) {
-  const dir = db ? path.dirname(db) : tempDir();
+export async function startServer({ args = [], env = {}, db, wrapper, startTimeoutMs = 20000, bare = false, cwd } = {}) {
+  const dir = cwd ?? (db ? path.dirname(db) : tempDir());
   const dbPath = db ?? path.join(dir, 'memoryd.db');
-  const childEnv = { ...process.env, ...env };
-  const [file, argv] = command(['--port', '0', '--db', dbPath, ...args], wrapper);
+  const inherited = bare ? Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('MEMORYD_'))) : process.env;
+  const childEnv = { ...inherited, ...env };
+  const [file, argv] = command(bare ? args : ['--port', '0', '--db', dbPath, ...args], wrapper);
   const proc = spawn(file, argv, {
     env: childEnv,
+    cwd,
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   const logs = [];
