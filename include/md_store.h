@@ -195,4 +195,12 @@ int md_store_sqlite_check_plans(const char *path, char *why, size_t why_len);
 /* Schema version the code expects (number of migrations in sql/). */
 int md_store_sqlite_schema_version(void);
 
+/* For tests: PRAGMA synchronous (1 NORMAL, 2 FULL) of each connection that
+ * writes the database file of the SQLite store `base`: out[0] the writer's
+ * (transactions), out[1] the checkpointer's (WAL checkpoints). Call it only
+ * before anything is written through `base`: from then on the checkpointer's
+ * connection belongs to its thread. Returns 0, or -1 when `base` is not a
+ * SQLite store or a value cannot be read. */
+int md_store_sqlite_synchronous(struct md_store *base, int out[2]);
+
 #endif

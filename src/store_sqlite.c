@@ -232,15 +232,21 @@ static int wal_hook(void *arg, sqlite3 *db, const char *name, int pages)
     return SQLITE_OK;
 }
 
-static int user_version(sqlite3 *db)
+/* The integer a PRAGMA query such as "PRAGMA user_version" answers; -1 on
+ * error. */
+static int pragma_int(sqlite3 *db, const char *sql)
 {
     sqlite3_stmt *v = NULL;
-    int version = -1;
-    if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &v, NULL) == SQLITE_OK &&
-        sqlite3_step(v) == SQLITE_ROW)
-        version = sqlite3_column_int(v, 0);
+    int value = -1;
+    if (sqlite3_prepare_v2(db, sql, -1, &v, NULL) == SQLITE_OK && sqlite3_step(v) == SQLITE_ROW)
+        value = sqlite3_column_int(v, 0);
     sqlite3_finalize(v);
-    return version;
+    return value;
+}
+
+static int user_version(sqlite3 *db)
+{
+    return pragma_int(db, "PRAGMA user_version");
 }
 
 /* Bring the schema up to date: every sql/ migration not yet applied, in
@@ -930,6 +936,18 @@ int md_store_sqlite_check_plans(const char *path, char *why, size_t why_len)
 int md_store_sqlite_schema_version(void)
 {
     return md_schema_migration_count;
+}
+
+int md_store_sqlite_synchronous(struct md_store *base, int out[2])
+{
+    if (!base || base->ops != &sqlite_ops)
+        return -1;
+    struct sq_store *s = (struct sq_store *)base;
+    pthread_mutex_lock(&s->write_mu);
+    out[0] = s->writer ? pragma_int(s->writer->db, "PRAGMA synchronous") : -1;
+    pthread_mutex_unlock(&s->write_mu);
+    out[1] = pragma_int(s->ckpt_db, "PRAGMA synchronous");
+    return out[0] < 0 || out[1] < 0 ? -1 : 0;
 }
 
 enum md_err md_store_sqlite_open(const struct md_sqlite_config *cfg, struct md_store **out,

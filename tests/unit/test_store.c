@@ -9,8 +9,10 @@
  * kept); tenant isolation; SQL LIKE metacharacters and quotes taken
  * literally; multibyte names in a moved directory; a failing (or rolled
  * back) command inside a savepoint undone alone while the others commit;
- * durability across a reopen and PRAGMA user_version; query plans that
- * never scan a tenant's rows; and the group-commit
+ * durability across a reopen and PRAGMA user_version; the database file in
+ * WAL mode, a newer schema refused, synchronous FULL/NORMAL on the
+ * connections that write; query plans that never scan a tenant's rows; and
+ * the group-commit
  * writer (md_writer.h) with successes and failures in one batch and a full
  * queue answered with MD_EBUSY.
  */
@@ -743,6 +745,118 @@ static void test_savepoints(void)
     SIZE(s, "/memories", 9);
 }
 
+/* ---- the database file and its settings ---- */
+
+/* The first column of the first row of `sql` on a read-only connection of
+ * our own to the database at `path`, as text into `buf`; 0, or -1 when the
+ * query fails. */
+static int query_text(const char *path, const char *sql, char *buf, size_t n)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    int rc = -1;
+    buf[0] = '\0';
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW &&
+        sqlite3_column_text(st, 0)) {
+        snprintf(buf, n, "%s", (const char *)sqlite3_column_text(st, 0));
+        rc = 0;
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return rc;
+}
+
+/* The same as an integer; -1 when the query fails. */
+static long query_int(const char *path, const char *sql)
+{
+    char buf[32];
+    return query_text(path, sql, buf, sizeof buf) == 0 ? strtol(buf, NULL, 10) : -1;
+}
+
+static void remove_db(const char *path)
+{
+    static const char *const suffix[] = {"", "-wal", "-shm", "-journal"};
+    for (size_t i = 0; i < sizeof suffix / sizeof suffix[0]; i++) {
+        char p[192];
+        snprintf(p, sizeof p, "%s%s", path, suffix[i]);
+        unlink(p);
+    }
+}
+
+/* The store's database is in WAL mode: as SQLite reports it to another
+ * connection, and in the file header (read and write format versions 2). */
+static void test_wal_mode(void)
+{
+    char mode[16];
+    CHECK_EQ_INT(query_text(g_db, "PRAGMA journal_mode", mode, sizeof mode), 0);
+    CHECK_MEM(mode, strlen(mode), "wal");
+    unsigned char header[20] = {0};
+    FILE *f = fopen(g_db, "rb");
+    CHECK(f != NULL);
+    if (f) {
+        CHECK_EQ_INT(fread(header, 1, sizeof header, f), sizeof header);
+        fclose(f);
+    }
+    CHECK_BUF((const char *)header, 16, "SQLite format 3", 16); /* with its NUL */
+    CHECK_EQ_INT(header[18], 2);
+    CHECK_EQ_INT(header[19], 2);
+}
+
+/* A database whose PRAGMA user_version is newer than this code's schema is
+ * refused with the reason, and nothing is migrated into it. */
+static void test_newer_schema_refused(void)
+{
+    char path[160];
+    snprintf(path, sizeof path, "%s/newer.db", g_dir);
+    int newer = md_store_sqlite_schema_version() + 1;
+    char sql[64];
+    snprintf(sql, sizeof sql, "PRAGMA user_version=%d", newer);
+    sqlite3 *db = NULL;
+    CHECK_EQ_INT(sqlite3_open(path, &db), SQLITE_OK);
+    CHECK_EQ_INT(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+
+    struct md_sqlite_config c = {path, MD_DURABILITY_FULL, 5000};
+    struct md_store *s = NULL;
+    char why[512] = "";
+    CHECK_EQ_INT(md_store_sqlite_open(&c, &s, why, sizeof why), MD_EDB);
+    CHECK(s == NULL);
+    char want[160];
+    snprintf(want, sizeof want,
+             "database schema version %d is newer than this memoryd (%d); refusing to open it",
+             newer, newer - 1);
+    CHECK_BUF(why, strlen(why), want, strlen(want));
+    CHECK_EQ_INT(query_int(path, "PRAGMA user_version"), newer);
+    CHECK_EQ_INT(query_int(path, "SELECT count(*) FROM sqlite_schema"), 0);
+    md_store_close(s);
+    remove_db(path);
+}
+
+/* --durability full / normal: synchronous FULL (2) / NORMAL (1) on both
+ * connections that write the file, the writer's and the checkpointer's. */
+static void test_durability(void)
+{
+    static const struct {
+        enum md_durability durability;
+        int synchronous;
+    } cases[] = {{MD_DURABILITY_FULL, 2}, {MD_DURABILITY_NORMAL, 1}};
+    char path[160];
+    snprintf(path, sizeof path, "%s/durability.db", g_dir);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct md_sqlite_config c = {path, cases[i].durability, 5000};
+        struct md_store *s = NULL;
+        char why[512] = "";
+        CHECK_EQ_INT(md_store_sqlite_open(&c, &s, why, sizeof why), MD_OK);
+        int got[2] = {-1, -1};
+        CHECK_EQ_INT(md_store_sqlite_synchronous(s, got), 0);
+        CHECK_EQ_INT(got[0], cases[i].synchronous);
+        CHECK_EQ_INT(got[1], cases[i].synchronous);
+        md_store_close(s);
+        remove_db(path);
+    }
+}
+
 static void test_reopen(void)
 {
     md_store_close(S);
@@ -754,17 +868,8 @@ static void test_reopen(void)
     EXPECT("sp", VIEW("/memories/s1.txt"), MD_OK,
            FILE_HEAD("/memories/s1.txt") "     1\tone\n     2\tmore");
 
-    sqlite3 *db = NULL;
-    CHECK_EQ_INT(sqlite3_open_v2(g_db, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    sqlite3_stmt *st = NULL;
-    int version = -1;
-    if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW)
-        version = sqlite3_column_int(st, 0);
-    sqlite3_finalize(st);
-    sqlite3_close(db);
     CHECK(md_store_sqlite_schema_version() >= 1);
-    CHECK_EQ_INT(version, md_store_sqlite_schema_version());
+    CHECK_EQ_INT(query_int(g_db, "PRAGMA user_version"), md_store_sqlite_schema_version());
 }
 
 /* ---- the writer ---- */
@@ -933,12 +1038,7 @@ static void test_writer_full_queue(void)
 
 static void cleanup(void)
 {
-    static const char *const suffix[] = {"", "-wal", "-shm", "-journal"};
-    for (size_t i = 0; i < sizeof suffix / sizeof suffix[0]; i++) {
-        char p[160];
-        snprintf(p, sizeof p, "%s%s", g_db, suffix[i]);
-        unlink(p);
-    }
+    remove_db(g_db);
     rmdir(g_dir);
 }
 
@@ -966,6 +1066,9 @@ int main(void)
     S = open_store();
 
     test_query_plans();
+    test_wal_mode();
+    test_newer_schema_refused();
+    test_durability();
     test_empty_tenant();
     test_create_and_edit();
     test_listing_and_delete();
