@@ -14,6 +14,8 @@
 //   (e) failing commands (409/404/422) mixed into the same batches as successful ones: every
 //       acknowledged success is visible and no failure changed anything.
 // Every scenario runs against the default settings and with --threads 1 --max-batch 1.
+// Last, overload: with --max-queue 1, writes sent at once past the queue get 503 (exact body,
+// Retry-After: 1) and the tree holds exactly the acknowledged ones.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -380,3 +382,64 @@ for (const setting of SETTINGS) {
     });
   });
 }
+
+// Overload (src/http.c): with --max-queue 1 the writer takes one waiting command at a time, so
+// of many writes sent at once some are refused before they are applied: 503, Retry-After: 1,
+// and a tool_result (with the tool_use_id for a tool_use block) with is_error true and the
+// exact text below. Afterwards the tree holds exactly the acknowledged writes: the created
+// files of the 200s and none of the 503s, and one line in the shared file per 200 insert.
+test('--max-queue 1: writes past the queue get 503 with Retry-After: 1 and change nothing', async () => {
+  const OVERLOADED = 'Error: memoryd is overloaded; the command was not applied. Retry shortly.';
+  const srv = await startServer({ args: ['--max-queue', '1'] });
+  const clients = makeClients(srv.port, 'overload', 48);
+  try {
+    assert.equal((await clients[0].post({ command: 'create', path: '/memories/log.txt', file_text: 'log' })).status, 200);
+    const created = new Map(); // path -> content, acknowledged
+    const refused = new Set(); // paths whose create got 503
+    const inserted = []; // lines whose insert got 200
+    let overloaded = 0;
+    // Rounds of every client sending one write at once, until some were refused (the first
+    // round nearly always does it) and at least 3 rounds have run.
+    for (let round = 0; round < 3 || (overloaded === 0 && round < 50); round++) {
+      const sent = clients.map((client, c) => {
+        const tag = `r${pad(round)}-c${pad(c)}`;
+        const input = c % 2 === 0
+          ? { command: 'create', path: `/memories/o/${tag}.txt`, file_text: tag }
+          : { command: 'insert', path: '/memories/log.txt', insert_line: 1, insert_text: tag };
+        // Every fourth client sends a whole tool_use block.
+        const id = c % 4 < 2 ? null : `toolu_overload_${tag}`;
+        const body = id ? { type: 'tool_use', id, name: 'memory', input } : input;
+        return { tag, input, id, reply: client.post(body) };
+      });
+      for (const { tag, input, id, reply } of sent) {
+        const r = await reply;
+        if (r.status === 503) {
+          overloaded++;
+          assert.equal(r.headers['retry-after'], '1', tag);
+          assert.equal(r.text, `{"type":"tool_result",${id ? `"tool_use_id":"${id}",` : ''}"content":"${OVERLOADED}","is_error":true}`);
+          if (input.command === 'create') refused.add(input.path);
+          continue;
+        }
+        const content = input.command === 'create' ? `File created successfully at: ${input.path}` : 'The file /memories/log.txt has been edited.';
+        assert.deepEqual([r.status, r.content, r.isError, r.json?.tool_use_id], [200, content, false, id ?? undefined], tag);
+        assert.equal(r.headers['retry-after'], undefined, tag);
+        if (input.command === 'create') created.set(input.path, tag);
+        else inserted.push(tag);
+      }
+    }
+    assert.ok(overloaded > 0, 'no write was refused with --max-queue 1');
+    assert.ok(created.size > 0 && inserted.length > 0, 'no create or no insert was acknowledged');
+
+    const files = await readTree(clients[0], '/memories');
+    const log = files.get('/memories/log.txt').split('\n');
+    files.delete('/memories/log.txt');
+    assert.deepEqual(new Map([...files].sort()), new Map([...created].sort()));
+    for (const p of refused) assert.ok(!files.has(p), `${p} was refused but exists`);
+    assert.equal(log[0], 'log');
+    assert.deepEqual(log.slice(1).sort(), inserted.sort());
+    closeClients(clients);
+  } finally {
+    for (const c of clients) c.close();
+    await srv.stop();
+  }
+});
