@@ -14,7 +14,8 @@
 
 #include "md_buf.h"
 
-/* Append s[0..n) as a JSON string literal, quotes included. */
+/* Append s[0..n) as a JSON string literal, quotes included. On error
+ * (MD_ETOOBIG, MD_ENOMEM) the buffer is left as it was. */
 enum md_err md_json_put_string(struct md_buf *b, const char *s, size_t n);
 
 /* Append {"type":"tool_result"[,"tool_use_id":id],"content":...,"is_error":...}. */

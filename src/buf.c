@@ -72,8 +72,16 @@ enum md_err md_buf_putc(struct md_buf *b, char c)
 enum md_err md_buf_put_i64(struct md_buf *b, int64_t v)
 {
     char tmp[24];
-    int n = snprintf(tmp, sizeof tmp, "%lld", (long long)v);
-    return md_buf_append(b, tmp, (size_t)n);
+    size_t i = sizeof tmp;
+    /* Digits from the right, without printf (on every log line). */
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do {
+        tmp[--i] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        tmp[--i] = '-';
+    return md_buf_append(b, tmp + i, sizeof tmp - i);
 }
 
 enum md_err md_buf_printf(struct md_buf *b, const char *fmt, ...)

@@ -1,7 +1,11 @@
 /* json.c — JSON string escaping and tool_result bodies (see md_json.h). */
 #include "md_json.h"
 
+#include <stdint.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "md_utf8.h"
 
@@ -54,48 +58,99 @@ static size_t escape_ascii(unsigned char c, char esc[6])
 
 #define REPLACEMENT "\\ufffd" /* an invalid UTF-8 byte */
 
-/* Two passes: measure the escaped text, then write it into room reserved
- * once, so a long text costs one allocation and straight copies. */
+/* Nonzero when a byte of w is zero (exact as a yes/no answer). */
+static inline uint64_t has_zero_byte(uint64_t w)
+{
+    return (w - 0x0101010101010101u) & ~w & 0x8080808080808080u;
+}
+
+/* Length of the prefix of s[0..n) that needs no escaping (class 0): eight
+ * bytes at a time; the first word holding a control character, '"', '\\'
+ * or a byte 0x80 and above gives the position of the first such byte (the
+ * lowest flagged byte of each test is exact: a borrow only runs upwards). */
+static size_t plain_run(const unsigned char *s, size_t n)
+{
+    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+    size_t i = 0;
+#ifdef __SSE2__
+    /* Sixteen bytes at a time: a signed "less than 0x20" also catches the
+     * bytes 0x80 and above (negative as signed). */
+    const __m128i space = _mm_set1_epi8(0x20), quote = _mm_set1_epi8('"'),
+                  bslash = _mm_set1_epi8('\\');
+    for (; i + 16 <= n; i += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+        __m128i hit =
+            _mm_or_si128(_mm_cmplt_epi8(v, space),
+                         _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)));
+        unsigned mask = (unsigned)_mm_movemask_epi8(hit);
+        if (mask)
+            return i + (size_t)__builtin_ctz(mask);
+    }
+#endif
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        uint64_t special = ((w - ones * 0x20) & ~w & highs) | (w & highs) |
+                           has_zero_byte(w ^ (ones * '"')) | has_zero_byte(w ^ (ones * '\\'));
+        if (special) {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+            return i + (size_t)__builtin_ctzll(special) / 8;
+#else
+            break;
+#endif
+        }
+    }
+    while (i < n && byte_class[s[i]] == 0)
+        i++;
+    return i;
+}
+
+/* One pass: room for the whole text as it is, and some for escapes, is
+ * reserved up front (escapes only make it longer); an escape that does not
+ * fit reserves again, for itself and the rest as it is. Plain runs are
+ * straight copies and a long text costs few allocations. */
 enum md_err md_json_put_string(struct md_buf *b, const char *str, size_t n)
 {
     const unsigned char *s = (const unsigned char *)str;
     char esc[6];
-    size_t need = n + 2;
-    for (size_t i = 0; i < n; i++) {
-        unsigned c = byte_class[s[i]];
-        if (c == 1) {
-            need += escape_ascii(s[i], esc) - 1;
-        } else if (c == 2) {
-            size_t k = md_utf8_seq(str + i, n - i);
-            if (k)
-                i += k - 1;
-            else
-                need += sizeof REPLACEMENT - 2;
-        }
-    }
-    enum md_err e = md_buf_reserve(b, need);
+    size_t start = b->len;
+    /* Some room for escapes when the limit allows it; else exactly the text. */
+    enum md_err e = md_buf_reserve(b, n + 2 + n / 8 + 16);
+    if (e)
+        e = md_buf_reserve(b, n + 2);
     if (e)
         return e;
     md_buf_putc_unchecked(b, '"');
     for (size_t i = 0; i < n;) {
-        size_t j = i;
-        while (j < n && byte_class[s[j]] == 0)
-            j++;
+        size_t j = i + plain_run(s + i, n - i);
         md_buf_put_unchecked(b, s + i, j - i);
         i = j;
         if (i == n)
             break;
+        /* This byte (or UTF-8 sequence) as it goes out. */
+        const char *out;
+        size_t out_len, used;
         if (byte_class[s[i]] == 2) {
-            size_t k = md_utf8_seq(str + i, n - i);
-            if (k)
-                md_buf_put_unchecked(b, s + i, k);
-            else
-                md_buf_put_unchecked(b, REPLACEMENT, sizeof REPLACEMENT - 1);
-            i += k ? k : 1;
+            used = md_utf8_seq(str + i, n - i);
+            out = used ? str + i : REPLACEMENT;
+            out_len = used ? used : sizeof REPLACEMENT - 1;
+            used = used ? used : 1;
         } else {
-            md_buf_put_unchecked(b, esc, escape_ascii(s[i], esc));
-            i++;
+            out = esc;
+            out_len = escape_ascii(s[i], esc);
+            used = 1;
         }
+        i += used;
+        /* Room for it, the rest of the text as it is, the quote and the NUL. */
+        size_t need = out_len + (n - i) + 1;
+        if (need >= b->cap - b->len || need > b->limit - b->len) {
+            e = md_buf_reserve(b, need);
+            if (e) {
+                md_buf_truncate(b, start); /* as it was */
+                return e;
+            }
+        }
+        md_buf_put_unchecked(b, out, out_len);
     }
     md_buf_putc_unchecked(b, '"');
     md_buf_terminate(b);

@@ -131,11 +131,14 @@ static void write_all(const char *p, size_t left)
 
 /* ---- the asynchronous writer ----
  * Lines are appended to a pending buffer; a thread writes whatever has
- * gathered with one write(2) and swaps buffers. Under load many lines go out
- * in one call; when idle a line goes out at once. A full buffer makes the
- * logging thread wait (lines are never dropped). */
+ * gathered with one write(2) and swaps buffers. The first line after a quiet
+ * spell wakes the thread, which then lets lines gather for GATHER_MS (or
+ * until the buffer is half full) before it writes: under load a wake-up and a
+ * write(2) serve hundreds of lines, instead of a futex wake per line. A full
+ * buffer makes the logging thread wait (lines are never dropped). */
 
 #define ASYNC_CAP ((size_t)1 << 20)
+#define GATHER_MS 5
 
 static struct {
     pthread_mutex_t mu;
@@ -144,12 +147,16 @@ static struct {
     char *pending, *spare;
     size_t len;
     int stop;
+    int idle;      /* the thread waits for a first line: wake it */
+    int gathering; /* the thread lets lines gather: wake it only when half full */
     pthread_t thread;
 } g_async = {PTHREAD_MUTEX_INITIALIZER,
              PTHREAD_COND_INITIALIZER,
              PTHREAD_COND_INITIALIZER,
              NULL,
              NULL,
+             0,
+             0,
              0,
              0,
              0};
@@ -160,10 +167,26 @@ static void *async_main(void *arg)
     (void)arg;
     pthread_mutex_lock(&g_async.mu);
     for (;;) {
+        g_async.idle = 1;
         while (g_async.len == 0 && !g_async.stop)
             pthread_cond_wait(&g_async.ready, &g_async.mu);
+        g_async.idle = 0;
         if (g_async.len == 0)
             break; /* stopping, nothing left */
+        if (!g_async.stop && g_async.len < ASYNC_CAP / 2) {
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_nsec += GATHER_MS * 1000000L;
+            if (until.tv_nsec >= 1000000000L) {
+                until.tv_sec++;
+                until.tv_nsec -= 1000000000L;
+            }
+            g_async.gathering = 1;
+            while (!g_async.stop && g_async.len < ASYNC_CAP / 2 &&
+                   pthread_cond_timedwait(&g_async.ready, &g_async.mu, &until) == 0)
+                ;
+            g_async.gathering = 0;
+        }
         char *out = g_async.pending;
         size_t n = g_async.len;
         g_async.pending = g_async.spare;
@@ -220,7 +243,8 @@ static void async_put(const char *p, size_t n)
     } else {
         memcpy(g_async.pending + g_async.len, p, n);
         g_async.len += n;
-        pthread_cond_signal(&g_async.ready);
+        if (g_async.idle || (g_async.gathering && g_async.len >= ASYNC_CAP / 2))
+            pthread_cond_signal(&g_async.ready);
     }
     pthread_mutex_unlock(&g_async.mu);
 }

@@ -93,9 +93,21 @@ struct sq_txn {
     unsigned long statements; /* run on this connection so far */
 };
 
+/* Tenant ids a reader connection has looked up. A tenant row never changes
+ * and is never deleted once committed, and a reader only sees committed
+ * rows, so a reader may keep them (the writer may not: a tenant it creates
+ * can still be rolled back with its command, and its id reused). */
+#define TENANT_CACHE    64  /* slots, power of two */
+#define TENANT_NAME_MAX 128 /* longer names are not cached */
+struct tenant_slot {
+    int64_t id; /* 0: empty */
+    char name[TENANT_NAME_MAX + 1];
+};
+
 struct sq_conn {
     sqlite3 *db;
-    int broken; /* an environmental error was seen: reopen before reuse */
+    int broken;                  /* an environmental error was seen: reopen before reuse */
+    struct tenant_slot *tenants; /* readers only (else NULL), TENANT_CACHE slots */
     sqlite3_stmt *st[S_COUNT];
     struct sq_txn txn;
     struct sq_conn *next_idle;
@@ -205,6 +217,7 @@ static void conn_close(struct sq_conn *c)
     for (int i = 0; i < S_COUNT; i++)
         sqlite3_finalize(c->st[i]);
     sqlite3_close(c->db);
+    free(c->tenants);
     free(c);
 }
 
@@ -357,6 +370,14 @@ static int conn_open(struct sq_store *s, enum role role, struct sq_conn **out, c
     c->txn.base.store = &s->base;
     c->txn.c = c;
     c->txn.write = role != ROLE_READER;
+    if (role == ROLE_READER) {
+        c->tenants = calloc(TENANT_CACHE, sizeof *c->tenants);
+        if (!c->tenants) {
+            snprintf(why, why_len, "out of memory");
+            rc = SQLITE_NOMEM;
+            goto fail;
+        }
+    }
     *out = c;
     return SQLITE_OK;
 fail:
@@ -580,15 +601,37 @@ static enum md_err sq_release(struct md_txn *base, int rollback)
 
 /* ---- primitives ---- */
 
+/* The cache slot of a tenant name (FNV-1a). */
+static struct tenant_slot *tenant_slot(struct sq_conn *c, const char *name, size_t len)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)name[i]) * 16777619u;
+    return &c->tenants[h & (TENANT_CACHE - 1)];
+}
+
 static enum md_err sq_tenant(struct md_txn *base, const char *name, int create, int64_t *id)
 {
     struct sq_txn *t = (struct sq_txn *)base;
+    size_t len = strlen(name);
+    struct tenant_slot *slot = NULL;
+    if (t->c->tenants && len <= TENANT_NAME_MAX) {
+        slot = tenant_slot(t->c, name, len);
+        if (slot->id && strcmp(slot->name, name) == 0) {
+            *id = slot->id;
+            return MD_OK;
+        }
+    }
     sqlite3_stmt *st = stmt(t, S_TENANT_GET);
-    bind_text(st, 1, name, strlen(name));
+    bind_text(st, 1, name, len);
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
         *id = sqlite3_column_int64(st, 0);
         done(st);
+        if (slot) {
+            memcpy(slot->name, name, len + 1);
+            slot->id = *id;
+        }
         return MD_OK;
     }
     done(st);
@@ -950,9 +993,18 @@ int md_store_sqlite_synchronous(struct md_store *base, int out[2])
     return out[0] < 0 || out[1] < 0 ? -1 : 0;
 }
 
+/* Process-wide SQLite settings, before its first use: no memory statistics
+ * (their global mutex is taken on every allocation, by every thread). */
+static void sqlite_setup(void)
+{
+    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
 enum md_err md_store_sqlite_open(const struct md_sqlite_config *cfg, struct md_store **out,
                                  char *why, size_t why_len)
 {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, sqlite_setup);
     struct sq_store *s = calloc(1, sizeof *s);
     if (!s) {
         snprintf(why, why_len, "out of memory");

@@ -101,6 +101,75 @@ static void test_put_string(void)
     CHECK_EQ_INT(md_json_put_string(&b, "abc", 3), MD_OK);
     CHECK_MEM(b.data, b.len, "\"abc\"");
     md_buf_free(&b);
+    /* The text fits unescaped but its escapes do not: the buffer is left as it was. */
+    md_buf_init(&b, 12);
+    CHECK_EQ_INT(md_buf_puts(&b, "xy"), MD_OK);
+    CHECK_EQ_INT(md_json_put_string(&b, "a\nb\nc\"d", 7), MD_ETOOBIG);
+    CHECK_MEM(b.data, b.len, "xy");
+    CHECK_EQ_INT(md_json_put_string(&b, "a\nb", 3), MD_OK);
+    CHECK_MEM(b.data, b.len, "xy\"a\\nb\"");
+    md_buf_free(&b);
+}
+
+/* The reference escaping, byte by byte (ASCII only: bytes 0x80+ are checked
+ * separately since they depend on their neighbours). */
+static size_t ref_escape(const unsigned char *s, size_t n, char *out)
+{
+    size_t k = 0;
+    out[k++] = '"';
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = s[i];
+        if (c == '"' || c == '\\') {
+            out[k++] = '\\';
+            out[k++] = (char)c;
+        } else if (c == '\n' || c == '\r' || c == '\t') {
+            out[k++] = '\\';
+            out[k++] = c == '\n' ? 'n' : c == '\r' ? 'r' : 't';
+        } else if (c < 0x20) {
+            k += (size_t)snprintf(out + k, 7, "\\u%04x", c);
+        } else {
+            out[k++] = (char)c;
+        }
+    }
+    out[k++] = '"';
+    return k;
+}
+
+/* The word-at-a-time scan must see a special byte in every position of a
+ * word and across word boundaries: every ASCII byte at every offset of texts
+ * of 1..24 bytes, and a byte 0x80+ (here: an invalid lone one) likewise. */
+static void test_put_string_every_byte_every_offset(void)
+{
+    unsigned char in[24];
+    char want[24 * 6 + 2];
+    for (size_t len = 1; len <= sizeof in; len++) {
+        for (size_t at = 0; at < len; at++) {
+            for (unsigned c = 0; c < 0x100; c++) {
+                memset(in, 'a', len);
+                in[at] = (unsigned char)c;
+                struct md_buf b;
+                md_buf_init(&b, 1 << 16);
+                CHECK_EQ_INT(md_json_put_string(&b, (const char *)in, len), MD_OK);
+                size_t wl;
+                if (c < 0x80) {
+                    wl = ref_escape(in, len, want);
+                } else {
+                    /* A lone byte 0x80+ is invalid UTF-8: \ufffd in its place. */
+                    wl = 0;
+                    want[wl++] = '"';
+                    memset(want + wl, 'a', at);
+                    wl += at;
+                    memcpy(want + wl, "\\ufffd", 6);
+                    wl += 6;
+                    memset(want + wl, 'a', len - at - 1);
+                    wl += len - at - 1;
+                    want[wl++] = '"';
+                }
+                CHECK_BUF(b.data, b.len, want, wl);
+                md_buf_free(&b);
+            }
+        }
+    }
 }
 
 static void test_tool_result(void)
@@ -294,6 +363,7 @@ static void test_buf(void)
 int main(void)
 {
     test_put_string();
+    test_put_string_every_byte_every_offset();
     test_tool_result();
     test_buf();
     return check_report();
