@@ -59,13 +59,18 @@ export interface MemorydClientOptions {
 export type MemorydRetryReason =
   /** memoryd answered 503: overloaded or shutting down; the command was not applied. */
   | 'unavailable'
+  /** 429 Too Many Requests (a rate limit, e.g. the proxy's): the command was not applied. */
+  | 'rate_limited'
   /** The connection was refused: the request was never sent. */
   | 'connection_refused'
   /** `view` only: no answer within `timeoutMs`. */
   | 'timeout'
   /** `view` only: the connection failed after it was opened. */
   | 'connection_lost'
-  /** `view` only: a proxy answered 502, 503 or 504 without a memoryd result. */
+  /**
+   * `view` only: a gateway answered 502 or 504 (whatever the body: memoryd never sends
+   * these), or 503 without a memoryd result.
+   */
   | 'bad_gateway';
 
 /** What {@link MemorydClientOptions.onRetry} is told. */
@@ -192,14 +197,16 @@ export class MemorydClient {
 
   /**
    * Sends one command to memoryd and returns its answer, retrying where that
-   * is safe: any command after a 503 from memoryd (it was not applied;
-   * `Retry-After` is honoured up to `maxRetryDelayMs`) or a refused
+   * is safe: any command after a 503 from memoryd or a 429 (it was not
+   * applied; `Retry-After` is honoured up to `maxRetryDelayMs`) or a refused
    * connection (never sent); `view` also after a timeout, a lost connection
-   * or a proxy's 502/503/504. A write is never sent again once it may have
-   * reached memoryd.
+   * or a gateway's 502/504 (or a 503 that is not memoryd's). A write is never
+   * sent again once it may have reached memoryd.
    *
-   * memoryd's error results (is_error: true, any status) are returned, not
-   * thrown; after the last retry a 503 is returned the same way.
+   * Error results (is_error: true, any status) are returned, not thrown:
+   * memoryd's, and those a proxy sends in the same shape (docker/nginx.conf's
+   * 401, 413); after the last retry a 503's, 429's, 502's or 504's result is
+   * returned the same way.
    *
    * @param command The command object, sent verbatim as the JSON body.
    * @param options An `AbortSignal` for the whole call.
@@ -294,31 +301,44 @@ interface Context {
   timeoutMs: number;
 }
 
-/** The retry policy: what to do with the outcome of one attempt. */
+/**
+ * The retry policy: what to do with the outcome of one attempt. The status decides first,
+ * whatever the body: a proxy may answer in memoryd's `tool_result` shape (docker/nginx.conf
+ * does for 401, 413, 429, 502 and 504), so a `tool_result` body alone does not say that
+ * memoryd handled the command.
+ */
 function decide(outcome: Attempt, ctx: Context): Step {
   const { name, readOnly, attempts } = ctx;
   if (outcome.type === 'answer') {
-    const { status, result } = outcome;
-    if (result) {
-      // memoryd's own 503 says the command was not applied: safe to send again.
-      if (status === 503) return { retry: 'unavailable', status, retryAfterMs: outcome.retryAfterMs, last: result };
-      return { final: result };
-    }
+    const { status, result, retryAfterMs } = outcome;
     const what = `HTTP ${status}${outcome.statusText ? ' ' + outcome.statusText : ''}`;
     const shown = snippet(outcome.text);
-    const answered =
-      `Error: The memory service answered the ${name} command with ${what}, which is not a memoryd result` +
-      ` (${outcome.contentType || 'no content type'}${shown ? `: ${shown}` : ', empty body'}).`;
+    // One or more sentences saying what came back.
+    const answered = result
+      ? `Error: The memory service answered the ${name} command with ${what}, a gateway's error: "${fullStop(snippet(result.content))}"`
+      : `Error: The memory service answered the ${name} command with ${what}, which is not a memoryd result` +
+        ` (${outcome.contentType || 'no content type'}${shown ? `: ${shown}` : ', empty body'}).`;
     const details = { kind: 'unexpected_response', command: name, attempts, status } as const;
-    if (readOnly) {
-      // A proxy's 502/503/504 to a read: sending it again is harmless.
-      if (status === 502 || status === 503 || status === 504) {
-        const text = `${answered.slice(0, -1)}${triedText(attempts)}. Try again later.`;
-        return { retry: 'bad_gateway', status, last: new MemorydError(text, { ...details, outcomeUnknown: false }) };
-      }
-      return { fail: new MemorydError(answered, { ...details, outcomeUnknown: false }) };
+    // After the last attempt, for an answer that is not a tool_result (whose own text is returned instead).
+    const tryAgain = (notApplied: boolean): MemorydError =>
+      new MemorydError(
+        `${answered.slice(0, -1)}${triedText(attempts)}${notApplied ? `; the ${name} command was not applied` : ''}. Try again later.`,
+        { ...details, outcomeUnknown: false },
+      );
+
+    // Refused before the command was looked at (a rate limit): not applied, so safe to
+    // send again, writes included.
+    if (status === 429) return { retry: 'rate_limited', status, retryAfterMs, last: result ?? tryAgain(true) };
+    // memoryd's own 503 says the command was not applied: safe to send again.
+    if (status === 503 && result) return { retry: 'unavailable', status, retryAfterMs, last: result };
+    // A gateway's failure: memoryd never answers 502 or 504. The request may have reached
+    // memoryd before the gateway gave up on it: only a read is sent again.
+    if (status === 502 || status === 504 || status === 503) {
+      if (readOnly) return { retry: 'bad_gateway', status, retryAfterMs, last: result ?? tryAgain(false) };
+      return { fail: new MemorydError(`${answered} ${unknownOutcome(ctx.command)}`, { ...details, outcomeUnknown: true }) };
     }
-    if (status >= 500 || status === 408) {
+    if (result) return { final: result };
+    if (!readOnly && (status >= 500 || status === 408)) {
       // The request may have reached memoryd before the proxy gave up on it.
       return { fail: new MemorydError(`${answered} ${unknownOutcome(ctx.command)}`, { ...details, outcomeUnknown: true }) };
     }
@@ -437,6 +457,11 @@ function parseRetryAfter(value: string | null): number | undefined {
   if (/^\d+$/.test(v)) return Number(v) * 1000;
   const at = Date.parse(v);
   return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+}
+
+/** `text` ending with a full stop (or another sentence end). */
+function fullStop(text: string): string {
+  return /[.!?…]$/.test(text) ? text : `${text}.`;
 }
 
 /** The start of an unexpected body, on one line. */

@@ -9,8 +9,9 @@ import { ToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
  * - `timeout` – no complete answer within `timeoutMs`.
  * - `connection_lost` – the connection failed after it was opened (reset,
  *   closed early, DNS or TLS failure, …).
- * - `unexpected_response` – an HTTP answer that is not a memoryd
- *   `tool_result` (e.g. a reverse proxy's 401, 413 or 502 page).
+ * - `unexpected_response` – an HTTP answer that is not memoryd's result: not a
+ *   `tool_result` (e.g. a reverse proxy's 401 or 413 page), or a gateway's 502,
+ *   503 or 504, whatever its body.
  * - `aborted` – the caller's `AbortSignal` fired.
  */
 export type MemorydErrorKind =

@@ -23,6 +23,23 @@ const PROXY_PAGE = (status, title) => ({
   text: `<html>\n<head><title>${status} ${title}</title></head>\n<body>\n<center><h1>${status} ${title}</h1></center>\n<hr><center>nginx</center>\n</body>\n</html>\n`,
 });
 
+// docker/nginx.conf's own answers: memoryd's shape (a tool_result body, X-Memory-Is-Error),
+// so a body alone does not tell them from memoryd's. Exact copies of its `return` lines.
+const NGINX = {
+  401: '{"type":"tool_result","content":"Error: Unauthorized: send the header Authorization: Bearer <API key>","is_error":true}',
+  413: '{"type":"tool_result","content":"Error: The request body exceeds the limit of 4194304 bytes","is_error":true}',
+  429: '{"type":"tool_result","content":"Error: Too many requests for this tenant; the command was not applied. Retry shortly.","is_error":true}',
+  502: '{"type":"tool_result","content":"Error: memoryd is unavailable (bad gateway). Retry shortly.","is_error":true}',
+  504: '{"type":"tool_result","content":"Error: memoryd did not answer in time; the command may or may not have been applied.","is_error":true}',
+};
+const nginxAnswer = (status) => ({
+  status,
+  type: 'application/json',
+  text: NGINX[status],
+  headers: { 'x-memory-is-error': 'true', ...(status === 429 || status === 502 ? { 'retry-after': '1' } : {}) },
+});
+const nginxResult = (status) => ({ content: JSON.parse(NGINX[status]).content, isError: true, status });
+
 /** A client with fast backoff that records its retries. */
 function clientFor(url, options = {}) {
   const retries = [];
@@ -245,6 +262,121 @@ test('a proxy\'s 502/504: view retried, a write not (outcome unknown)', async ()
       assert.equal(w.outcomeUnknown, true);
     },
   );
+});
+
+test('nginx\'s 502/504 in the tool_result shape: the status decides, not the body — view retried (Retry-After honoured), a write not', async () => {
+  await withFake(
+    (req, n) => (n === 0 ? nginxAnswer(502) : n === 1 ? nginxAnswer(504) : { status: 200, json: toolResult(LISTING) }),
+    async (fake) => {
+      const { client, retries } = clientFor(fake.url, { maxRetryDelayMs: 30 });
+      assert.deepEqual(await client.execute(VIEW), { content: LISTING, isError: false, status: 200 });
+      assert.equal(fake.requests.length, 3);
+      // 502 carries Retry-After: 1 (capped at 30 ms); 504 none: the second backoff (10 ms, 50-100 %).
+      assert.deepEqual(retries.map((r) => [r.reason, r.status, r.delayMs >= 5 && r.delayMs <= 10 ? 'backoff' : r.delayMs]), [['bad_gateway', 502, 30], ['bad_gateway', 504, 'backoff']]);
+    },
+  );
+  await withFake(
+    () => nginxAnswer(502),
+    async (fake) => {
+      // The retries run out: the gateway's own tool_result is returned, as memoryd's 503 would be.
+      const { client, retries } = clientFor(fake.url, { maxRetryDelayMs: 1 });
+      assert.deepEqual(await client.execute(VIEW), nginxResult(502));
+      assert.equal(fake.requests.length, 3);
+      assert.deepEqual(retries.map((r) => r.reason), ['bad_gateway', 'bad_gateway']);
+      const handlers = createMemorydHandlers(client);
+      await assert.rejects(handlers.view(VIEW), (e) => e instanceof ToolError && !(e instanceof MemorydError) && e.content === nginxResult(502).content);
+    },
+  );
+  for (const status of [502, 504]) {
+    await withFake(
+      () => nginxAnswer(status),
+      async (fake) => {
+        const { client, retries } = clientFor(fake.url);
+        for (const command of WRITES) {
+          const before = fake.requests.length;
+          const w = await memorydError(() => client.execute(command));
+          assert.equal(fake.requests.length, before + 1, `${command.command} sent once`);
+          assert.deepEqual([w.kind, w.status, w.outcomeUnknown, w.attempts], ['unexpected_response', status, true, 1]);
+          const where = command.command === 'rename' ? '/memories/a.md and /memories/b.md' : '/memories/a.md';
+          const title = status === 502 ? 'Bad Gateway' : 'Gateway Timeout';
+          assert.equal(
+            w.content,
+            `Error: The memory service answered the ${command.command} command with HTTP ${status} ${title}, a gateway's error: "${nginxResult(status).content}" ` +
+              `It is unknown whether the command was applied: view ${where} to check before retrying.`,
+          );
+        }
+        assert.deepEqual(retries, []);
+      },
+    );
+  }
+});
+
+test('429 (nginx\'s rate limit: "the command was not applied"): every command is retried, honouring Retry-After', async () => {
+  for (const command of [VIEW, ...WRITES]) {
+    await withFake(
+      (req, n) => (n < 2 ? nginxAnswer(429) : { status: 200, json: toolResult('done') }),
+      async (fake) => {
+        const { client, retries } = clientFor(fake.url, { maxRetryDelayMs: 40 });
+        assert.deepEqual(await client.execute(command), { content: 'done', isError: false, status: 200 });
+        assert.equal(fake.requests.length, 3);
+        assert.ok(fake.requests.every((r) => r.body === JSON.stringify(command)));
+        assert.deepEqual(retries, [
+          { command: command.command, attempt: 1, reason: 'rate_limited', status: 429, delayMs: 40 },
+          { command: command.command, attempt: 2, reason: 'rate_limited', status: 429, delayMs: 40 },
+        ]);
+      },
+    );
+  }
+  // Retry-After: 1 is waited for in full under the default cap (5 s).
+  await withFake(
+    (req, n) => (n === 0 ? nginxAnswer(429) : { status: 200, json: toolResult('File created successfully at: /memories/a.md') }),
+    async (fake) => {
+      const { client, retries } = clientFor(fake.url);
+      const t0 = Date.now();
+      assert.equal((await client.execute(CREATE)).content, 'File created successfully at: /memories/a.md');
+      assert.ok(Date.now() - t0 >= 950, `waited ${Date.now() - t0} ms`);
+      assert.deepEqual(retries.map((r) => [r.reason, r.delayMs]), [['rate_limited', 1000]]);
+    },
+  );
+  // The retries run out: nginx's own result, which says the command was not applied.
+  await withFake(
+    () => nginxAnswer(429),
+    async (fake) => {
+      const { client } = clientFor(fake.url, { maxRetryDelayMs: 1 });
+      assert.deepEqual(await client.execute(CREATE), nginxResult(429));
+      assert.equal(fake.requests.length, 3);
+    },
+  );
+  // A 429 that is not a tool_result (another limiter, no Retry-After): retried with the
+  // backoff, then an error saying the command was not applied.
+  await withFake(
+    () => PROXY_PAGE(429, 'Too Many Requests'),
+    async (fake) => {
+      const { client, retries } = clientFor(fake.url);
+      const e = await memorydError(() => client.execute(CREATE));
+      assert.equal(fake.requests.length, 3);
+      assert.deepEqual([e.kind, e.status, e.outcomeUnknown, e.attempts], ['unexpected_response', 429, false, 3]);
+      assert.equal(
+        e.content,
+        'Error: The memory service answered the create command with HTTP 429 Too Many Requests, which is not a memoryd result (text/html: <html> <head><title>429 Too Many Requests</title></head> <body> <center><h1>429 Too Many Requests</h1></center> <hr><center>nginx</center> </body> </html>) (tried 3 times); the create command was not applied. Try again later.',
+      );
+      assert.deepEqual(retries.map((r) => r.reason), ['rate_limited', 'rate_limited']);
+    },
+  );
+});
+
+test('nginx\'s 401 and 413 in the tool_result shape are returned as they are, not retried', async () => {
+  for (const status of [401, 413]) {
+    await withFake(
+      () => nginxAnswer(status),
+      async (fake) => {
+        const { client, retries } = clientFor(fake.url);
+        for (const command of [VIEW, CREATE]) assert.deepEqual(await client.execute(command), nginxResult(status));
+        assert.equal(fake.requests.length, 2);
+        assert.deepEqual(retries, []);
+      },
+    );
+  }
 });
 
 test('non-memoryd answers (a proxy\'s 401/413 page, JSON of another shape) become a clear error naming the status, not retried', async () => {
