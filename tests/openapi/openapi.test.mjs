@@ -613,7 +613,9 @@ describe('health, readiness and oversized headers', () => {
     const padding = { 'X-Padding': 'a'.repeat(70000) };
     for (const [method, p] of [['POST', '/memory'], ['GET', '/healthz'], ['GET', '/readyz']]) {
       assert.equal(doc.paths[p][method.toLowerCase()].responses['431'].$ref, '#/components/responses/HeadersTooLarge');
-      const r = await srv.request(method, p, { headers: padding, body: method === 'POST' ? '{}' : undefined });
+      // No body: memoryd answers and closes while the headers are still arriving, and a body
+      // written after them would fail with EPIPE (Node 18's fetch then loses the answer).
+      const r = await srv.request(method, p, { headers: padding });
       assert.equal(r.status, 431, `${method} ${p}`);
       assert.equal(r.text, page, `${method} ${p}`);
     }
