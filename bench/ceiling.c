@@ -67,7 +67,7 @@ int main(int argc, char **argv)
         flags, (uint16_t)port, NULL, NULL, on_request, NULL, MHD_OPTION_THREAD_POOL_SIZE,
         threads > 1 ? threads : 0, MHD_OPTION_CONNECTION_LIMIT, 1024u,
         MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 << 10,
-        MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, MHD_OPTION_END);
+        MHD_OPTION_END);
     if (!d) {
         fprintf(stderr, "ceiling: cannot listen on port %u\n", port);
         return 1;

@@ -660,7 +660,10 @@ struct md_http *md_http_start(const struct md_config *cfg, struct md_store *stor
         (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT, cfg->connection_timeout, NULL};
     list[n++] =
         (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)64 << 10, NULL};
-    list[n++] = (struct MHD_OptionItem){MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, NULL};
+    /* No MHD_OPTION_LISTENING_ADDRESS_REUSE: its SO_REUSEPORT would let a
+     * second memoryd bind the same port and silently take half the
+     * connections. libmicrohttpd's default SO_REUSEADDR still allows an
+     * immediate restart. */
     list[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, h};
     list[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, h};
     list[n++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};

@@ -248,6 +248,33 @@ test('SIGTERM: exit 0 and a "stopped" line; the data is intact after a restart o
   }
 });
 
+test('a second memoryd on a port in use fails at start (no silent port sharing); a restart on the same port works at once', { timeout: 30000 }, async () => {
+  const srv = await startServer();
+  try {
+    // Another database, same port: refused, exit 1, the reason on stderr; the first keeps serving.
+    const second = await runMemoryd(['--port', String(srv.port), '--db', `${srv.dir}/second.db`]);
+    assert.equal(second.code, 1);
+    const line = JSON.parse(second.stderr.trim().split('\n').at(-1));
+    assert.equal(line.msg, 'cannot start the HTTP server');
+    assert.equal(line.detail, `cannot listen on 127.0.0.1 port ${srv.port} (in use, or not allowed)`);
+    for (let i = 0; i < 20; i++) {
+      const r = await srv.post({ command: 'view', path: '/memories' }, { tenant: 'port' });
+      assert.equal(r.status, 200);
+    }
+  } finally {
+    await srv.stop();
+  }
+  // Stopped with connections just closed (TIME_WAIT): the same port binds again at once.
+  const again = await startServer({ db: srv.dbPath, args: ['--port', String(srv.port)] });
+  try {
+    assert.equal(again.port, srv.port);
+    assert.equal((await again.post({ command: 'view', path: '/memories' }, { tenant: 'port' })).status, 200);
+  } finally {
+    await again.stop();
+    fs.rmSync(srv.dir, { recursive: true, force: true });
+  }
+});
+
 test('the request log counts the SQL statements of each command: a directory rename or delete costs the same for 1 file as for 300', async () => {
   const srv = await startServer();
   try {

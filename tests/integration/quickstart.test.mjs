@@ -4,11 +4,10 @@
 //
 // Port 8080 is fixed here, so the test takes care not to meet another server on it:
 //  - it skips (saying why) when something already listens on 127.0.0.1:8080;
-//  - memoryd binds with SO_REUSEPORT (libmicrohttpd's address reuse), so a second memoryd
-//    on 8080 would share the port instead of failing: within one ctest run this test and
-//    valgrind/http-suites (which runs this file too) hold the RESOURCE_LOCK
-//    memoryd-port-8080 (tests/CMakeLists.txt); across runs (another build directory) a
-//    lock file in the temp directory lets one run at a time, and the other skips.
+//  - two runs of this test at once would race for 8080 (a second memoryd fails to bind it):
+//    within one ctest run this test and valgrind/http-suites (which runs this file too) hold
+//    the RESOURCE_LOCK memoryd-port-8080 (tests/CMakeLists.txt); across runs (another build
+//    directory) a lock file in the temp directory lets one run at a time, and the other skips.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
