@@ -8,7 +8,8 @@
 // Proves: two keys are two tenants that cannot see each other's files; a client's
 // X-Tenant-ID never reaches memoryd (one header, the key's tenant; no Authorization);
 // 401 without a valid key; 405 / 404 for what is not forwarded; 413 from nginx above
-// 4 MiB while exactly 4 MiB reaches memoryd; 429 past the per-tenant rate limit; 403
+// 4 MiB while exactly 4 MiB reaches memoryd; 429 past the per-tenant rate limit, and past
+// the per-address one for key guessing (requests without a valid key count too); 403
 // for a client going around nginx; 502 when memoryd is down; upstream keep-alive; a key
 // made as tenants.map says works after a reload; the access log carries the tenant and
 // never the key; docker/healthcheck.sh through the proxy.
@@ -142,7 +143,7 @@ test('only POST /memory, GET /healthz and GET /readyz are forwarded', async () =
     assert.deepEqual([r.status, r.text, r.headers.allow, r.headers['x-memory-is-error']],
       [405, '{"type":"tool_result","content":"Error: Use POST /memory with a JSON memory command","is_error":true}', 'POST', 'true'], method);
   }
-  for (const p of ['/', '/memory/', '/memories', '/Memory', '/healthz/x', '/metrics']) {
+  for (const p of ['/', '/memory/', '/memories', '/Memory', '/healthz/x', '/metrics', '/_memoryd_key']) {
     const r = await px.request({ path: p, method: 'POST', key: KEY_A, body: view() });
     assert.deepEqual([r.status, r.text], [404, '{"error":"not found: use POST /memory, GET /healthz or GET /readyz"}'], p);
   }
@@ -202,7 +203,7 @@ test('past the rate limit (10 r/s, burst 20, per tenant) nginx answers 429; othe
     const ms = Date.now() - t0;
     assert.ok(limited, `no 429 in 200 requests (${ms} ms)`);
     assert.deepEqual([limited.text, limited.headers['retry-after'], limited.headers['x-memory-is-error']],
-      ['{"type":"tool_result","content":"Error: Too many requests for this tenant; the command was not applied. Retry shortly.","is_error":true}', '1', 'true']);
+      ['{"type":"tool_result","content":"Error: Too many requests; the command was not applied. Retry shortly.","is_error":true}', '1', 'true']);
     const served = statuses.length - 1;
     // 21 at once, plus at most one more per 100 ms elapsed.
     assert.ok(served >= 21 && served <= 21 + Math.ceil(ms / 100), `served ${served} in ${ms} ms`);
@@ -214,6 +215,48 @@ test('past the rate limit (10 r/s, burst 20, per tenant) nginx answers 429; othe
   } finally {
     agent.destroy();
   }
+});
+
+test('key guessing from one address: 401s, then 429 past the per-address limit (50 r/s, burst 100), valid keys from it counted too; other addresses unaffected', async () => {
+  const RATE_LIMITED = '{"type":"tool_result","content":"Error: Too many requests; the command was not applied. Retry shortly.","is_error":true}';
+  const key = await px.addKey('team-guess'); // (a reload: before the guesser connects)
+  await mdSync();
+  const before = mdRequests().length;
+  // The guesser: one kept-alive connection from 127.0.0.3.
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1, localAddress: '127.0.0.3' });
+  try {
+    const t0 = Date.now();
+    // 20 requests with a valid key (within its tenant's burst): they count for the address.
+    for (let i = 0; i < 20; i++) {
+      const r = await px.request({ key, body: view(), agent });
+      assert.deepEqual([r.status, r.json], [200, ok(`${LISTING}0B\t/memories`)]);
+    }
+    // Then a new wrong key each time, one request at a time, until refused.
+    let limited = null;
+    let guesses = 0;
+    while (!limited && guesses < 1000) {
+      const r = await px.request({ key: `guess-${guesses}`, body: view(), agent });
+      if (r.status === 429) limited = r;
+      else {
+        assert.deepEqual([r.status, r.text, r.headers['www-authenticate']], [401, UNAUTHORIZED, 'Bearer realm="memoryd", error="invalid_token"']);
+        guesses++;
+      }
+    }
+    const ms = Date.now() - t0;
+    assert.ok(limited, `no 429 after ${guesses} wrong keys (${ms} ms)`);
+    assert.deepEqual([limited.text, limited.headers['retry-after'], limited.headers['x-memory-is-error']], [RATE_LIMITED, '1', 'true']);
+    // 1 + burst 100 at once, 20 of them the valid key's, plus at most one more per 20 ms elapsed.
+    assert.ok(guesses >= 81 && guesses <= 81 + Math.ceil(ms / 20), `${guesses} wrong keys answered 401 in ${ms} ms`);
+  } finally {
+    agent.destroy();
+  }
+  // Another address is served.
+  const other = await px.request({ key: KEY_A, body: view() });
+  assert.deepEqual([other.status, other.json], [200, ok(`${LISTING}6B\t/memories\n6B\t/memories/a.txt`)]);
+  await mdSync();
+  assert.deepEqual(mdRequests().slice(before).map((l) => l.tenant), [...Array(20).fill('team-guess'), 'team-a'], 'no guess reached memoryd');
+  const log = px.accessLog().trim().split('\n').map((l) => JSON.parse(l)).filter((l) => l.client === '127.0.0.3');
+  assert.deepEqual([...new Set(log.map((l) => `${l.tenant} ${l.status}`))], ['team-guess 200', ' 401', ' 429']);
 });
 
 test('going around nginx: memoryd answers 403 to any other address (header or not)', async () => {

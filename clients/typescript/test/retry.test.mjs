@@ -28,7 +28,7 @@ const PROXY_PAGE = (status, title) => ({
 const NGINX = {
   401: '{"type":"tool_result","content":"Error: Unauthorized: send the header Authorization: Bearer <API key>","is_error":true}',
   413: '{"type":"tool_result","content":"Error: The request body exceeds the limit of 4194304 bytes","is_error":true}',
-  429: '{"type":"tool_result","content":"Error: Too many requests for this tenant; the command was not applied. Retry shortly.","is_error":true}',
+  429: '{"type":"tool_result","content":"Error: Too many requests; the command was not applied. Retry shortly.","is_error":true}',
   502: '{"type":"tool_result","content":"Error: memoryd is unavailable (bad gateway). Retry shortly.","is_error":true}',
   504: '{"type":"tool_result","content":"Error: memoryd did not answer in time; the command may or may not have been applied.","is_error":true}',
 };
