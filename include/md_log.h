@@ -27,6 +27,7 @@ int md_log_level_parse(const char *s);
 struct md_logline {
     struct md_buf b;
     int on;
+    int urgent; /* error or warning: written without waiting for more lines */
 };
 
 void md_log_begin(struct md_logline *l, enum md_log_level level, const char *msg);

@@ -66,6 +66,7 @@ void md_log_begin(struct md_logline *l, enum md_log_level level, const char *msg
 {
     md_buf_init(&l->b, (size_t)64 << 10);
     l->on = md_log_enabled(level);
+    l->urgent = level <= MD_LOG_WARN;
     if (!l->on || md_buf_reserve(&l->b, 256) != MD_OK)
         return;
     struct timespec ts;
@@ -134,7 +135,8 @@ static void write_all(const char *p, size_t left)
  * gathered with one write(2) and swaps buffers. The first line after a quiet
  * spell wakes the thread, which then lets lines gather for GATHER_MS (or
  * until the buffer is half full) before it writes: under load a wake-up and a
- * write(2) serve hundreds of lines, instead of a futex wake per line. A full
+ * write(2) serve hundreds of lines, instead of a futex wake per line. An
+ * error or warning is written at once (with what gathered before it). A full
  * buffer makes the logging thread wait (lines are never dropped). */
 
 #define ASYNC_CAP ((size_t)1 << 20)
@@ -149,12 +151,14 @@ static struct {
     int stop;
     int idle;      /* the thread waits for a first line: wake it */
     int gathering; /* the thread lets lines gather: wake it only when half full */
+    int flush;     /* an urgent line is pending: write without gathering */
     pthread_t thread;
 } g_async = {PTHREAD_MUTEX_INITIALIZER,
              PTHREAD_COND_INITIALIZER,
              PTHREAD_COND_INITIALIZER,
              NULL,
              NULL,
+             0,
              0,
              0,
              0,
@@ -173,7 +177,7 @@ static void *async_main(void *arg)
         g_async.idle = 0;
         if (g_async.len == 0)
             break; /* stopping, nothing left */
-        if (!g_async.stop && g_async.len < ASYNC_CAP / 2) {
+        if (!g_async.stop && !g_async.flush && g_async.len < ASYNC_CAP / 2) {
             struct timespec until;
             clock_gettime(CLOCK_REALTIME, &until);
             until.tv_nsec += GATHER_MS * 1000000L;
@@ -182,7 +186,7 @@ static void *async_main(void *arg)
                 until.tv_nsec -= 1000000000L;
             }
             g_async.gathering = 1;
-            while (!g_async.stop && g_async.len < ASYNC_CAP / 2 &&
+            while (!g_async.stop && !g_async.flush && g_async.len < ASYNC_CAP / 2 &&
                    pthread_cond_timedwait(&g_async.ready, &g_async.mu, &until) == 0)
                 ;
             g_async.gathering = 0;
@@ -192,6 +196,7 @@ static void *async_main(void *arg)
         g_async.pending = g_async.spare;
         g_async.spare = out;
         g_async.len = 0;
+        g_async.flush = 0;
         pthread_cond_broadcast(&g_async.room);
         pthread_mutex_unlock(&g_async.mu);
         write_all(out, n);
@@ -233,7 +238,8 @@ void md_log_stop_async(void)
     g_async.pending = g_async.spare = NULL;
 }
 
-static void async_put(const char *p, size_t n)
+/* Queue a line; an urgent one (error, warning) cuts the gathering short. */
+static void async_put(const char *p, size_t n, int urgent)
 {
     pthread_mutex_lock(&g_async.mu);
     while (g_async.len + n > ASYNC_CAP && g_async.len > 0)
@@ -243,7 +249,9 @@ static void async_put(const char *p, size_t n)
     } else {
         memcpy(g_async.pending + g_async.len, p, n);
         g_async.len += n;
-        if (g_async.idle || (g_async.gathering && g_async.len >= ASYNC_CAP / 2))
+        if (urgent)
+            g_async.flush = 1;
+        if (g_async.idle || (g_async.gathering && (urgent || g_async.len >= ASYNC_CAP / 2)))
             pthread_cond_signal(&g_async.ready);
     }
     pthread_mutex_unlock(&g_async.mu);
@@ -253,7 +261,7 @@ void md_log_end(struct md_logline *l)
 {
     if (l->on && md_buf_puts(&l->b, "}\n") == MD_OK) {
         if (atomic_load(&g_async_on))
-            async_put(l->b.data, l->b.len);
+            async_put(l->b.data, l->b.len, l->urgent);
         else
             write_all(l->b.data, l->b.len);
     }

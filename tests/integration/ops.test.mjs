@@ -113,13 +113,7 @@ test('GET /healthz and GET /readyz', async () => {
 });
 
 // Waits until `pred` holds for the server's parsed log lines.
-async function waitForLogs(srv, pred, what) {
-  for (let i = 0; i < 500; i++) {
-    if (pred(srv.logs)) return;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  assert.fail(`log lines never showed ${what}:\n${srv.rawStderr.join('\n')}`);
-}
+const waitForLogs = (srv, pred, what) => srv.waitForLogs(pred, what);
 
 test('one JSON log line per request with time, tenant, command, status, bytes; never content or paths', async () => {
   const marker = `S3CRET${crypto.randomBytes(6).toString('hex')}`;

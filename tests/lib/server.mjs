@@ -96,12 +96,23 @@ export async function startServer({ args = [], env = {}, db, wrapper, startTimeo
     return e;
   }
 
+  // Log lines reach stderr from memoryd's log thread a few milliseconds after the request
+  // they describe was answered: wait until `pred(logs)` holds (at most `ms`).
+  async function waitForLogs(pred, what, ms = 5000) {
+    for (const end = Date.now() + ms; Date.now() < end;) {
+      if (pred(logs)) return logs;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    if (pred(logs)) return logs;
+    throw new Error(`log lines never showed ${what} within ${ms} ms:\n${rawStderr.slice(-40).join('\n')}`);
+  }
+
   async function kill() {
     if (!exited) proc.kill('SIGKILL');
     return exitPromise;
   }
 
-  return { port, url, dbPath, dir, proc, logs, rawStderr, request, post, stop, kill, exited: () => exited };
+  return { port, url, dbPath, dir, proc, logs, rawStderr, request, post, stop, kill, waitForLogs, exited: () => exited };
 }
 
 // Run a CLI invocation of memoryd to completion: {code, stdout, stderr}.

@@ -60,8 +60,9 @@ test('--max-connections-per-ip: a slowloris address fills its quota, other addre
       assert.deepEqual(r.json, result(viewEmpty, false));
     }
     // The refusal is logged (once a second at most), with the address and the limit.
-    const refused = srv.logs.filter((l) => l.msg === 'connection refused: --max-connections-per-ip reached');
-    assert.ok(refused.length >= 1, 'no log line for the refused connection');
+    const isRefusal = (l) => l.msg === 'connection refused: --max-connections-per-ip reached';
+    await srv.waitForLogs((logs) => logs.some(isRefusal), 'the refused connection');
+    const refused = srv.logs.filter(isRefusal);
     assert.equal(refused[0].client, '127.0.0.1');
     assert.equal(refused[0].limit, LIMIT);
   } finally {

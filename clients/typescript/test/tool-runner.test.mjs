@@ -182,6 +182,7 @@ test('tool runner session: every command, exact tool_result blocks, final state 
 
     // Each tool call reached memoryd exactly once, as tenant agent-a.
     const calls = SESSION.flat();
+    await srv.waitForLogs(() => memorydRequests('agent-a').length >= calls.length, `${calls.length} request lines`);
     const logged = memorydRequests('agent-a');
     assert.equal(logged.length, calls.length);
     assert.deepEqual(
@@ -252,6 +253,7 @@ test('streaming, unthreaded tool runner (runToolsEagerly) sends the same exact r
     for (let t = 0; t < session.length; t++) {
       assert.deepEqual(toolResultsOf(api.requests[t + 1]), expectedResults(session, t), `tool results of turn ${t}`);
     }
+    await srv.waitForLogs(() => memorydRequests('agent-stream').length >= session.flat().length, 'the request lines');
     assert.equal(memorydRequests('agent-stream').length, session.flat().length);
   } finally {
     await api.close();
@@ -336,6 +338,7 @@ test('memoryd overloaded (real 503s): the runner\'s parallel writes are retried 
       toolResultsOf(api.requests[1]),
       calls.map((c, i) => ({ type: 'tool_result', tool_use_id: `toolu_0_${i}`, content: `File created successfully at: ${c.path}` })),
     );
+    await busy.waitForLogs((logs) => logs.filter((l) => l.command === 'create' && l.status === 200).length >= N, `${N} applied creates`);
     const logged = busy.logs.filter((l) => l.command === 'create');
     const refused = logged.filter((l) => l.status === 503);
     assert.equal(logged.length - refused.length, N, 'each create applied once');
