@@ -17,6 +17,9 @@
 // caller's own tree holds it — and zero cross-tenant writes — every tenant's whole tree, read
 // back with view (every directory listing, every file, and a 404 for every path that only
 // other tenants have), equals its model exactly. Part of the suite runs with --require-tenant.
+// Last, all tenants write at once, on several connections each, into the same paths, so that
+// their commands share writer batches (one transaction, a savepoint per command), with failing
+// commands mixed in; each tenant must end up with exactly its own tree.
 //
 // What libmicrohttpd 0.9.75 does to header lines before memoryd sees them, asserted as is:
 // it cuts a header value at a NUL byte (so "acme\0globex" names "acme" — a valid id the client
@@ -134,10 +137,13 @@ class World {
     return this.trees.get(tenant);
   }
 
+  // A new keep-alive connection of `tenant` (no header for the headerless tenant).
+  newClient(tenant) {
+    return makeClient(this.srv.port, tenant === this.headerless ? {} : { tenant });
+  }
+
   client(tenant) {
-    if (!this.clients.has(tenant)) {
-      this.clients.set(tenant, makeClient(this.srv.port, tenant === this.headerless ? {} : { tenant }));
-    }
+    if (!this.clients.has(tenant)) this.clients.set(tenant, this.newClient(tenant));
     return this.clients.get(tenant);
   }
 
@@ -156,9 +162,10 @@ class World {
     }
   }
 
-  // A command as `tenant` (through its keep-alive client); checks the envelope and leaks.
-  async run(tenant, cmd) {
-    const r = await this.client(tenant).post(cmd);
+  // A command as `tenant` (through its keep-alive client, or `client`); checks the envelope and
+  // leaks.
+  async run(tenant, cmd, client = this.client(tenant)) {
+    const r = await client.post(cmd);
     assert.ok(r.json, r.text);
     assert.equal(r.json.type, 'tool_result');
     assert.equal(r.json.is_error, r.status !== 200);
@@ -166,8 +173,8 @@ class World {
     return { status: r.status, content: r.json.content };
   }
 
-  async expect(tenant, cmd, status, content) {
-    assert.deepEqual(await this.run(tenant, cmd), { status, content }, `${tenant}: ${JSON.stringify(cmd)}`);
+  async expect(tenant, cmd, status, content, client) {
+    assert.deepEqual(await this.run(tenant, cmd, client), { status, content }, `${tenant}: ${JSON.stringify(cmd)}`);
   }
 
   // A command with exactly these raw header lines (fresh connection). `landing` is the tenant
@@ -582,4 +589,82 @@ test('SQL / LIKE / GLOB metacharacters in paths, content and tenant names are li
   }
   // The tenants "acme" and "a_me" ("_" is LIKE's any-character) hold the same names with
   // different contents and changes: assertAll() above compared both trees in full.
+});
+
+// ------------------------------------------------------------------- all tenants at once
+
+// WORKERS connections per tenant, every tenant at once, each connection in its own directory
+// /memories/conc/w{w} — the same paths in every tenant, reached at about the same moment, so
+// that the writer's batches mix tenants' commands on the same paths. Among the commands, ones
+// that fail and roll back their savepoint inside a shared batch: a create over an existing file
+// (409), a create below a file (409), a str_replace of another tenant's text that is in that
+// tenant's file at the same path (409), an insert out of range (422), a rename onto itself
+// (409), a second delete (404). Each tenant keeps, renames or deletes a different share of its
+// files, so the trees differ. Every answer is exact and checked for leaks; at the end every
+// tenant's tree is exactly its model, and the debug log shows batches larger than one tenant's
+// connections (so batches held several tenants' commands).
+const WORKERS = 4;
+const STEPS = 8;
+
+async function concurrentWorker(world, tenant, k, w, client) {
+  const tree = world.tree(tenant);
+  const tok = token(tenant);
+  const others = TENANTS.filter((x) => x !== tenant);
+  const dir = `/memories/conc/w${w}`;
+  const ex = (cmd, status, content) => world.expect(tenant, cmd, status, content, client);
+  for (let i = 0; i < STEPS; i++) {
+    const f = `${dir}/f${i}.txt`;
+    const text = `${tok} w${w} i${i}`;
+    await ex({ command: 'create', path: f, file_text: text }, 200, `File created successfully at: ${f}`);
+    tree.create(f, text);
+    await ex({ command: 'create', path: f, file_text: `again ${tok}` }, 409, `Error: File ${f} already exists`);
+    await ex({ command: 'create', path: `${f}/x.txt`, file_text: tok }, 409, `Error: Cannot create ${f}/x.txt: ${f} is a file, not a directory`);
+    const theirs = token(others[(i + w) % others.length]);
+    await ex({ command: 'str_replace', path: f, old_str: theirs, new_str: 'stolen' }, 409,
+      `No replacement was performed, old_str \`${theirs}\` did not appear verbatim in ${f}.`);
+    const edited = `${text} edited`;
+    await ex({ command: 'str_replace', path: f, old_str: text, new_str: edited }, 200, snippetAfter(edited, 0, edited));
+    await ex({ command: 'insert', path: f, insert_line: 5, insert_text: 'x' }, 422,
+      `Error: Invalid \`insert_line\` parameter: 5. It should be within the range of lines of the file: [0, 1]`);
+    await ex({ command: 'insert', path: f, insert_line: 1, insert_text: `by ${tenant}\n` }, 200, `The file ${f} has been edited.`);
+    tree.files.set(f, `${edited}\nby ${tenant}`);
+    await ex({ command: 'rename', old_path: f, new_path: f }, 409, `Error: The destination ${f} already exists`);
+    await ex({ command: 'view', path: f }, 200, fileView(f, tree.files.get(f)));
+    if ((i + k) % 3 === 0) {
+      const r = `${dir}/r${i}.txt`;
+      await ex({ command: 'rename', old_path: f, new_path: r }, 200, `Successfully renamed ${f} to ${r}`);
+      tree.rename(f, r);
+    } else if ((i + k) % 3 === 1) {
+      await ex({ command: 'delete', path: f }, 200, `Successfully deleted ${f}`);
+      tree.delete(f);
+      await ex({ command: 'delete', path: f }, 404, `Error: The path ${f} does not exist`);
+    }
+  }
+}
+
+test(`${TENANTS.length} tenants x ${WORKERS} connections writing the same paths at once, failures mixed in: each tenant has exactly its own tree`, async (t) => {
+  const srv = await startServer({ args: ['--log-level', 'debug'] });
+  const world = new World(srv, { headerless: 'default' });
+  const clients = [];
+  try {
+    for (const tenant of TENANTS) await seed(world, tenant);
+    await Promise.all(TENANTS.flatMap((tenant, k) => Array.from({ length: WORKERS }, (_, w) => {
+      const client = world.newClient(tenant);
+      clients.push(client);
+      return concurrentWorker(world, tenant, k, w, client);
+    })));
+    await world.assertAll();
+    // memoryd logs from a background thread: wait for the batch lines (bounded).
+    const sizes = () => srv.logs.filter((l) => l.msg === 'write batch').map((l) => l.commands);
+    for (let i = 0; i < 200 && !sizes().some((n) => n > WORKERS); i++) await new Promise((r) => setTimeout(r, 25));
+    const all = sizes();
+    t.diagnostic(`${world.responses} responses checked; ${all.length} write batches, largest ${Math.max(...all)} commands, ` +
+      `${all.filter((n) => n > WORKERS).length} larger than one tenant's ${WORKERS} connections`);
+    assert.ok(all.some((n) => n > WORKERS), `no batch held several tenants' commands: ${JSON.stringify(all)}`);
+  } finally {
+    for (const c of clients) c.close();
+    world.close();
+    await srv.stop();
+    fs.rmSync(srv.dir, { recursive: true, force: true });
+  }
 });
