@@ -63,11 +63,11 @@ int main(int argc, char **argv)
     sigaddset(&sigs, SIGINT);
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME;
-    struct MHD_Daemon *d = MHD_start_daemon(
-        flags, (uint16_t)port, NULL, NULL, on_request, NULL, MHD_OPTION_THREAD_POOL_SIZE,
-        threads > 1 ? threads : 0, MHD_OPTION_CONNECTION_LIMIT, 1024u,
-        MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 << 10,
-        MHD_OPTION_END);
+    struct MHD_Daemon *d =
+        MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, on_request, NULL,
+                         MHD_OPTION_THREAD_POOL_SIZE, threads > 1 ? threads : 0,
+                         MHD_OPTION_CONNECTION_LIMIT, 1024u, MHD_OPTION_CONNECTION_TIMEOUT, 30u,
+                         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 << 10, MHD_OPTION_END);
     if (!d) {
         fprintf(stderr, "ceiling: cannot listen on port %u\n", port);
         return 1;

@@ -35,6 +35,7 @@ static const char *const SQL[Q_COUNT] = {
     [Q_TENANT] = "SELECT id FROM tenants WHERE name = ?1",
     [Q_EXISTS] = "SELECT kind, size FROM entries WHERE tenant = ?1 AND path = ?2",
     [Q_PARENT] = "SELECT kind, size FROM entries WHERE tenant = ?1 AND path = ?2",
+    /* NOLINTNEXTLINE(bugprone-suspicious-missing-comma): one statement over two lines */
     [Q_INSERT] = "INSERT INTO entries (tenant, path, depth, kind, size, mtime, content)"
                  " VALUES (?1, ?2, ?3, 0, ?4, ?5, ?6)",
     [Q_SIZE] = "UPDATE entries SET size = size + ?3 WHERE tenant = ?1 AND path = ?2",
@@ -131,9 +132,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: floor DIR [SECONDS]\n");
         return 2;
     }
-    double seconds = argc > 2 ? atof(argv[2]) : 5.0;
+    double seconds = argc > 2 ? strtod(argv[2], NULL) : 5.0;
     for (size_t i = 0; i < sizeof CONTENT - 1; i++)
-        CONTENT[i] = (i + 1) % 64 == 0 ? '\n' : (char)('a' + i % 26);
+        CONTENT[i] = (char)((i + 1) % 64 == 0 ? '\n' : 'a' + i % 26);
     char path[4096];
     snprintf(path, sizeof path, "%s/floor.db", argv[1]);
     const char *suffixes[] = {"", "-wal", "-shm"};

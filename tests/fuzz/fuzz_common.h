@@ -52,7 +52,7 @@ static inline void fuzz_show(const char *label, const char *p, size_t n)
     do {                                                                                           \
         const char *g_ = (const char *)(got), *w_ = (const char *)(want);                          \
         size_t gl_ = (size_t)(got_len), wl_ = (size_t)(want_len);                                  \
-        if (gl_ != wl_ || (gl_ && memcmp(g_, w_, gl_) != 0)) {                                     \
+        if (gl_ != wl_ || (gl_ && (!g_ || !w_ || memcmp(g_, w_, gl_) != 0))) {                     \
             fprintf(stderr, "%s:%d: %s differs from %s\n", __FILE__, __LINE__, #got, #want);       \
             fuzz_show("got ", g_ ? g_ : "", g_ ? gl_ : 0);                                         \
             fuzz_show("want", w_ ? w_ : "", w_ ? wl_ : 0);                                         \
@@ -69,7 +69,7 @@ struct fstr {
 
 static inline void fstr_add(struct fstr *s, const void *p, size_t n)
 {
-    if (s->n + n + 1 > s->cap) {
+    if (!s->p || s->n + n + 1 > s->cap) {
         size_t cap = s->cap ? s->cap : 64;
         while (cap < s->n + n + 1)
             cap *= 2;

@@ -92,10 +92,14 @@ static void remove_stale(const char *dir)
         return;
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
-        long pid;
-        char end[8];
-        if (sscanf(de->d_name, "memoryd-fuzz-%ld.d%7s", &pid, end) == 2 && strcmp(end, "b") == 0 &&
-            pid > 0 && kill((pid_t)pid, 0) == -1 && errno == ESRCH) {
+        static const char prefix[] = "memoryd-fuzz-"; /* then <pid>.db */
+        if (strncmp(de->d_name, prefix, sizeof prefix - 1) != 0)
+            continue;
+        const char *num = de->d_name + sizeof prefix - 1;
+        char *end;
+        long pid = strtol(num, &end, 10);
+        if (end > num && strcmp(end, ".db") == 0 && pid > 0 && kill((pid_t)pid, 0) == -1 &&
+            errno == ESRCH) {
             char db[256];
             snprintf(db, sizeof db, "%s/%s", dir, de->d_name);
             db_remove_at(db);
@@ -131,6 +135,7 @@ static void at_exit(void)
     db_remove();
 }
 
+/* NOLINTNEXTLINE(readability-non-const-parameter): libFuzzer's signature */
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
@@ -401,7 +406,7 @@ static void walk(struct md_txn *txn, const char *tenant, struct tree *t)
     }
     tree_sort(t);
     /* Every directory's size is the sum of the files below it. */
-    int64_t *sum = calloc(t->n, sizeof *sum);
+    int64_t *sum = calloc(t->n ? t->n : 1, sizeof *sum); /* calloc(0) may give NULL */
     FUZZ_CHECK(sum != NULL);
     for (size_t i = 0; i < t->n; i++) {
         const struct ent *f = &t->e[i];
@@ -578,13 +583,10 @@ static enum md_err model(const struct tree *t, const struct md_cmd *cmd, struct 
         break;
     case MD_CMD_CREATE:
         /* cmd_create checks the root, then the size, then existence. */
-        if (root) {
-            err = MD_EEXIST;
-            say(text, "Error: File ", p, " already exists");
-        } else if (cmd->file_text.n > LIM.max_file) {
+        if (!root && cmd->file_text.n > LIM.max_file) {
             err = MD_ETOOBIG;
             too_big(text, p, cmd->file_text.n);
-        } else if (e) {
+        } else if (root || e) {
             err = MD_EEXIST;
             say(text, "Error: File ", p, " already exists");
         } else if ((fa = file_above(&cur, p->canon, p->canon_len)) != 0) {

@@ -36,53 +36,52 @@ static void check_show(const char *label, const char *p, size_t n)
     fputs("\"\n", stderr);
 }
 
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        check_count++;                                                                             \
-        if (!(cond)) {                                                                             \
-            check_failures++;                                                                      \
-            fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond);               \
-        }                                                                                          \
-    } while (0)
+/* The checks are functions, so that a test function of a hundred checks stays a flat list of
+ * calls (for the reader and for clang-tidy's readability-function-size). */
+static void check_true(const char *file, int line, const char *expr, int ok)
+{
+    check_count++;
+    if (!ok) {
+        check_failures++;
+        fprintf(stderr, "%s:%d: CHECK(%s) failed\n", file, line, expr);
+    }
+}
+
+static void check_int(const char *file, int line, const char *expr, long long got, long long want)
+{
+    check_count++;
+    if (got != want) {
+        check_failures++;
+        fprintf(stderr, "%s:%d: %s == %lld, expected %lld\n", file, line, expr, got, want);
+    }
+}
+
+static void check_bytes(const char *file, int line, const char *expr, const char *got,
+                        size_t got_len, const char *want, size_t want_len)
+{
+    check_count++;
+    if (got_len == want_len && (got_len == 0 || memcmp(got, want, want_len) == 0))
+        return;
+    check_failures++;
+    fprintf(stderr, "%s:%d: %s differs\n", file, line, expr);
+    check_show("got ", got ? got : "", got ? got_len : 0);
+    check_show("want", want, want_len);
+}
+
+#define CHECK(cond) check_true(__FILE__, __LINE__, #cond, (cond) ? 1 : 0)
 
 #define CHECK_EQ_INT(got, want)                                                                    \
-    do {                                                                                           \
-        long long g_ = (long long)(got), w_ = (long long)(want);                                   \
-        check_count++;                                                                             \
-        if (g_ != w_) {                                                                            \
-            check_failures++;                                                                      \
-            fprintf(stderr, "%s:%d: %s == %lld, expected %lld\n", __FILE__, __LINE__, #got, g_,    \
-                    w_);                                                                           \
-        }                                                                                          \
-    } while (0)
+    check_int(__FILE__, __LINE__, #got, (long long)(got), (long long)(want))
 
+/* `want` is a string literal. */
 #define CHECK_MEM(got, got_len, want)                                                              \
-    do {                                                                                           \
-        const char *g_ = (const char *)(got);                                                      \
-        size_t gl_ = (size_t)(got_len);                                                            \
-        size_t wl_ = sizeof(want) - 1;                                                             \
-        check_count++;                                                                             \
-        if (gl_ != wl_ || (gl_ && memcmp(g_, want, wl_) != 0)) {                                   \
-            check_failures++;                                                                      \
-            fprintf(stderr, "%s:%d: %s differs\n", __FILE__, __LINE__, #got);                      \
-            check_show("got ", g_ ? g_ : "", g_ ? gl_ : 0);                                        \
-            check_show("want", want, wl_);                                                         \
-        }                                                                                          \
-    } while (0)
+    check_bytes(__FILE__, __LINE__, #got, (const char *)(got), (size_t)(got_len), want,            \
+                sizeof(want) - 1)
 
 /* Bytes against bytes of a run-time length. */
 #define CHECK_BUF(got, got_len, want, want_len)                                                    \
-    do {                                                                                           \
-        const char *gb_ = (const char *)(got);                                                     \
-        size_t gbl_ = (size_t)(got_len), wbl_ = (size_t)(want_len);                                \
-        check_count++;                                                                             \
-        if (gbl_ != wbl_ || (gbl_ && memcmp(gb_, (want), wbl_) != 0)) {                            \
-            check_failures++;                                                                      \
-            fprintf(stderr, "%s:%d: %s differs\n", __FILE__, __LINE__, #got);                      \
-            check_show("got ", gb_ ? gb_ : "", gb_ ? gbl_ : 0);                                    \
-            check_show("want", (want), wbl_);                                                      \
-        }                                                                                          \
-    } while (0)
+    check_bytes(__FILE__, __LINE__, #got, (const char *)(got), (size_t)(got_len), (want),          \
+                (size_t)(want_len))
 
 #define CHECK_STR(got, want) CHECK_MEM((got), strlen(got), want)
 

@@ -20,8 +20,6 @@
 #include "md_tenant.h"
 #include "md_version.h"
 
-extern char **environ;
-
 /* ---- md_parse_size ---- */
 
 #define EXPECT_SIZE_OK(s, want)                                                                    \

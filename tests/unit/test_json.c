@@ -124,7 +124,7 @@ static size_t ref_escape(const unsigned char *s, size_t n, char *out)
             out[k++] = (char)c;
         } else if (c == '\n' || c == '\r' || c == '\t') {
             out[k++] = '\\';
-            out[k++] = c == '\n' ? 'n' : c == '\r' ? 'r' : 't';
+            out[k++] = (char)(c == '\n' ? 'n' : c == '\r' ? 'r' : 't');
         } else if (c < 0x20) {
             k += (size_t)snprintf(out + k, 7, "\\u%04x", c);
         } else {
@@ -274,8 +274,7 @@ static void test_buf(void)
     CHECK_MEM(b.data, b.len, "abc");
     md_buf_reset(&b);
     CHECK_EQ_INT(b.len, 0);
-    CHECK(b.data != NULL);
-    CHECK_EQ_INT(b.data[0], '\0');
+    CHECK(b.data != NULL && b.data[0] == '\0'); /* the memory is kept, an empty string */
     CHECK_EQ_INT(md_buf_append(&b, "12345678", 8), MD_OK);
     md_buf_free(&b);
     CHECK(b.data == NULL);

@@ -82,7 +82,7 @@ enum { THREADS = 4, LINES = 5000 };
 
 static void *writer(void *arg)
 {
-    long t = (long)arg;
+    long t = *(const long *)arg;
     for (long i = 0; i < LINES; i++) {
         struct md_logline l;
         md_log_begin(&l, MD_LOG_INFO, "line");
@@ -94,14 +94,31 @@ static void *writer(void *arg)
     return NULL;
 }
 
+/* The numbers of `"t":T,"i":I` at p; 1 when both are there. */
+static int parse_t_i(const char *p, long *t, long *i)
+{
+    char *end;
+    if (strncmp(p, "\"t\":", 4) != 0)
+        return 0;
+    *t = strtol(p + 4, &end, 10);
+    if (end == p + 4 || strncmp(end, ",\"i\":", 5) != 0)
+        return 0;
+    const char *q = end + 5;
+    *i = strtol(q, &end, 10);
+    return end != q;
+}
+
 static void test_async(void)
 {
     md_log_set_level(MD_LOG_INFO);
     capture();
     CHECK_EQ_INT(md_log_start_async(), 0);
     pthread_t th[THREADS];
-    for (long t = 0; t < THREADS; t++)
-        pthread_create(&th[t], NULL, writer, (void *)t);
+    long ids[THREADS];
+    for (long t = 0; t < THREADS; t++) {
+        ids[t] = t;
+        pthread_create(&th[t], NULL, writer, &ids[t]);
+    }
     for (int t = 0; t < THREADS; t++)
         pthread_join(th[t], NULL);
     md_log_stop_async();
@@ -120,8 +137,8 @@ static void test_async(void)
         *end = '\0';
         long t, i;
         const char *p = strstr(line, "\"t\":");
-        if (p && sscanf(p, "\"t\":%ld,\"i\":%ld", &t, &i) == 2 && t >= 0 && t < THREADS &&
-            line[0] == '{' && end[-1] == '}') {
+        if (p && parse_t_i(p, &t, &i) && t >= 0 && t < THREADS && line[0] == '{' &&
+            end[-1] == '}') {
             if (i != next[t])
                 bad++;
             next[t] = i + 1;

@@ -7,6 +7,7 @@
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "check.h"
@@ -74,8 +75,8 @@ static void test_parse(void)
     PARSE_BAD("10.0.0", "'10.0.0' is not an IP address");
     PARSE_BAD("1.2.3.4,nope", "'nope' is not an IP address");
     char many[2000] = "";
-    for (int i = 0; i < MD_CIDR_MAX + 1; i++)
-        strcat(many, "10.0.0.1,");
+    for (size_t i = 0, at = 0; i < MD_CIDR_MAX + 1; i++)
+        at += (size_t)snprintf(many + at, sizeof many - at, "10.0.0.1,");
     PARSE_BAD(many, "more than 32 networks");
 }
 

@@ -130,7 +130,7 @@ static int64_t entry(const char *tenant, const char *path, enum md_kind *kind)
     if (md_store_read_begin(S, &t) != MD_OK)
         return -2;
     int64_t id, size = -1;
-    struct md_entry e;
+    struct md_entry e = {0};
     enum md_err err = md_txn_tenant(t, tenant, 0, &id);
     if (!err)
         err = md_txn_get(t, id, path, strlen(path), 0, &e);
@@ -788,7 +788,7 @@ static void remove_db(const char *path)
  * connection, and in the file header (read and write format versions 2). */
 static void test_wal_mode(void)
 {
-    char mode[16];
+    char mode[16] = "";
     CHECK_EQ_INT(query_text(g_db, "PRAGMA journal_mode", mode, sizeof mode), 0);
     CHECK_MEM(mode, strlen(mode), "wal");
     unsigned char header[20] = {0};
