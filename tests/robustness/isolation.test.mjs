@@ -654,10 +654,9 @@ test(`${TENANTS.length} tenants x ${WORKERS} connections writing the same paths 
       return concurrentWorker(world, tenant, k, w, client);
     })));
     await world.assertAll();
-    // memoryd logs from a background thread: wait for the batch lines (bounded).
-    const sizes = () => srv.logs.filter((l) => l.msg === 'write batch').map((l) => l.commands);
-    for (let i = 0; i < 200 && !sizes().some((n) => n > WORKERS); i++) await new Promise((r) => setTimeout(r, 25));
-    const all = sizes();
+    // memoryd logs from a background thread: wait for the request lines of every answer.
+    await srv.waitForLogs((logs) => logs.filter((l) => l.msg === 'request').length >= world.responses, 'every request line');
+    const all = srv.logs.filter((l) => l.msg === 'write batch').map((l) => l.commands);
     t.diagnostic(`${world.responses} responses checked; ${all.length} write batches, largest ${Math.max(...all)} commands, ` +
       `${all.filter((n) => n > WORKERS).length} larger than one tenant's ${WORKERS} connections`);
     assert.ok(all.some((n) => n > WORKERS), `no batch held several tenants' commands: ${JSON.stringify(all)}`);

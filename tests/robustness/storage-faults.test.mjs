@@ -383,7 +383,7 @@ function failedBatches(srv) {
 // until the request lines of all refused writes have arrived (the batch lines come before them).
 async function assertBatchesFailed(t, srv, ledger, { several = true } = {}) {
   const { acked, refused } = count(ledger);
-  await eventually(() => srv.logs.filter((l) => l.msg === 'request' && l.status === 500).length >= refused, 'the log lines of the refused writes');
+  await srv.waitForLogs((logs) => logs.filter((l) => l.msg === 'request' && l.status === 500).length >= refused, 'the request lines of the refused writes');
   const sizes = failedBatches(srv);
   t.diagnostic(`${ledger.tag}: ${acked} writes acknowledged, ${refused} refused; ${sizes.length} batches failed, sizes ${JSON.stringify(sizes)}`);
   assert.ok(refused > 0, 'the fault refused no write');
