@@ -100,9 +100,11 @@ static int body_reserve(struct req *r, size_t total)
     struct md_http *h = r->h;
     size_t n = total - r->reserved;
     size_t cap = h->cfg->max_body_memory;
+    if (n > cap)
+        return 0;
     size_t cur = atomic_load(&h->body_bytes);
     do {
-        if (n > cap || cur > cap - n)
+        if (cur > cap - n)
             return 0;
     } while (!atomic_compare_exchange_weak(&h->body_bytes, &cur, cur + n));
     r->reserved += n;

@@ -981,6 +981,18 @@ int md_store_sqlite_schema_version(void)
     return md_schema_migration_count;
 }
 
+void md_store_sqlite_forget_tenants(struct md_store *base)
+{
+    if (!base || base->ops != &sqlite_ops)
+        return;
+    struct sq_store *s = (struct sq_store *)base;
+    pthread_mutex_lock(&s->pool_mu);
+    for (struct sq_conn *c = s->all; c; c = c->next_all)
+        if (c->tenants)
+            memset(c->tenants, 0, TENANT_CACHE * sizeof *c->tenants);
+    pthread_mutex_unlock(&s->pool_mu);
+}
+
 int md_store_sqlite_synchronous(struct md_store *base, int out[2])
 {
     if (!base || base->ops != &sqlite_ops)

@@ -163,6 +163,7 @@ static void db_reset(void)
     }
     FUZZ_CHECK(sqlite3_exec(g_check, "DELETE FROM entries; DELETE FROM tenants;", NULL, NULL,
                             NULL) == SQLITE_OK);
+    md_store_sqlite_forget_tenants(g_store); /* memoryd never deletes a tenant itself */
 }
 
 /* ---- the tree of one tenant ---- */
