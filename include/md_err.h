@@ -19,6 +19,8 @@ enum md_err {
     MD_ERANGE,     /* parameter out of range (insert_line)      -> 422 */
     MD_ENOMEM,     /* allocation failed                         -> 500 */
     MD_EDB,        /* storage failure                           -> 500 */
+    MD_EUNSURE,    /* commit failed at its disk flush: the write may be
+                      there or not (e.g. fsync failed)          -> 500 */
     MD_EBUSY,      /* overloaded or shutting down               -> 503 */
 };
 

@@ -83,6 +83,10 @@ const char *md_cmd_storage_error_text(enum md_err err)
 {
     if (err == MD_EBUSY)
         return "Error: The memory store is busy; the command was not applied. Try again shortly.";
+    if (err == MD_EUNSURE)
+        return "Error: The memory store could not confirm that the command was saved (a disk "
+               "flush failed): it may or may not have been applied. View the path before "
+               "trying again.";
     return "Error: The memory store failed; the command was not applied. Try again later.";
 }
 

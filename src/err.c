@@ -26,6 +26,8 @@ const char *md_strerror(enum md_err err)
         return "out of memory";
     case MD_EDB:
         return "storage failure";
+    case MD_EUNSURE:
+        return "storage failure, outcome unknown";
     case MD_EBUSY:
         return "busy";
     }
@@ -54,6 +56,7 @@ unsigned md_err_http_status(enum md_err err)
         return 422;
     case MD_ENOMEM:
     case MD_EDB:
+    case MD_EUNSURE:
         return 500;
     case MD_EBUSY:
         return 503;

@@ -564,7 +564,14 @@ static enum md_err sq_commit(struct md_txn *base)
 {
     struct sq_txn *t = (struct sq_txn *)base;
     struct sq_store *s = (struct sq_store *)base->store;
-    enum md_err e = run(t, stmt(t, S_COMMIT), "commit");
+    sqlite3_stmt *st = stmt(t, S_COMMIT);
+    int rc = sqlite3_step(st);
+    done(st);
+    enum md_err e = conn_rc(t->c, rc, "commit");
+    /* A failed flush comes after the transaction's pages went to the WAL
+     * with its commit mark: recovery may still find it whole. */
+    if (rc == SQLITE_IOERR_FSYNC || rc == SQLITE_IOERR_DIR_FSYNC)
+        e = MD_EUNSURE;
     if (e && sqlite3_get_autocommit(t->c->db) == 0)
         sqlite3_exec(t->c->db, "ROLLBACK", NULL, NULL, NULL);
     pthread_mutex_unlock(&s->write_mu);

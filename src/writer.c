@@ -32,14 +32,14 @@ static uint64_t now_us(void)
 /* Replace a job's result with the generic storage-failure text. */
 static void storage_failure(struct md_job *job, enum md_err err)
 {
-    job->err = err == MD_EBUSY ? MD_EBUSY : MD_EDB;
+    job->err = err == MD_EBUSY || err == MD_EUNSURE ? err : MD_EDB;
     md_buf_reset(job->out);
     md_buf_puts(job->out, md_cmd_storage_error_text(job->err));
 }
 
 static int is_storage_err(enum md_err e)
 {
-    return e == MD_EDB || e == MD_ENOMEM || e == MD_EBUSY;
+    return e == MD_EDB || e == MD_ENOMEM || e == MD_EBUSY || e == MD_EUNSURE;
 }
 
 /* Run a batch in one transaction; *exec_us and *commit_us get the time

@@ -33,6 +33,8 @@ import { startServer, runMemoryd, tempDir } from '../lib/server.mjs';
 import { makeClient, readLines, readText } from '../lib/client.mjs';
 
 const FAILED = 'Error: The memory store failed; the command was not applied. Try again later.';
+// A commit whose disk flush failed: memoryd cannot know whether the write landed.
+const UNSURE = 'Error: The memory store could not confirm that the command was saved (a disk flush failed): it may or may not have been applied. View the path before trying again.';
 const BUSY = 'Error: The memory store is busy; the command was not applied. Try again shortly.';
 const created = (p) => `File created successfully at: ${p}`;
 const missing = (p) => `The path ${p} does not exist. Please provide a valid path.`;
@@ -320,7 +322,10 @@ async function burst(port, ledger, { rounds, onAnswer = () => {} }) {
         const r = await client.post(cmd);
         entry.answeredAt = performance.now();
         entry.acked = r.status === 200 && r.content === ok && r.isError === false;
-        if (!entry.acked && !(r.status === 500 && r.content === FAILED && r.isError === true)) {
+        // memoryd's own word that the outcome is unknown: checked all-or-nothing, like a write
+        // in flight across the fault.
+        if (r.status === 500 && r.content === UNSURE && r.isError === true) entry.unknown = true;
+        if (!entry.acked && !entry.unknown && !(r.status === 500 && r.content === FAILED && r.isError === true)) {
           ledger.unexpected.push({ cmd: cmd.command, path: cmd.path, got: [r.status, r.content] });
         }
         ledger.writes.push(entry);

@@ -13,8 +13,10 @@
  * WAL mode, a newer schema refused, synchronous FULL/NORMAL on the
  * connections that write; query plans that never scan a tenant's rows; and
  * the group-commit
- * writer (md_writer.h) with successes and failures in one batch and a full
- * queue answered with MD_EBUSY.
+ * writer (md_writer.h) with successes and failures in one batch, a full
+ * queue answered with MD_EBUSY, and a commit whose disk flush fails
+ * (through a VFS that fails xSync) answered as "may or may not have been
+ * applied".
  */
 #include <jansson.h>
 #include <pthread.h>
@@ -1036,6 +1038,237 @@ static void test_writer_full_queue(void)
     wjob_free(&c);
 }
 
+/* ---- a VFS whose flushes can be made to fail ----
+ * It wraps the default VFS and forwards everything, but xSync fails with
+ * SQLITE_IOERR_FSYNC while g_fail_sync is set (a disk that stopped taking
+ * flushes). */
+static sqlite3_vfs *g_real_vfs;
+static sqlite3_vfs g_shim_vfs;
+static int g_fail_sync;
+
+struct shim_file {
+    sqlite3_file base;
+    sqlite3_file *real; /* right after this struct */
+};
+#define REAL(f) (((struct shim_file *)(void *)(f))->real)
+
+static int shim_close(sqlite3_file *f)
+{
+    return REAL(f)->pMethods ? REAL(f)->pMethods->xClose(REAL(f)) : SQLITE_OK;
+}
+static int shim_read(sqlite3_file *f, void *p, int n, sqlite3_int64 off)
+{
+    return REAL(f)->pMethods->xRead(REAL(f), p, n, off);
+}
+static int shim_write(sqlite3_file *f, const void *p, int n, sqlite3_int64 off)
+{
+    return REAL(f)->pMethods->xWrite(REAL(f), p, n, off);
+}
+static int shim_truncate(sqlite3_file *f, sqlite3_int64 size)
+{
+    return REAL(f)->pMethods->xTruncate(REAL(f), size);
+}
+static int shim_sync(sqlite3_file *f, int flags)
+{
+    if (__atomic_load_n(&g_fail_sync, __ATOMIC_SEQ_CST))
+        return SQLITE_IOERR_FSYNC;
+    return REAL(f)->pMethods->xSync(REAL(f), flags);
+}
+static int shim_file_size(sqlite3_file *f, sqlite3_int64 *size)
+{
+    return REAL(f)->pMethods->xFileSize(REAL(f), size);
+}
+static int shim_lock(sqlite3_file *f, int level)
+{
+    return REAL(f)->pMethods->xLock(REAL(f), level);
+}
+static int shim_unlock(sqlite3_file *f, int level)
+{
+    return REAL(f)->pMethods->xUnlock(REAL(f), level);
+}
+static int shim_check_reserved(sqlite3_file *f, int *out)
+{
+    return REAL(f)->pMethods->xCheckReservedLock(REAL(f), out);
+}
+static int shim_file_control(sqlite3_file *f, int op, void *arg)
+{
+    return REAL(f)->pMethods->xFileControl(REAL(f), op, arg);
+}
+static int shim_sector_size(sqlite3_file *f)
+{
+    return REAL(f)->pMethods->xSectorSize(REAL(f));
+}
+static int shim_device(sqlite3_file *f)
+{
+    return REAL(f)->pMethods->xDeviceCharacteristics(REAL(f));
+}
+static int shim_shm_map(sqlite3_file *f, int pg, int pgsz, int extend, void volatile **pp)
+{
+    return REAL(f)->pMethods->xShmMap(REAL(f), pg, pgsz, extend, pp);
+}
+static int shim_shm_lock(sqlite3_file *f, int off, int n, int flags)
+{
+    return REAL(f)->pMethods->xShmLock(REAL(f), off, n, flags);
+}
+static void shim_shm_barrier(sqlite3_file *f)
+{
+    REAL(f)->pMethods->xShmBarrier(REAL(f));
+}
+static int shim_shm_unmap(sqlite3_file *f, int del)
+{
+    return REAL(f)->pMethods->xShmUnmap(REAL(f), del);
+}
+static int shim_fetch(sqlite3_file *f, sqlite3_int64 off, int n, void **pp)
+{
+    return REAL(f)->pMethods->xFetch(REAL(f), off, n, pp);
+}
+static int shim_unfetch(sqlite3_file *f, sqlite3_int64 off, void *p)
+{
+    return REAL(f)->pMethods->xUnfetch(REAL(f), off, p);
+}
+
+static const sqlite3_io_methods g_shim_io = {
+    3,
+    shim_close,
+    shim_read,
+    shim_write,
+    shim_truncate,
+    shim_sync,
+    shim_file_size,
+    shim_lock,
+    shim_unlock,
+    shim_check_reserved,
+    shim_file_control,
+    shim_sector_size,
+    shim_device,
+    shim_shm_map,
+    shim_shm_lock,
+    shim_shm_barrier,
+    shim_shm_unmap,
+    shim_fetch,
+    shim_unfetch,
+};
+
+static int shim_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flags, int *out)
+{
+    (void)vfs;
+    struct shim_file *sf = (struct shim_file *)(void *)f;
+    sf->real = (sqlite3_file *)(void *)(sf + 1);
+    sf->real->pMethods = NULL;
+    int rc = g_real_vfs->xOpen(g_real_vfs, name, sf->real, flags, out);
+    /* SQLite calls xClose only when pMethods is set: set it either way,
+     * shim_close skips a real file that never opened. */
+    f->pMethods = &g_shim_io;
+    return rc;
+}
+
+/* Forwarders of the VFS's own methods. */
+static int shim_delete(sqlite3_vfs *v, const char *n, int dirsync)
+{
+    (void)v;
+    return g_real_vfs->xDelete(g_real_vfs, n, dirsync);
+}
+static int shim_access(sqlite3_vfs *v, const char *n, int flags, int *out)
+{
+    (void)v;
+    return g_real_vfs->xAccess(g_real_vfs, n, flags, out);
+}
+static int shim_full_pathname(sqlite3_vfs *v, const char *n, int len, char *out)
+{
+    (void)v;
+    return g_real_vfs->xFullPathname(g_real_vfs, n, len, out);
+}
+
+static void shim_register(void)
+{
+    g_real_vfs = sqlite3_vfs_find(NULL);
+    g_shim_vfs = *g_real_vfs; /* randomness, sleep, time, syscalls: the real ones */
+    g_shim_vfs.zName = "md-test-flaky-sync";
+    g_shim_vfs.szOsFile = (int)sizeof(struct shim_file) + g_real_vfs->szOsFile;
+    g_shim_vfs.pNext = NULL;
+    g_shim_vfs.pAppData = NULL;
+    g_shim_vfs.xOpen = shim_open;
+    g_shim_vfs.xDelete = shim_delete;
+    g_shim_vfs.xAccess = shim_access;
+    g_shim_vfs.xFullPathname = shim_full_pathname;
+    g_shim_vfs.xDlOpen = NULL;
+    g_shim_vfs.xDlError = NULL;
+    g_shim_vfs.xDlSym = NULL;
+    g_shim_vfs.xDlClose = NULL;
+    sqlite3_vfs_register(&g_shim_vfs, 1); /* the default from now on */
+}
+
+/* A commit whose flush fails: the batch's successes are reported as
+ * "may or may not have been applied" (MD_EUNSURE, 500), a command that
+ * failed on its own keeps its own answer, and the store goes on once the
+ * disk takes flushes again. */
+static void test_writer_flush_fails(void)
+{
+    md_store_close(S);
+    shim_register();
+    S = open_store();
+    static struct wjob a, b, c, d;
+    wjob_init(&a, "f", CREATE("/memories/kept.txt", "kept"));
+    w_done = 0;
+    struct md_writer *w = md_writer_start(S, &LIM, 64, 100);
+    CHECK(w != NULL);
+    if (!w)
+        return;
+    CHECK_EQ_INT(md_writer_submit(w, &a.job), MD_OK);
+    CHECK_EQ_INT(wait_done(1), 1);
+    JOB_RESULT(&a, MD_OK, "File created successfully at: /memories/kept.txt");
+
+    /* The disk stops taking flushes; b and c go in one batch (the writer
+     * is held until both are queued). */
+    wjob_init(&b, "f", CREATE("/memories/unsure.txt", "u"));
+    wjob_init(&c, "f", CREATE("/memories/kept.txt", "dup"));
+    struct md_txn *t;
+    CHECK_EQ_INT(md_store_write_begin(S, &t), MD_OK);
+    __atomic_store_n(&g_fail_sync, 1, __ATOMIC_SEQ_CST);
+    w_done = 0;
+    CHECK_EQ_INT(md_writer_submit(w, &b.job), MD_OK);
+    CHECK_EQ_INT(md_writer_submit(w, &c.job), MD_OK);
+    md_txn_rollback(t);
+    CHECK_EQ_INT(wait_done(2), 2);
+    JOB_RESULT(&b, MD_EUNSURE,
+               "Error: The memory store could not confirm that the command was saved (a disk "
+               "flush failed): it may or may not have been applied. View the path before "
+               "trying again.");
+    JOB_RESULT(&c, MD_EEXIST, "Error: File /memories/kept.txt already exists");
+    CHECK_EQ_INT(md_err_http_status(MD_EUNSURE), 500);
+
+    /* Flushes work again: the next write goes through. */
+    __atomic_store_n(&g_fail_sync, 0, __ATOMIC_SEQ_CST);
+    wjob_init(&d, "f", CREATE("/memories/after.txt", "after"));
+    w_done = 0;
+    CHECK_EQ_INT(md_writer_submit(w, &d.job), MD_OK);
+    CHECK_EQ_INT(wait_done(1), 1);
+    JOB_RESULT(&d, MD_OK, "File created successfully at: /memories/after.txt");
+    md_writer_stop(w, NULL);
+    wjob_free(&a);
+    wjob_free(&b);
+    wjob_free(&c);
+    wjob_free(&d);
+
+    /* After a reopen: what was acknowledged is there, and the store is whole. */
+    md_store_close(S);
+    S = open_store();
+    EXPECT("f", VIEW("/memories/kept.txt"), MD_OK, FILE_HEAD("/memories/kept.txt") "     1\tkept");
+    EXPECT("f", VIEW("/memories/after.txt"), MD_OK,
+           FILE_HEAD("/memories/after.txt") "     1\tafter");
+    sqlite3 *db = NULL;
+    CHECK_EQ_INT(sqlite3_open_v2(g_db, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_stmt *st = NULL;
+    CHECK_EQ_INT(sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, NULL), SQLITE_OK);
+    CHECK_EQ_INT(sqlite3_step(st), SQLITE_ROW);
+    CHECK_MEM((const char *)sqlite3_column_text(st, 0), (size_t)sqlite3_column_bytes(st, 0), "ok");
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    md_store_close(S);
+    sqlite3_vfs_unregister(&g_shim_vfs);
+    S = open_store();
+}
+
 static void cleanup(void)
 {
     remove_db(g_db);
@@ -1081,6 +1314,7 @@ int main(void)
     test_reopen();
     test_writer();
     test_writer_full_queue();
+    test_writer_flush_fails();
 
     md_store_close(S);
     md_buf_free(&OUT);
