@@ -203,9 +203,9 @@ int md_store_sqlite_schema_version(void);
  * SQLite store or a value cannot be read. */
 int md_store_sqlite_synchronous(struct md_store *base, int out[2]);
 
-/* Reader connections remember tenant ids (a tenant row is never changed or
- * deleted by memoryd). A test that deletes tenants behind the store's back
- * calls this, with no read in flight, so that they are looked up again. */
+/* Connections remember tenant ids (a tenant row is never changed or deleted
+ * by memoryd). A test that deletes tenants behind the store's back calls
+ * this, with no command in flight, so that they are looked up again. */
 void md_store_sqlite_forget_tenants(struct md_store *base);
 
 #endif

@@ -433,8 +433,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             unsigned long long announced = cl ? strtoull(cl, NULL, 10) : 0;
             if (announced > discard_cap(h))
                 r->too_big = 1;
-            else if (announced <= h->cfg->limits.max_body && !body_reserve(r, announced))
-                r->busy = 1; /* drained, then 503 */
+            else if (announced <= h->cfg->limits.max_body) {
+                if (!body_reserve(r, announced))
+                    r->busy = 1; /* drained, then 503 */
+                else if (announced > 0 && md_buf_reserve(&r->body, (size_t)announced) != MD_OK)
+                    r->busy = 1; /* out of memory: drained, then 503 */
+                /* (one allocation of the announced size, not a doubling series) */
+            }
         }
         r->refuse = framing_error(conn);
         if (!r->too_big && !r->refuse)

@@ -93,10 +93,11 @@ struct sq_txn {
     unsigned long statements; /* run on this connection so far */
 };
 
-/* Tenant ids a reader connection has looked up. A tenant row never changes
- * and is never deleted once committed, and a reader only sees committed
- * rows, so a reader may keep them (the writer may not: a tenant it creates
- * can still be rolled back with its command, and its id reused). */
+/* Tenant ids a connection has looked up. A tenant row never changes and is
+ * never deleted once committed, and a reader only sees committed rows, so a
+ * reader may keep them. The writer may see a tenant that its open
+ * transaction created, which a rollback undoes (and its id may be reused):
+ * any rollback, or a failed commit, empties the writer's cache. */
 #define TENANT_CACHE    64  /* slots, power of two */
 #define TENANT_NAME_MAX 128 /* longer names are not cached */
 struct tenant_slot {
@@ -107,7 +108,7 @@ struct tenant_slot {
 struct sq_conn {
     sqlite3 *db;
     int broken;                  /* an environmental error was seen: reopen before reuse */
-    struct tenant_slot *tenants; /* readers only (else NULL), TENANT_CACHE slots */
+    struct tenant_slot *tenants; /* TENANT_CACHE slots */
     sqlite3_stmt *st[S_COUNT];
     struct sq_txn txn;
     struct sq_conn *next_idle;
@@ -208,6 +209,11 @@ static enum md_err conn_rc(struct sq_conn *c, int rc, const char *what)
     if (rc_environmental(rc))
         c->broken = 1;
     return map_rc(c->db, rc, what);
+}
+
+static void tenant_cache_clear(struct sq_conn *c)
+{
+    memset(c->tenants, 0, TENANT_CACHE * sizeof *c->tenants);
 }
 
 static void conn_close(struct sq_conn *c)
@@ -370,13 +376,11 @@ static int conn_open(struct sq_store *s, enum role role, struct sq_conn **out, c
     c->txn.base.store = &s->base;
     c->txn.c = c;
     c->txn.write = role != ROLE_READER;
-    if (role == ROLE_READER) {
-        c->tenants = calloc(TENANT_CACHE, sizeof *c->tenants);
-        if (!c->tenants) {
-            snprintf(why, why_len, "out of memory");
-            rc = SQLITE_NOMEM;
-            goto fail;
-        }
+    c->tenants = calloc(TENANT_CACHE, sizeof *c->tenants);
+    if (!c->tenants) {
+        snprintf(why, why_len, "out of memory");
+        rc = SQLITE_NOMEM;
+        goto fail;
     }
     *out = c;
     return SQLITE_OK;
@@ -572,8 +576,11 @@ static enum md_err sq_commit(struct md_txn *base)
      * with its commit mark: recovery may still find it whole. */
     if (rc == SQLITE_IOERR_FSYNC || rc == SQLITE_IOERR_DIR_FSYNC)
         e = MD_EUNSURE;
-    if (e && sqlite3_get_autocommit(t->c->db) == 0)
-        sqlite3_exec(t->c->db, "ROLLBACK", NULL, NULL, NULL);
+    if (e) {
+        tenant_cache_clear(t->c);
+        if (sqlite3_get_autocommit(t->c->db) == 0)
+            sqlite3_exec(t->c->db, "ROLLBACK", NULL, NULL, NULL);
+    }
     pthread_mutex_unlock(&s->write_mu);
     return e;
 }
@@ -582,6 +589,7 @@ static void sq_rollback(struct md_txn *base)
 {
     struct sq_txn *t = (struct sq_txn *)base;
     struct sq_store *s = (struct sq_store *)base->store;
+    tenant_cache_clear(t->c);
     if (sqlite3_get_autocommit(t->c->db) == 0)
         run(t, stmt(t, S_ROLLBACK), "rollback");
     pthread_mutex_unlock(&s->write_mu);
@@ -597,10 +605,14 @@ static enum md_err sq_release(struct md_txn *base, int rollback)
 {
     struct sq_txn *t = (struct sq_txn *)base;
     enum md_err e = MD_OK;
-    if (sqlite3_get_autocommit(t->c->db))
+    if (sqlite3_get_autocommit(t->c->db)) {
+        tenant_cache_clear(t->c);
         return MD_EDB; /* the whole transaction was rolled back by SQLite */
-    if (rollback)
+    }
+    if (rollback) {
+        tenant_cache_clear(t->c);
         e = run(t, stmt(t, S_ROLLBACK_TO), "rollback to savepoint");
+    }
     if (!e)
         e = run(t, stmt(t, S_RELEASE), "release savepoint");
     return e;
@@ -622,7 +634,7 @@ static enum md_err sq_tenant(struct md_txn *base, const char *name, int create, 
     struct sq_txn *t = (struct sq_txn *)base;
     size_t len = strlen(name);
     struct tenant_slot *slot = NULL;
-    if (t->c->tenants && len <= TENANT_NAME_MAX) {
+    if (len <= TENANT_NAME_MAX) {
         slot = tenant_slot(t->c, name, len);
         if (slot->id && strcmp(slot->name, name) == 0) {
             *id = slot->id;
@@ -995,9 +1007,12 @@ void md_store_sqlite_forget_tenants(struct md_store *base)
     struct sq_store *s = (struct sq_store *)base;
     pthread_mutex_lock(&s->pool_mu);
     for (struct sq_conn *c = s->all; c; c = c->next_all)
-        if (c->tenants)
-            memset(c->tenants, 0, TENANT_CACHE * sizeof *c->tenants);
+        tenant_cache_clear(c);
     pthread_mutex_unlock(&s->pool_mu);
+    pthread_mutex_lock(&s->write_mu);
+    if (s->writer)
+        tenant_cache_clear(s->writer);
+    pthread_mutex_unlock(&s->write_mu);
 }
 
 int md_store_sqlite_synchronous(struct md_store *base, int out[2])
