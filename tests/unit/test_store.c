@@ -1045,6 +1045,7 @@ static void test_writer_full_queue(void)
 static sqlite3_vfs *g_real_vfs;
 static sqlite3_vfs g_shim_vfs;
 static int g_fail_sync;
+static int g_fail_write; /* xWrite fails with SQLITE_FULL (a full disk) */
 
 struct shim_file {
     sqlite3_file base;
@@ -1062,6 +1063,8 @@ static int shim_read(sqlite3_file *f, void *p, int n, sqlite3_int64 off)
 }
 static int shim_write(sqlite3_file *f, const void *p, int n, sqlite3_int64 off)
 {
+    if (__atomic_load_n(&g_fail_write, __ATOMIC_SEQ_CST))
+        return SQLITE_FULL;
     return REAL(f)->pMethods->xWrite(REAL(f), p, n, off);
 }
 static int shim_truncate(sqlite3_file *f, sqlite3_int64 size)
@@ -1269,6 +1272,66 @@ static void test_writer_flush_fails(void)
     S = open_store();
 }
 
+/* A new tenant's first creates whose COMMIT fails (a full disk: the
+ * writer's connection stays open) are rolled back with the tenant row, and
+ * the next new tenant may get the same id: the writer must not remember the
+ * first tenant's id (looked up by the batch's second create), or its next
+ * file would land in the second tenant's tree. */
+static void test_writer_forgets_rolled_back_tenants(void)
+{
+    md_store_close(S);
+    shim_register();
+    S = open_store();
+    static struct wjob a, a2, b, c;
+    struct md_writer *w = md_writer_start(S, &LIM, 64, 100);
+    CHECK(w != NULL);
+    if (!w)
+        return;
+    wjob_init(&a, "new-1", CREATE("/memories/one.txt", "first"));
+    wjob_init(&a2, "new-1", CREATE("/memories/one-b.txt", "first b"));
+    /* Both in one batch: the writer is held until both are queued. */
+    struct md_txn *t;
+    CHECK_EQ_INT(md_store_write_begin(S, &t), MD_OK);
+    __atomic_store_n(&g_fail_write, 1, __ATOMIC_SEQ_CST);
+    w_done = 0;
+    CHECK_EQ_INT(md_writer_submit(w, &a.job), MD_OK);
+    CHECK_EQ_INT(md_writer_submit(w, &a2.job), MD_OK);
+    md_txn_rollback(t);
+    CHECK_EQ_INT(wait_done(2), 2);
+    JOB_RESULT(&a, MD_EDB,
+               "Error: The memory store failed; the command was not applied. Try again later.");
+    JOB_RESULT(&a2, MD_EDB,
+               "Error: The memory store failed; the command was not applied. Try again later.");
+    __atomic_store_n(&g_fail_write, 0, __ATOMIC_SEQ_CST);
+
+    wjob_init(&b, "new-2", CREATE("/memories/two.txt", "second"));
+    w_done = 0;
+    CHECK_EQ_INT(md_writer_submit(w, &b.job), MD_OK);
+    CHECK_EQ_INT(wait_done(1), 1);
+    JOB_RESULT(&b, MD_OK, "File created successfully at: /memories/two.txt");
+    wjob_init(&c, "new-1", CREATE("/memories/one.txt", "again"));
+    w_done = 0;
+    CHECK_EQ_INT(md_writer_submit(w, &c.job), MD_OK);
+    CHECK_EQ_INT(wait_done(1), 1);
+    JOB_RESULT(&c, MD_OK, "File created successfully at: /memories/one.txt");
+    md_writer_stop(w, NULL);
+    wjob_free(&a);
+    wjob_free(&a2);
+    wjob_free(&b);
+    wjob_free(&c);
+
+    /* Each tenant holds exactly its own file. */
+    EXPECT("new-2", VIEW("/memories"), MD_OK,
+           "Here're the files and directories up to 2 levels deep in /memories, excluding "
+           "hidden items and node_modules:\n6B\t/memories\n6B\t/memories/two.txt");
+    EXPECT("new-1", VIEW("/memories"), MD_OK,
+           "Here're the files and directories up to 2 levels deep in /memories, excluding "
+           "hidden items and node_modules:\n5B\t/memories\n5B\t/memories/one.txt");
+    md_store_close(S);
+    sqlite3_vfs_unregister(&g_shim_vfs);
+    S = open_store();
+}
+
 static void cleanup(void)
 {
     remove_db(g_db);
@@ -1315,6 +1378,7 @@ int main(void)
     test_writer();
     test_writer_full_queue();
     test_writer_flush_fails();
+    test_writer_forgets_rolled_back_tenants();
 
     md_store_close(S);
     md_buf_free(&OUT);
