@@ -30,6 +30,8 @@ struct md_logline {
     int urgent; /* error or warning: written without waiting for more lines */
 };
 
+/* Keys are identifiers written in the code ([a-z_]): they go out as they
+ * are; values are escaped. */
 void md_log_begin(struct md_logline *l, enum md_log_level level, const char *msg);
 void md_log_str(struct md_logline *l, const char *key, const char *val);
 void md_log_strn(struct md_logline *l, const char *key, const char *val, size_t len);

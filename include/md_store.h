@@ -204,8 +204,10 @@ int md_store_sqlite_schema_version(void);
 int md_store_sqlite_synchronous(struct md_store *base, int out[2]);
 
 /* Connections remember tenant ids (a tenant row is never changed or deleted
- * by memoryd). A test that deletes tenants behind the store's back calls
- * this, with no command in flight, so that they are looked up again. */
+ * by memoryd), and readers keep their read transaction while memoryd has
+ * committed nothing. A test that changes the database behind the store's
+ * back (deleting tenants, say) calls this, with no command in flight, so
+ * that both are renewed. */
 void md_store_sqlite_forget_tenants(struct md_store *base);
 
 #endif

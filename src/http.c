@@ -56,6 +56,20 @@ enum state {
     ST_RESPONDED, /* a response is queued */
 };
 
+/* One header memoryd reads: how often it came and its first value. */
+struct header_seen {
+    unsigned count;
+    const char *value; /* libmicrohttpd's copy, valid for the request */
+    size_t len;
+};
+
+/* The headers memoryd reads, gathered in one pass over the request's. */
+struct headers {
+    const char *tenant_name; /* --tenant-header */
+    size_t tenant_name_len;
+    struct header_seen content_length, transfer_encoding, accept, tenant;
+};
+
 struct req {
     struct md_http *h;
     struct MHD_Connection *conn;
@@ -65,6 +79,7 @@ struct req {
     struct md_buf body;
     int too_big;
     int want_text;
+    struct headers headers; /* read once, when the request's headers are in */
     char tenant[MD_TENANT_MAX + 1];
     struct md_cmd cmd;
     struct md_buf out;
@@ -265,25 +280,31 @@ static enum MHD_Result respond_plain_json(struct req *r, unsigned status, const 
 
 /* ---- the memory endpoint ---- */
 
-struct header_count {
-    const char *name;
-    unsigned count;
-    const char *value;
-    size_t len;
-};
+static void header_note(struct header_seen *hs, const char *value, size_t len)
+{
+    if (hs->count++ == 0) {
+        hs->value = value ? value : "";
+        hs->len = value ? len : 0;
+    }
+}
 
-static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key,
-                                    size_t key_size, const char *value, size_t value_size)
+static enum MHD_Result scan_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                   size_t key_size, const char *value, size_t value_size)
 {
     (void)kind;
-    (void)key_size;
-    struct header_count *hc = cls;
-    if (strcasecmp(key, hc->name) == 0) {
-        if (hc->count++ == 0) {
-            hc->value = value ? value : "";
-            hc->len = value ? value_size : 0;
-        }
-    }
+    struct headers *hd = cls;
+    /* By length first: most headers are none of these. */
+    if (key_size == hd->tenant_name_len && strcasecmp(key, hd->tenant_name) == 0)
+        header_note(&hd->tenant, value, value_size);
+    else if (key_size == sizeof MHD_HTTP_HEADER_CONTENT_LENGTH - 1 &&
+             strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0)
+        header_note(&hd->content_length, value, value_size);
+    else if (key_size == sizeof MHD_HTTP_HEADER_TRANSFER_ENCODING - 1 &&
+             strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0)
+        header_note(&hd->transfer_encoding, value, value_size);
+    else if (key_size == sizeof MHD_HTTP_HEADER_ACCEPT - 1 &&
+             strcasecmp(key, MHD_HTTP_HEADER_ACCEPT) == 0)
+        header_note(&hd->accept, value, value_size);
     return MHD_YES;
 }
 
@@ -292,17 +313,14 @@ static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const ch
  * Transfer-Encoding win: the rest of the body would be taken for a second
  * request (request smuggling, RFC 9112 6.3), with a tenant header of its
  * own. Such a request is refused before its body is read. */
-static const char *framing_error(struct MHD_Connection *conn)
+static const char *framing_error(const struct headers *hd)
 {
-    struct header_count cl = {MHD_HTTP_HEADER_CONTENT_LENGTH, 0, NULL, 0};
-    struct header_count te = {MHD_HTTP_HEADER_TRANSFER_ENCODING, 0, NULL, 0};
-    MHD_get_connection_values_n(conn, MHD_HEADER_KIND, count_header, &cl);
-    MHD_get_connection_values_n(conn, MHD_HEADER_KIND, count_header, &te);
-    if (cl.count > 1)
+    const struct header_seen *cl = &hd->content_length, *te = &hd->transfer_encoding;
+    if (cl->count > 1)
         return "Error: The Content-Length header was sent more than once";
-    if (cl.count && te.count)
+    if (cl->count && te->count)
         return "Error: A request must not have both Content-Length and Transfer-Encoding";
-    if (te.count > 1 || (te.count && strcasecmp(te.value, "chunked") != 0))
+    if (te->count > 1 || (te->count && strcasecmp(te->value, "chunked") != 0))
         return "Error: Unsupported Transfer-Encoding: only chunked is accepted";
     return NULL;
 }
@@ -334,12 +352,11 @@ static enum MHD_Result handle_memory(struct req *r)
     enum md_err pe = md_cmd_parse(&r->cmd, r->body.data ? r->body.data : "", r->body.len,
                                   &cfg->limits, &parse_msg);
     body_drop(r); /* the command owns what it needs from the body */
-    struct header_count hc = {cfg->tenant_header, 0, NULL, 0};
-    MHD_get_connection_values_n(r->conn, MHD_HEADER_KIND, count_header, &hc);
+    const struct header_seen *th = &r->headers.tenant;
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    enum md_err e = md_tenant_resolve(cfg, ci ? ci->client_addr : NULL, hc.count, hc.value, hc.len,
-                                      r->tenant, &r->out);
+    enum md_err e = md_tenant_resolve(cfg, ci ? ci->client_addr : NULL, th->count, th->value,
+                                      th->len, r->tenant, &r->out);
     if (!e && pe && pe != MD_ENOMEM) {
         md_buf_free(&r->out);
         r->out = parse_msg; /* hand the message over */
@@ -418,14 +435,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         r->method = method;
         md_buf_init(&r->body, h->cfg->limits.max_body);
         md_buf_init(&r->out, OUT_LIMIT);
-        r->want_text = md_http_wants_text(
-            MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT));
+        r->headers.tenant_name = h->cfg->tenant_header;
+        r->headers.tenant_name_len = strlen(h->cfg->tenant_header);
+        MHD_get_connection_values_n(conn, MHD_HEADER_KIND, scan_header, &r->headers);
+        r->want_text = md_http_wants_text(r->headers.accept.value);
         atomic_fetch_add(&h->in_flight, 1);
         r->late = atomic_load(&h->stopping);
         *req_cls = r;
         if (r->route == R_MEMORY && strcmp(method, MHD_HTTP_METHOD_POST) == 0) {
-            const char *cl =
-                MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+            const char *cl = r->headers.content_length.value;
             /* An announced body over the limit is still read (and
              * dropped) so that the client, busy sending it, reliably sees
              * the 413; only a body too large even to drop is refused at
@@ -433,15 +451,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             unsigned long long announced = cl ? strtoull(cl, NULL, 10) : 0;
             if (announced > discard_cap(h))
                 r->too_big = 1;
-            else if (announced <= h->cfg->limits.max_body) {
-                if (!body_reserve(r, announced))
-                    r->busy = 1; /* drained, then 503 */
-                else if (announced > 0 && md_buf_reserve(&r->body, (size_t)announced) != MD_OK)
-                    r->busy = 1; /* out of memory: drained, then 503 */
-                /* (one allocation of the announced size, not a doubling series) */
-            }
+            else if (announced <= h->cfg->limits.max_body &&
+                     (!body_reserve(r, announced) ||
+                      (announced > 0 && md_buf_reserve(&r->body, (size_t)announced) != MD_OK)))
+                r->busy = 1; /* over --max-body-memory (or out of memory): drained, then 503 */
+            /* (a body that fits gets one allocation of its announced size) */
         }
-        r->refuse = framing_error(conn);
+        r->refuse = framing_error(&r->headers);
         if (!r->too_big && !r->refuse)
             return MHD_YES;
     }

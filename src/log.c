@@ -67,7 +67,7 @@ void md_log_begin(struct md_logline *l, enum md_log_level level, const char *msg
     md_buf_init(&l->b, (size_t)64 << 10);
     l->on = md_log_enabled(level);
     l->urgent = level <= MD_LOG_WARN;
-    if (!l->on || md_buf_reserve(&l->b, 256) != MD_OK)
+    if (!l->on || md_buf_reserve(&l->b, 384) != MD_OK) /* a request line fits */
         return;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -85,14 +85,24 @@ void md_log_begin(struct md_logline *l, enum md_log_level level, const char *msg
     md_json_put_string(&l->b, msg, strlen(msg));
 }
 
+/* `,"key":` — keys are identifiers written in the code (no escaping);
+ * `extra` more bytes are reserved for the value. */
+static int put_key(struct md_logline *l, const char *key, size_t extra)
+{
+    size_t n = strlen(key);
+    if (md_buf_reserve(&l->b, n + 4 + extra) != MD_OK)
+        return -1;
+    md_buf_put_unchecked(&l->b, ",\"", 2);
+    md_buf_put_unchecked(&l->b, key, n);
+    md_buf_put_unchecked(&l->b, "\":", 2);
+    md_buf_terminate(&l->b);
+    return 0;
+}
+
 void md_log_strn(struct md_logline *l, const char *key, const char *val, size_t len)
 {
-    if (!l->on)
-        return;
-    md_buf_putc(&l->b, ',');
-    md_json_put_string(&l->b, key, strlen(key));
-    md_buf_putc(&l->b, ':');
-    md_json_put_string(&l->b, val, len);
+    if (l->on && put_key(l, key, len + 2) == 0)
+        md_json_put_string(&l->b, val, len);
 }
 
 void md_log_str(struct md_logline *l, const char *key, const char *val)
@@ -102,21 +112,14 @@ void md_log_str(struct md_logline *l, const char *key, const char *val)
 
 void md_log_int(struct md_logline *l, const char *key, int64_t val)
 {
-    if (!l->on)
-        return;
-    md_buf_putc(&l->b, ',');
-    md_json_put_string(&l->b, key, strlen(key));
-    md_buf_putc(&l->b, ':');
-    md_buf_put_i64(&l->b, val);
+    if (l->on && put_key(l, key, 20) == 0)
+        md_buf_put_i64(&l->b, val);
 }
 
 void md_log_bool(struct md_logline *l, const char *key, int val)
 {
-    if (!l->on)
-        return;
-    md_buf_putc(&l->b, ',');
-    md_json_put_string(&l->b, key, strlen(key));
-    md_buf_puts(&l->b, val ? ":true" : ":false");
+    if (l->on && put_key(l, key, 5) == 0)
+        md_buf_puts(&l->b, val ? "true" : "false");
 }
 
 static void write_all(const char *p, size_t left)

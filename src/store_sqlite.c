@@ -17,6 +17,7 @@
 #include "md_store.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,7 +108,10 @@ struct tenant_slot {
 
 struct sq_conn {
     sqlite3 *db;
-    int broken;                  /* an environmental error was seen: reopen before reuse */
+    int broken; /* an environmental error was seen: reopen before reuse */
+    /* Readers: the commit generation (sq_store.commit_gen) of the read
+     * transaction this connection keeps open between requests; 0: none. */
+    unsigned long snap_gen;
     struct tenant_slot *tenants; /* TENANT_CACHE slots */
     sqlite3_stmt *st[S_COUNT];
     struct sq_txn txn;
@@ -134,7 +138,13 @@ struct sq_store {
     pthread_mutex_t ckpt_mu;
     pthread_cond_t ckpt_cv;
     int ckpt_stop;
-    int wal_pages;               /* frames in the WAL after the last commit */
+    int wal_pages; /* frames in the WAL after the last commit */
+    /* Bumped after every commit (and when told that the database changed
+     * behind the store's back): a reader keeps its read transaction from
+     * one request to the next while this has not changed, so a view costs
+     * no WAL lock round trip; a changed value makes it start a new one,
+     * which then sees every commit acknowledged before. */
+    atomic_ulong commit_gen;
     struct timespec last_commit; /* CLOCK_MONOTONIC */
     sqlite3 *ckpt_db;
 };
@@ -480,9 +490,24 @@ static void reader_release(struct sq_store *s, struct sq_conn *c)
         conn_close(c);
 }
 
-static enum md_err sq_read_begin(struct md_store *base, struct md_txn **out)
+/* End the read transaction a reader keeps open (the connection is not in
+ * use by anyone else). */
+static void reader_end_snapshot(struct sq_conn *c)
 {
-    struct sq_store *s = (struct sq_store *)base;
+    if (!c->snap_gen)
+        return;
+    c->snap_gen = 0;
+    if (sqlite3_get_autocommit(c->db))
+        return; /* already ended (an error rolled it back) */
+    sqlite3_stmt *st = c->st[S_COMMIT];
+    if (sqlite3_step(st) != SQLITE_DONE)
+        sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
+    done(st);
+}
+
+/* A read transaction; `fresh`: a new one even if the kept one is current. */
+static enum md_err read_begin(struct sq_store *s, int fresh, struct md_txn **out)
+{
     pthread_mutex_lock(&s->pool_mu);
     struct sq_conn *c = s->idle;
     if (c)
@@ -499,24 +524,52 @@ static enum md_err sq_read_begin(struct md_store *base, struct md_txn **out)
         s->all = c;
         pthread_mutex_unlock(&s->pool_mu);
     }
+    /* Acquire: pairs with the release of the bump after a commit. The
+     * snapshot is taken at the first statement, after this load. */
+    unsigned long gen = atomic_load_explicit(&s->commit_gen, memory_order_acquire);
+    if (c->snap_gen == gen && !fresh && !sqlite3_get_autocommit(c->db)) {
+        *out = &c->txn.base;
+        return MD_OK;
+    }
+    reader_end_snapshot(c);
     enum md_err e = run(&c->txn, c->st[S_BEGIN], "begin");
     if (e) {
         reader_release(s, c);
         return e;
     }
+    c->snap_gen = gen;
     *out = &c->txn.base;
     return MD_OK;
 }
 
+static enum md_err sq_read_begin(struct md_store *base, struct md_txn **out)
+{
+    return read_begin((struct sq_store *)base, 0, out);
+}
+
+/* The read transaction stays open for the connection's next request (see
+ * commit_gen); the checkpointer ends those of idle connections. */
 static void sq_txn_end(struct md_txn *base)
 {
     struct sq_txn *t = (struct sq_txn *)base;
     struct sq_store *s = (struct sq_store *)base->store;
-    sqlite3_stmt *st = stmt(t, S_COMMIT);
-    if (sqlite3_step(st) != SQLITE_DONE)
-        sqlite3_exec(t->c->db, "ROLLBACK", NULL, NULL, NULL);
-    done(st);
+    if (t->pending) { /* a finished statement would keep its snapshot past a COMMIT */
+        sqlite3_reset(t->pending);
+        t->pending = NULL;
+    }
+    if (sqlite3_get_autocommit(t->c->db))
+        t->c->snap_gen = 0; /* an error ended it */
     reader_release(s, t->c);
+}
+
+/* End the read transactions idle readers keep, so that a checkpoint can
+ * copy every frame and the WAL can start over. */
+static void readers_end_snapshots(struct sq_store *s)
+{
+    pthread_mutex_lock(&s->pool_mu);
+    for (struct sq_conn *c = s->idle; c; c = c->next_idle)
+        reader_end_snapshot(c);
+    pthread_mutex_unlock(&s->pool_mu);
 }
 
 /* Reopen a broken writer connection; write_mu is held.
@@ -576,6 +629,9 @@ static enum md_err sq_commit(struct md_txn *base)
      * with its commit mark: recovery may still find it whole. */
     if (rc == SQLITE_IOERR_FSYNC || rc == SQLITE_IOERR_DIR_FSYNC)
         e = MD_EUNSURE;
+    /* Release: before anyone is told of the commit, readers must see that
+     * their kept snapshot is out of date. */
+    atomic_fetch_add_explicit(&s->commit_gen, 1, memory_order_release);
     if (e) {
         tenant_cache_clear(t->c);
         if (sqlite3_get_autocommit(t->c->db) == 0)
@@ -850,7 +906,7 @@ static unsigned long sq_statements(struct md_txn *base)
 static enum md_err sq_ping(struct md_store *base)
 {
     struct md_txn *t;
-    enum md_err e = md_store_read_begin(base, &t);
+    enum md_err e = read_begin((struct sq_store *)base, 1, &t); /* the database now */
     if (e)
         return e;
     int64_t id;
@@ -896,6 +952,7 @@ static void *ckpt_main(void *arg)
             continue;
         s->wal_pages = 0;
         pthread_mutex_unlock(&s->ckpt_mu);
+        readers_end_snapshots(s);
         int log = 0, done_frames = 0;
         int rc = sqlite3_wal_checkpoint_v2(s->ckpt_db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log,
                                            &done_frames);
@@ -1009,6 +1066,7 @@ void md_store_sqlite_forget_tenants(struct md_store *base)
     for (struct sq_conn *c = s->all; c; c = c->next_all)
         tenant_cache_clear(c);
     pthread_mutex_unlock(&s->pool_mu);
+    atomic_fetch_add_explicit(&s->commit_gen, 1, memory_order_release);
     pthread_mutex_lock(&s->write_mu);
     if (s->writer)
         tenant_cache_clear(s->writer);
@@ -1045,6 +1103,7 @@ enum md_err md_store_sqlite_open(const struct md_sqlite_config *cfg, struct md_s
         return MD_ENOMEM;
     }
     s->base.ops = &sqlite_ops;
+    atomic_init(&s->commit_gen, 1);
     s->cfg = *cfg;
     s->path = strdup(cfg->path);
     s->cfg.path = s->path;

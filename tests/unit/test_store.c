@@ -805,6 +805,50 @@ static void test_wal_mode(void)
     CHECK_EQ_INT(header[19], 2);
 }
 
+/* Readers keep their read transaction between requests while nothing is
+ * committed; a commit makes the next read start a new one (it sees the
+ * write), and when writes pause the checkpointer ends the transactions of
+ * idle readers, so that the checkpoint copies every frame of the WAL. */
+static void test_kept_snapshots(void)
+{
+    EXPECT("snap", CREATE("/memories/a.txt", "one"), MD_OK,
+           "File created successfully at: /memories/a.txt");
+    /* Two readers at once, each left with a kept transaction. */
+    struct md_txn *r1, *r2;
+    CHECK_EQ_INT(md_store_read_begin(S, &r1), MD_OK);
+    CHECK_EQ_INT(md_store_read_begin(S, &r2), MD_OK);
+    int64_t id;
+    CHECK_EQ_INT(md_txn_tenant(r1, "snap", 0, &id), MD_OK);
+    CHECK_EQ_INT(md_txn_tenant(r2, "snap", 0, &id), MD_OK);
+    md_txn_end(r1);
+    md_txn_end(r2);
+    for (int i = 0; i < 3; i++) {
+        EXPECT("snap", REPLACE("/memories/a.txt", i ? "x" : "one", "x"), MD_OK,
+               "The memory file has been edited. Here is the snippet showing the change (with "
+               "line numbers):\n     1\tx");
+        /* Every read after the commit sees it, whichever reader serves it. */
+        EXPECT("snap", VIEW("/memories/a.txt"), MD_OK, FILE_HEAD("/memories/a.txt") "     1\tx");
+        EXPECT("snap", VIEW("/memories/a.txt"), MD_OK, FILE_HEAD("/memories/a.txt") "     1\tx");
+    }
+    EXPECT("snap", CREATE("/memories/b.txt", "two"), MD_OK,
+           "File created successfully at: /memories/b.txt");
+    /* Writes pause: within a second the checkpointer has run, and a
+     * checkpoint from another connection finds nothing left to copy. */
+    int log = -1, copied = -2;
+    for (int i = 0; i < 40 && log != copied; i++) {
+        usleep(50000);
+        sqlite3 *db = NULL;
+        CHECK_EQ_INT(sqlite3_open_v2(g_db, &db, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+        /* (a first read opens the WAL: a checkpoint before it reports -1) */
+        CHECK_EQ_INT(sqlite3_exec(db, "SELECT count(*) FROM tenants", NULL, NULL, NULL), SQLITE_OK);
+        CHECK_EQ_INT(sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &copied),
+                     SQLITE_OK);
+        sqlite3_close(db);
+    }
+    CHECK(log > 0);
+    CHECK_EQ_INT(copied, log);
+}
+
 /* A database whose PRAGMA user_version is newer than this code's schema is
  * refused with the reason, and nothing is migrated into it. */
 static void test_newer_schema_refused(void)
@@ -1363,6 +1407,7 @@ int main(void)
 
     test_query_plans();
     test_wal_mode();
+    test_kept_snapshots();
     test_newer_schema_refused();
     test_durability();
     test_empty_tenant();
