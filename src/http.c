@@ -245,6 +245,8 @@ static enum MHD_Result respond_result(struct req *r, unsigned status)
     }
     struct md_buf json;
     md_buf_init(&json, OUT_LIMIT);
+    /* One allocation: the text, its escapes (a newline per line or so), the envelope. */
+    md_buf_reserve(&json, r->out.len + r->out.len / 8 + 96 + r->cmd.tool_use_id.n);
     const struct md_str *id = &r->cmd.tool_use_id;
     if (md_json_tool_result(&json, id->p, id->n, r->out.data ? r->out.data : "", r->out.len,
                             is_error)) {

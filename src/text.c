@@ -129,6 +129,10 @@ enum md_err md_view_file(struct md_buf *out, const char *path, size_t path_len, 
         first = js_slice_index(a - 1, len);
         last = range->last == -1 ? len : js_slice_index(range->last, len);
     }
+    /* Room for the whole view at once (header, text, a number per line),
+     * within the output limit: one allocation, not a doubling series. */
+    size_t guess = 64 + path_len + text_len + (size_t)(last > first ? last - first : 0) * 8;
+    md_buf_reserve(out, guess < max_out ? guess : max_out); /* a hint: failure is fine */
     e = md_buf_puts(out, "Here's the content of ");
     if (!e)
         e = md_buf_append(out, path, path_len);
