@@ -69,14 +69,36 @@ export async function startNginx({ upstreamPort, proxyBind = '127.0.0.2', extraM
   // `nginx -s reload`; resolves once the key is accepted.
   // The probe is a GET /memory: 405 (key accepted) or 401, decided before the rate limit
   // and never forwarded, so it costs the tenant nothing.
+  // The master's worker processes (its children), from /proc.
+  function workerPids() {
+    const pids = [];
+    for (const d of fs.readdirSync('/proc')) {
+      if (!/^\d+$/.test(d)) continue;
+      try {
+        const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
+        const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+        if (ppid === proc.pid) pids.push(Number(d));
+      } catch { /* gone */ }
+    }
+    return pids;
+  }
+
   async function addKey(tenant) {
     const r = await run('openssl', ['rand', '-hex', '32']);
     if (r.code !== 0) throw new Error(`openssl rand failed: ${r.stderr}`);
     const key = r.stdout.trim();
     if (!/^[0-9a-f]{64}$/.test(key)) throw new Error(`unexpected key ${JSON.stringify(key)}`);
     fs.appendFileSync(mapPath, `${key} ${tenant};\n`);
+    // A reload starts new workers and lets the old ones (with the old map) finish what they
+    // have: until they are gone, a new connection may still meet one of them. So wait for
+    // every old worker to exit, then for the key to be accepted.
+    const oldWorkers = workerPids();
     const reload = await run('nginx', ['-p', `${dir}/`, '-c', confPath, '-g', `pid ${dir}/nginx.pid;`, '-s', 'reload']);
     if (reload.code !== 0) throw new Error(`nginx -s reload failed: ${reload.stderr}`);
+    await waitFor(() => {
+      const now = workerPids();
+      return now.length > 0 && !now.some((pid) => oldWorkers.includes(pid));
+    }, 'the old nginx workers to exit after the reload');
     await waitFor(async () => (await request({ method: 'GET', key })).status === 405,
       `nginx to accept the new key of ${tenant}`);
     return key;
