@@ -147,12 +147,18 @@ export function memorydRequests(md, tenant) {
 }
 
 // memoryd logs a request after answering it and the line reaches us through a pipe: a
-// direct request for an unknown path (404, logged) after the others, awaited in the log,
-// makes sure the lines of every request answered before are in md.logs.
+// direct request for an unknown path (404, logged) after the others, awaited in the log;
+// since memoryd's two worker threads may log two requests in either order, the lines must
+// then also have stopped coming for 100 ms (a request is logged microseconds after its
+// answer): then the lines of every request answered before are in md.logs.
 export async function memorydLogSync(md) {
   const barriers = () => md.logs.filter((l) => l.msg === 'request' && l.route === 'other').length;
   const n = barriers();
   const r = await md.request('GET', '/log-barrier');
   if (r.status !== 404) throw new Error(`GET /log-barrier: ${r.status}, expected 404`);
   await waitFor(() => barriers() > n, 'memoryd\'s log line');
+  for (let seen = -1; seen !== md.logs.length;) {
+    seen = md.logs.length;
+    await new Promise((res) => setTimeout(res, 100));
+  }
 }
