@@ -9,8 +9,10 @@
 // the ceiling, memoryd and the peer back to back. Then the scale figures (bench/scale.mjs) and
 // memory. Prints one table and the targets of the benchmark issue with PASS/FAIL.
 //
-//   node bench/run.mjs [--seconds N] [--quick] [--build DIR] [--json FILE] [--no-scale]
+//   node bench/run.mjs [--seconds N] [--quick] [--build DIR] [--memoryd BIN] [--json FILE] [--no-scale]
 // --quick: 1 s per run, 1 and 16 connections, small scale test (the ctest smoke).
+// --memoryd: another memoryd binary to measure (e.g. an older build), against the same
+// references (the ceiling and the floor of --build, the peer).
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -26,6 +28,7 @@ const opt = (name, dflt) => {
 const QUICK = argv.includes('--quick');
 const SECONDS = Number(opt('--seconds', QUICK ? 1 : 5));
 const BUILD = path.resolve(ROOT, opt('--build', 'build'));
+const MEMORYD = path.resolve(ROOT, opt('--memoryd', path.join(BUILD, 'memoryd')));
 const JSON_OUT = opt('--json', null);
 const CONNS = QUICK ? [1, 16] : [1, 16, 64];
 const K = 256; // files per wrk thread in the toggle/insert/mixed/delete+create sets
@@ -72,7 +75,8 @@ async function main() {
   const work = tempDir('memoryd-bench-');
   const cpus = os.cpus();
   const machine = `${cpus.length} × ${cpus[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.type()} ${os.release()}`;
-  console.log(`memoryd benchmark — ${new Date().toISOString()}\nmachine: ${machine}\nwrk on the same machine; ${SECONDS} s per run; durability full\n`);
+  console.log(`memoryd benchmark — ${new Date().toISOString()}\nmachine: ${machine}\nmemoryd: ${path.relative(ROOT, MEMORYD)}\n` +
+    `wrk on the same machine; ${SECONDS} s per run; durability full\n`);
 
   // The storage floor first, on an idle machine and the same disk as memoryd's database.
   const floor = floorRun(work);
@@ -83,7 +87,7 @@ async function main() {
   const logFile = (name) => ({ logFile: path.join(work, `${name}.log`) });
   const ceiling = await startProcess('ceiling', path.join(BUILD, 'bench/bench_ceiling'), [String(pc)], pc, logFile('ceiling'));
   // memoryd as deployed: default settings (durability full, a log line per request).
-  const memoryd = await startProcess('memoryd', path.join(BUILD, 'memoryd'),
+  const memoryd = await startProcess('memoryd', MEMORYD,
     ['--port', String(pm), '--db', path.join(work, 'memoryd.db')], pm, logFile('memoryd'));
   const peerDir = path.join(work, 'peer');
   fs.mkdirSync(peerDir);
@@ -125,7 +129,7 @@ async function main() {
 
   if (!argv.includes('--no-scale')) {
     console.log('');
-    results.scale = await scaleFigures({ build: BUILD, work, seconds: SECONDS, quick: QUICK, log: console.log });
+    results.scale = await scaleFigures({ memoryd: MEMORYD, work, seconds: SECONDS, quick: QUICK, log: console.log });
   }
 
   console.log('\ntargets');

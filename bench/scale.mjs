@@ -61,7 +61,7 @@ function lastStatements(srv, command) {
   return lines.filter((l) => l && l.msg === 'request' && l.command === command).at(-1)?.sql;
 }
 
-export async function scaleFigures({ build, work, seconds, quick, log }) {
+export async function scaleFigures({ memoryd, work, seconds, quick, log }) {
   const shape = quick
     ? { bigDirs: 100, filesPerDir: 100, others: 1000, treeSizes: [100, 1000] }
     : { bigDirs: 1000, filesPerDir: 100, others: 10000, treeSizes: [1000, 10000] };
@@ -72,7 +72,7 @@ export async function scaleFigures({ build, work, seconds, quick, log }) {
   // The schema, made by memoryd itself; then the rows, straight in SQL.
   let port = await freePort();
   const logFile = path.join(work, 'scale-memoryd.log');
-  let srv = await startProcess('memoryd', path.join(build, 'memoryd'), ['--port', String(port), '--db', db], port, { logFile });
+  let srv = await startProcess('memoryd', memoryd, ['--port', String(port), '--db', db], port, { logFile });
   await srv.stop();
   const t0 = Date.now();
   execFileSync('sqlite3', [db], { input: populateSql(shape), stdio: ['pipe', 'ignore', 'inherit'] });
@@ -81,7 +81,7 @@ export async function scaleFigures({ build, work, seconds, quick, log }) {
     `in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 
   port = await freePort();
-  srv = await startProcess('memoryd', path.join(build, 'memoryd'), ['--port', String(port), '--db', db], port, { logFile });
+  srv = await startProcess('memoryd', memoryd, ['--port', String(port), '--db', db], port, { logFile });
   try {
     // 1. small vs big tenant, 16 connections.
     const mid = `d${String(Math.floor(shape.bigDirs / 2)).padStart(4, '0')}`;
