@@ -9,7 +9,8 @@
 // the ceiling, memoryd and the peer back to back. Then the scale figures (bench/scale.mjs) and
 // memory. Prints one table and the targets of the benchmark issue with PASS/FAIL.
 //
-//   node bench/run.mjs [--seconds N] [--quick] [--build DIR] [--memoryd BIN] [--json FILE] [--no-scale]
+//   node bench/run.mjs [--seconds N] [--repeat N] [--quick] [--build DIR] [--memoryd BIN] [--json FILE] [--no-scale]
+// --repeat: runs of each read and create figure (default 3; 1 with --quick); the median counts.
 // --quick: 1 s per run, 1 and 16 connections, small scale test (the ctest smoke).
 // --memoryd: another memoryd binary to measure (e.g. an older build), against the same
 // references (the ceiling and the floor of --build, the peer).
@@ -31,13 +32,16 @@ const BUILD = path.resolve(ROOT, opt('--build', 'build'));
 const MEMORYD = path.resolve(ROOT, opt('--memoryd', path.join(BUILD, 'memoryd')));
 const JSON_OUT = opt('--json', null);
 const CONNS = QUICK ? [1, 16] : [1, 16, 64];
+const REPEAT = Number(opt('--repeat', QUICK ? 1 : 3));
+// The run with the median requests/s.
+const medianRun = (runs) => [...runs].sort((a, b) => a.rps - b.rps)[Math.floor(runs.length / 2)];
 const K = 256; // files per wrk thread in the toggle/insert/mixed/delete+create sets
 
 const threadsFor = (c) => Math.min(c, 2);
 const WORKLOADS = [
-  { id: 'view_file', name: 'view 1 KiB file', script: 'view.lua', args: () => ['/memories/bench/file-1k.txt'] },
-  { id: 'view_dir', name: 'view 100-entry dir', script: 'view.lua', args: () => ['/memories/bench/dir100'] },
-  { id: 'create', name: 'create (unique)', write: true, script: 'create.lua', args: (c) => [`/memories/bench/new-c${c}`] },
+  { id: 'view_file', name: 'view 1 KiB file', script: 'view.lua', repeatable: true, args: () => ['/memories/bench/file-1k.txt'] },
+  { id: 'view_dir', name: 'view 100-entry dir', script: 'view.lua', repeatable: true, args: () => ['/memories/bench/dir100'] },
+  { id: 'create', name: 'create (unique)', write: true, script: 'create.lua', repeatable: true, args: (c) => [`/memories/bench/new-c${c}`] },
   { id: 'str_replace', name: 'str_replace 1 KiB', write: true, script: 'str_replace.lua', args: (c) => [`/memories/bench/sr-c${c}`, K] },
   { id: 'insert', name: 'insert', write: true, script: 'insert.lua', args: (c) => [`/memories/bench/ins-c${c}`, K] },
   { id: 'delete_create', name: 'delete+create', write: true, script: 'delete_create.lua', args: (c) => [`/memories/bench/dc-c${c}`, K] },
@@ -76,7 +80,7 @@ async function main() {
   const cpus = os.cpus();
   const machine = `${cpus.length} × ${cpus[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.type()} ${os.release()}`;
   console.log(`memoryd benchmark — ${new Date().toISOString()}\nmachine: ${machine}\nmemoryd: ${path.relative(ROOT, MEMORYD)}\n` +
-    `wrk on the same machine; ${SECONDS} s per run; durability full\n`);
+    `wrk on the same machine; ${SECONDS} s per run; durability full; reads and creates: the median of ${REPEAT} runs\n`);
 
   // The storage floor first, on an idle machine and the same disk as memoryd's database.
   const floor = floorRun(work);
@@ -108,11 +112,20 @@ async function main() {
     print(head);
     for (const w of WORKLOADS) {
       for (const c of CONNS) {
-        const run = (port, side) => wrk({ port, script: `bench/lua/${w.script}`, args: w.id === 'create' ? [`${w.args(c)[0]}-${side}`] : w.args(c), conns: c, seconds: SECONDS });
-        const ce = run(pc, 'ceiling');
-        const m = run(pm, 'memoryd');
-        const pe = run(pp, 'peer');
-        const row = { workload: w.id, name: w.name, write: !!w.write, conns: c, memoryd: m, ceiling: ce, peer: pe };
+        // Workloads that can run again from where they left off (reads, creates at new paths)
+        // run REPEAT times, the three servers in turn each time; each side's figures are those
+        // of its median run, so one disturbed run does not make a ratio.
+        const reps = w.repeatable ? REPEAT : 1;
+        const runs = { ceiling: [], memoryd: [], peer: [] };
+        for (let k = 0; k < reps; k++) {
+          for (const [side, port] of [['ceiling', pc], ['memoryd', pm], ['peer', pp]]) {
+            const args = w.id === 'create' ? [`${w.args(c)[0]}-${side}-${k}`] : w.args(c);
+            runs[side].push(wrk({ port, script: `bench/lua/${w.script}`, args, conns: c, seconds: SECONDS }));
+          }
+        }
+        const [ce, m, pe] = ['ceiling', 'memoryd', 'peer'].map((side) => medianRun(runs[side]));
+        const row = { workload: w.id, name: w.name, write: !!w.write, conns: c, runs: reps, memoryd: m, ceiling: ce, peer: pe,
+          samples: reps > 1 ? Object.fromEntries(Object.entries(runs).map(([k, v]) => [k, v.map((r) => r.rps)])) : undefined };
         results.rows.push(row);
         const cells = [w.name, c, fmt(m.rps), us(m.p50_us), us(m.p99_us), fmt(ce.rps), ratio(m.rps, ce.rps), fmt(pe.rps), us(pe.p99_us), ratio(m.rps, pe.rps), m.non2xx + m.socket_errors];
         table.push(cells);
