@@ -1,7 +1,8 @@
 /*
  * md_json.h — writing JSON text: string escaping and the tool_result body.
  *
- * Parsing is jansson's job (src/cmd.c); writing is done here by hand into
+ * Parsing is jansson's job (src/cmd_parse.c, with md_json_read.h's fast
+ * reader in front of it); writing is done here by hand into
  * an md_buf because a response is built from text pieces and one pass with
  * no intermediate json_t is both simpler and faster.
  *
@@ -13,6 +14,11 @@
 #include <stddef.h>
 
 #include "md_buf.h"
+
+/* Length of the longest prefix of s[0..n) that a JSON string holds as is:
+ * no control character, '"', '\\' or byte 0x80 and above (sixteen bytes
+ * at a time). Also the string scan of md_json_read(). */
+size_t md_json_plain_run(const char *s, size_t n);
 
 /* Append s[0..n) as a JSON string literal, quotes included. On error
  * (MD_ETOOBIG, MD_ENOMEM) the buffer is left as it was. */

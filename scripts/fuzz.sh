@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Long coverage-guided fuzzing runs of the libFuzzer targets in tests/fuzz/.
 #   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]
-# SECONDS_PER_TARGET defaults to 600; TARGET is path, request or edit (or
+# SECONDS_PER_TARGET defaults to 600; TARGET is path, request, edit or json (or
 # fuzz_path, ...), all three by default, run one after the other.
 #
 # Builds build-fuzz/ (scripts/build.sh --fuzz), then runs each target with a
@@ -23,11 +23,11 @@ root=$PWD
 secs=${1:-600}
 [[ $# -gt 0 ]] && shift
 if ! [[ "$secs" =~ ^[0-9]+$ ]] || [[ "$secs" -eq 0 ]]; then
-  echo "usage: scripts/fuzz.sh [SECONDS_PER_TARGET] [path|request|edit ...]" >&2
+  echo "usage: scripts/fuzz.sh [SECONDS_PER_TARGET] [path|request|edit|json ...]" >&2
   exit 2
 fi
 targets=()
-for t in "${@:-path request edit}"; do
+for t in "${@:-path request edit json}"; do
   for name in $t; do
     name=${name#fuzz_}
     if [[ ! -f tests/fuzz/fuzz_$name.c ]]; then

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cmd_internal.h"
+#include "md_json_read.h"
 #include "md_log.h"
 #include "md_utf8.h"
 
@@ -256,9 +257,12 @@ enum md_err md_cmd_parse(struct md_cmd *cmd, const char *body, size_t len,
         return einval(md_buf_puts(out, "Error: The request body is empty; send a memory command "
                                        "as JSON, e.g. {\"command\": \"view\", \"path\": "
                                        "\"/memories\"}"));
+    /* The fast reader handles the usual bodies; jansson the rest, and
+     * words every error. */
     json_error_t jerr;
-    json_t *root =
-        json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL | JSON_DECODE_ANY, &jerr);
+    json_t *root = md_json_read(body, len);
+    if (!root)
+        root = json_loadb(body, len, MD_JSON_READ_FLAGS, &jerr);
     if (!root) {
         enum md_err e = md_buf_puts(out, "Error: Invalid JSON in request body: ");
         if (!e)

@@ -64,12 +64,13 @@ static inline uint64_t has_zero_byte(uint64_t w)
     return (w - 0x0101010101010101u) & ~w & 0x8080808080808080u;
 }
 
-/* Length of the prefix of s[0..n) that needs no escaping (class 0): eight
+/* (See md_json.h.) Eight
  * bytes at a time; the first word holding a control character, '"', '\\'
  * or a byte 0x80 and above gives the position of the first such byte (the
  * lowest flagged byte of each test is exact: a borrow only runs upwards). */
-static size_t plain_run(const unsigned char *s, size_t n)
+size_t md_json_plain_run(const char *str, size_t n)
 {
+    const unsigned char *s = (const unsigned char *)str;
     const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
     size_t i = 0;
 #ifdef __SSE2__
@@ -122,7 +123,7 @@ enum md_err md_json_put_string(struct md_buf *b, const char *str, size_t n)
         return e;
     md_buf_putc_unchecked(b, '"');
     for (size_t i = 0; i < n;) {
-        size_t j = i + plain_run(s + i, n - i);
+        size_t j = i + md_json_plain_run(str + i, n - i);
         md_buf_put_unchecked(b, s + i, j - i);
         i = j;
         if (i == n)

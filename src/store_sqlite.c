@@ -86,12 +86,42 @@ static const char *const stmt_sql[S_COUNT] = {
 
 struct sq_conn;
 
+/* Directory size changes the writer's open transaction has not written
+ * yet. A batch of creates under one directory would otherwise rewrite each
+ * ancestor's row (and its covering-index entry) once per command; here the
+ * changes add up per directory and are written once, before the commit, or
+ * before any statement that could see or move the rows (list, remove_tree,
+ * move_tree). md_txn_get() adds a directory's pending change to the size it
+ * reads, so commands always see true sizes. A savepoint snapshots the
+ * pending changes and a rollback to it restores them: the rolled-back
+ * statements may include a flush, which SQLite undoes with the rest, and
+ * the snapshot is exactly what was pending at that point. Entries are only
+ * ever appended within a transaction; when SIZE_SLOTS are in use, a change
+ * to another directory is written at once (as it always was). */
+#define SIZE_SLOTS 128
+struct size_delta {
+    int64_t tenant;
+    uint64_t hash;
+    int64_t delta;
+    size_t path_off, path_len; /* in deferred_sizes.paths */
+};
+struct deferred_sizes {
+    struct size_delta d[SIZE_SLOTS];
+    size_t n;
+    char *paths; /* the paths of d[], one after another */
+    size_t paths_len, paths_cap;
+    /* At the last savepoint: how many entries there were, and their deltas. */
+    size_t saved_n, saved_paths_len;
+    int64_t saved_delta[SIZE_SLOTS];
+};
+
 struct sq_txn {
     struct md_txn base;
     struct sq_conn *c;
     sqlite3_stmt *pending; /* a stepped statement whose row is still borrowed */
     int write;
-    unsigned long statements; /* run on this connection so far */
+    unsigned long statements;     /* run on this connection so far */
+    struct deferred_sizes *sizes; /* the writer's; NULL for readers */
 };
 
 /* Tenant ids a connection has looked up. A tenant row never changes and is
@@ -234,6 +264,9 @@ static void conn_close(struct sq_conn *c)
         sqlite3_finalize(c->st[i]);
     sqlite3_close(c->db);
     free(c->tenants);
+    if (c->txn.sizes)
+        free(c->txn.sizes->paths);
+    free(c->txn.sizes);
     free(c);
 }
 
@@ -387,7 +420,9 @@ static int conn_open(struct sq_store *s, enum role role, struct sq_conn **out, c
     c->txn.c = c;
     c->txn.write = role != ROLE_READER;
     c->tenants = calloc(TENANT_CACHE, sizeof *c->tenants);
-    if (!c->tenants) {
+    if (role != ROLE_READER)
+        c->txn.sizes = calloc(1, sizeof *c->txn.sizes);
+    if (!c->tenants || (role != ROLE_READER && !c->txn.sizes)) {
         snprintf(why, why_len, "out of memory");
         rc = SQLITE_NOMEM;
         goto fail;
@@ -600,6 +635,61 @@ static enum md_err writer_heal(struct sq_store *s)
     return MD_OK;
 }
 
+/* ---- deferred directory sizes (see struct deferred_sizes) ---- */
+
+static uint64_t size_hash(int64_t tenant, const char *path, size_t len)
+{
+    uint64_t h = 14695981039346656037u ^ (uint64_t)tenant;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)path[i]) * 1099511628211u;
+    return h;
+}
+
+static struct size_delta *sizes_find(struct deferred_sizes *z, int64_t tenant, const char *path,
+                                     size_t len, uint64_t hash)
+{
+    for (size_t i = 0; i < z->n; i++) {
+        struct size_delta *d = &z->d[i];
+        if (d->hash == hash && d->tenant == tenant && d->path_len == len &&
+            memcmp(z->paths + d->path_off, path, len) == 0)
+            return d;
+    }
+    return NULL;
+}
+
+static void sizes_reset(struct deferred_sizes *z)
+{
+    if (z)
+        z->n = z->paths_len = z->saved_n = z->saved_paths_len = 0;
+}
+
+/* Write one directory size change now. */
+static enum md_err size_update(struct sq_txn *t, int64_t tenant, const char *path, size_t len,
+                               int64_t delta)
+{
+    sqlite3_stmt *st = stmt(t, S_ADD_SIZE);
+    sqlite3_bind_int64(st, 1, tenant);
+    bind_text(st, 2, path, len);
+    sqlite3_bind_int64(st, 3, delta);
+    return run(t, st, "add size");
+}
+
+/* Write every pending change (each once) and mark it written. */
+static enum md_err sizes_flush(struct sq_txn *t)
+{
+    struct deferred_sizes *z = t->sizes;
+    for (size_t i = 0; z && i < z->n; i++) {
+        struct size_delta *d = &z->d[i];
+        if (d->delta == 0)
+            continue;
+        enum md_err e = size_update(t, d->tenant, z->paths + d->path_off, d->path_len, d->delta);
+        if (e)
+            return e;
+        d->delta = 0;
+    }
+    return MD_OK;
+}
+
 static enum md_err sq_write_begin(struct md_store *base, struct md_txn **out)
 {
     struct sq_store *s = (struct sq_store *)base;
@@ -607,6 +697,7 @@ static enum md_err sq_write_begin(struct md_store *base, struct md_txn **out)
     enum md_err e = writer_heal(s);
     if (!e) {
         struct sq_txn *t = &s->writer->txn;
+        sizes_reset(t->sizes);
         e = run(t, t->c->st[S_BEGIN_IMMEDIATE], "begin immediate");
         if (!e) {
             *out = &t->base;
@@ -621,10 +712,19 @@ static enum md_err sq_commit(struct md_txn *base)
 {
     struct sq_txn *t = (struct sq_txn *)base;
     struct sq_store *s = (struct sq_store *)base->store;
+    enum md_err e = sizes_flush(t);
+    sizes_reset(t->sizes);
+    if (e) { /* not committed: nothing of it was flushed */
+        tenant_cache_clear(t->c);
+        if (sqlite3_get_autocommit(t->c->db) == 0)
+            sqlite3_exec(t->c->db, "ROLLBACK", NULL, NULL, NULL);
+        pthread_mutex_unlock(&s->write_mu);
+        return e;
+    }
     sqlite3_stmt *st = stmt(t, S_COMMIT);
     int rc = sqlite3_step(st);
     done(st);
-    enum md_err e = conn_rc(t->c, rc, "commit");
+    e = conn_rc(t->c, rc, "commit");
     /* A failed flush comes after the transaction's pages went to the WAL
      * with its commit mark: recovery may still find it whole. */
     if (rc == SQLITE_IOERR_FSYNC || rc == SQLITE_IOERR_DIR_FSYNC)
@@ -646,6 +746,7 @@ static void sq_rollback(struct md_txn *base)
     struct sq_txn *t = (struct sq_txn *)base;
     struct sq_store *s = (struct sq_store *)base->store;
     tenant_cache_clear(t->c);
+    sizes_reset(t->sizes);
     if (sqlite3_get_autocommit(t->c->db) == 0)
         run(t, stmt(t, S_ROLLBACK), "rollback");
     pthread_mutex_unlock(&s->write_mu);
@@ -654,6 +755,13 @@ static void sq_rollback(struct md_txn *base)
 static enum md_err sq_savepoint(struct md_txn *base)
 {
     struct sq_txn *t = (struct sq_txn *)base;
+    struct deferred_sizes *z = t->sizes;
+    if (z) {
+        z->saved_n = z->n;
+        z->saved_paths_len = z->paths_len;
+        for (size_t i = 0; i < z->n; i++)
+            z->saved_delta[i] = z->d[i].delta;
+    }
     return run(t, stmt(t, S_SAVEPOINT), "savepoint");
 }
 
@@ -663,11 +771,19 @@ static enum md_err sq_release(struct md_txn *base, int rollback)
     enum md_err e = MD_OK;
     if (sqlite3_get_autocommit(t->c->db)) {
         tenant_cache_clear(t->c);
+        sizes_reset(t->sizes);
         return MD_EDB; /* the whole transaction was rolled back by SQLite */
     }
     if (rollback) {
         tenant_cache_clear(t->c);
         e = run(t, stmt(t, S_ROLLBACK_TO), "rollback to savepoint");
+        struct deferred_sizes *z = t->sizes;
+        if (z) { /* the pending changes as they were at the savepoint */
+            z->n = z->saved_n;
+            z->paths_len = z->saved_paths_len;
+            for (size_t i = 0; i < z->n; i++)
+                z->d[i].delta = z->saved_delta[i];
+        }
     }
     if (!e)
         e = run(t, stmt(t, S_RELEASE), "release savepoint");
@@ -746,6 +862,11 @@ static enum md_err sq_get(struct md_txn *base, int64_t tenant, const char *path,
     }
     e->kind = sqlite3_column_int(st, 0) == MD_KIND_DIR ? MD_KIND_DIR : MD_KIND_FILE;
     e->size = sqlite3_column_int64(st, 1);
+    if (e->kind == MD_KIND_DIR && t->sizes) {
+        const struct size_delta *d =
+            sizes_find(t->sizes, tenant, path, len, size_hash(tenant, path, len));
+        e->size += d ? d->delta : 0;
+    }
     e->content = NULL;
     e->content_len = 0;
     if (want_content) {
@@ -765,7 +886,9 @@ static enum md_err sq_list(struct md_txn *base, int64_t tenant, const char *dir,
 {
     struct sq_txn *t = (struct sq_txn *)base;
     struct bounds b;
-    enum md_err e = bounds_make(&b, dir, len);
+    enum md_err e = sizes_flush(t); /* the listing shows sizes */
+    if (!e)
+        e = bounds_make(&b, dir, len);
     if (e)
         return e;
     sqlite3_stmt *st = stmt(t, S_LIST);
@@ -853,7 +976,10 @@ static enum md_err subtree(struct sq_txn *t, const enum stmt_id ids[2], int64_t 
                            const char *what)
 {
     struct bounds b;
-    enum md_err e = bounds_make(&b, path, len);
+    /* Rows about to move or go must carry their true sizes first. */
+    enum md_err e = sizes_flush(t);
+    if (!e)
+        e = bounds_make(&b, path, len);
     if (e)
         return e;
     for (int i = 0; i < 2 && !e; i++) {
@@ -891,11 +1017,31 @@ static enum md_err sq_add_size(struct md_txn *base, int64_t tenant, const char *
                                int64_t delta)
 {
     struct sq_txn *t = (struct sq_txn *)base;
-    sqlite3_stmt *st = stmt(t, S_ADD_SIZE);
-    sqlite3_bind_int64(st, 1, tenant);
-    bind_text(st, 2, path, len);
-    sqlite3_bind_int64(st, 3, delta);
-    return run(t, st, "add size");
+    struct deferred_sizes *z = t->sizes;
+    if (!z)
+        return size_update(t, tenant, path, len, delta);
+    uint64_t hash = size_hash(tenant, path, len);
+    struct size_delta *d = sizes_find(z, tenant, path, len, hash);
+    if (d) {
+        d->delta += delta;
+        return MD_OK;
+    }
+    if (z->n == SIZE_SLOTS)
+        return size_update(t, tenant, path, len, delta);
+    if (z->paths_cap - z->paths_len < len) {
+        size_t cap = z->paths_cap ? z->paths_cap : 4096;
+        while (cap - z->paths_len < len)
+            cap *= 2;
+        char *p = realloc(z->paths, cap);
+        if (!p)
+            return size_update(t, tenant, path, len, delta);
+        z->paths = p;
+        z->paths_cap = cap;
+    }
+    memcpy(z->paths + z->paths_len, path, len);
+    z->d[z->n++] = (struct size_delta){tenant, hash, delta, z->paths_len, len};
+    z->paths_len += len;
+    return MD_OK;
 }
 
 static unsigned long sq_statements(struct md_txn *base)

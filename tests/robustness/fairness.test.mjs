@@ -30,10 +30,17 @@ function partialPost(body, tenant, sentBytes) {
   return { head: Buffer.from(head, 'latin1'), first: body.subarray(0, sentBytes), rest: body.subarray(sentBytes) };
 }
 
-// Open `n` connections from `localAddress`; each must be accepted (not closed by the server).
+// Open `n` connections from `localAddress`, each accepted and counted by memoryd before this
+// returns (a connection the kernel has queued may not have been accepted yet, and two
+// worker threads accept in either order): a health check answered on each proves it. Then a
+// started request on each holds it.
 async function openMany(port, n, localAddress) {
   const conns = await Promise.all(Array.from({ length: n }, () => RawConn.open(port, { localAddress })));
-  // A started request on each, so that they are really held by the server.
+  for (const c of conns) c.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+  for (const [i, c] of conns.entries()) {
+    const [r] = await c.responses(1, 30000);
+    assert.equal(r?.status, 200, `connection ${i} from ${localAddress} was not served`);
+  }
   for (const c of conns) c.write('POST /memory HTTP/1.1\r\nHost: x\r\n');
   return conns;
 }

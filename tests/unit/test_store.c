@@ -747,6 +747,76 @@ static void test_savepoints(void)
     SIZE(s, "/memories", 9);
 }
 
+/* Directory sizes in a write transaction are kept pending and written once
+ * per directory before the commit (store_sqlite.c, deferred sizes): the
+ * commands of a batch must still see true sizes, a savepoint rolled back
+ * after a flush of the pending sizes must neither lose the earlier
+ * commands' sizes nor keep its own, and more directories than the pending
+ * table holds must still add up. */
+static void test_deferred_sizes(void)
+{
+    const char *s = "dz";
+    struct md_txn *t;
+    CHECK_EQ_INT(md_store_write_begin(S, &t), MD_OK);
+    CHECK_EQ_INT(in_savepoint(t, s, CREATE("/memories/d/a.txt", "12345"), 0), MD_OK);
+    CHECK_EQ_INT(in_savepoint(t, s, CREATE("/memories/d/e/b.txt", "xyz"), 0), MD_OK);
+    /* Deleting /memories/d/e reads its size (3, still pending), flushes the
+     * pending sizes and removes it; rolled back, all of that is undone. */
+    CHECK_EQ_INT(in_savepoint(t, s, DELETE("/memories/d/e"), 1), MD_OK);
+    /* A rename moves the rows after a flush; then more pending changes. */
+    CHECK_EQ_INT(in_savepoint(t, s, RENAME("/memories/d", "/memories/r"), 0), MD_OK);
+    CHECK_EQ_INT(in_savepoint(t, s, CREATE("/memories/r/c.txt", "1"), 0), MD_OK);
+    CHECK_EQ_INT(in_savepoint(t, s, INSERT("/memories/r/e/b.txt", 0, "0"), 0), MD_OK);
+    /* A failing command after pending changes: they stay as they were. */
+    CHECK_EQ_INT(in_savepoint(t, s, CREATE("/memories/r/c.txt", "dup"), 0), MD_EEXIST);
+    /* A rename rolled back after its flush: the moved rows and the earlier
+     * commands' sizes come back as they were. */
+    CHECK_EQ_INT(in_savepoint(t, s, RENAME("/memories/r/e", "/memories/x"), 1), MD_OK);
+    /* Deleting a directory whose size is partly pending (2 committed by the
+     * flush above, then +2 pending): its ancestors lose exactly 2 + 2. */
+    CHECK_EQ_INT(in_savepoint(t, s, CREATE("/memories/r/e/f/g.txt", "gg"), 0), MD_OK);
+    CHECK_EQ_INT(in_savepoint(t, s, DELETE("/memories/r/e/f"), 0), MD_OK);
+    CHECK_EQ_INT(md_txn_commit(t), MD_OK);
+    SIZE(s, "/memories", 11);
+    SIZE(s, "/memories/r", 11);
+    SIZE(s, "/memories/r/e", 5);
+    GONE(s, "/memories/d");
+    GONE(s, "/memories/x");
+    GONE(s, "/memories/r/e/f");
+    EXPECT(s, VIEW("/memories"), MD_OK,
+           LIST_HEAD("/memories") "11B\t/memories\n"
+                                  "11B\t/memories/r/\n"
+                                  "5B\t/memories/r/a.txt\n"
+                                  "1B\t/memories/r/c.txt\n"
+                                  "5B\t/memories/r/e/");
+
+    /* 300 directories in one transaction (more than the pending table's
+     * slots), one command in the middle rolled back. */
+    CHECK_EQ_INT(md_store_write_begin(S, &t), MD_OK);
+    for (int i = 0; i < 300; i++) {
+        char path[64];
+        snprintf(path, sizeof path, "/memories/many/d%03d/f.txt", i);
+        CHECK_EQ_INT(in_savepoint(t, s, CREATE(path, "abcd"), i == 150), MD_OK);
+    }
+    CHECK_EQ_INT(md_txn_commit(t), MD_OK);
+    SIZE(s, "/memories", 11 + 299 * 4);
+    SIZE(s, "/memories/many", 299 * 4);
+    SIZE(s, "/memories/many/d000", 4);
+    SIZE(s, "/memories/many/d299", 4);
+    GONE(s, "/memories/many/d150");
+
+    /* A commit that fails drops the pending sizes with the rest; the next
+     * transaction starts clean. */
+    CHECK_EQ_INT(md_store_write_begin(S, &t), MD_OK);
+    CHECK_EQ_INT(in_savepoint(t, s, CREATE("/memories/r/lost.txt", "lost"), 0), MD_OK);
+    md_txn_rollback(t);
+    CHECK_EQ_INT(md_store_write_begin(S, &t), MD_OK);
+    CHECK_EQ_INT(in_savepoint(t, s, CREATE("/memories/r/kept.txt", "k"), 0), MD_OK);
+    CHECK_EQ_INT(md_txn_commit(t), MD_OK);
+    SIZE(s, "/memories/r", 12);
+    SIZE(s, "/memories", 12 + 299 * 4);
+}
+
 /* ---- the database file and its settings ---- */
 
 /* The first column of the first row of `sql` on a read-only connection of
@@ -1419,6 +1489,7 @@ int main(void)
     test_multibyte();
     test_limits();
     test_savepoints();
+    test_deferred_sizes();
     test_reopen();
     test_writer();
     test_writer_full_queue();
