@@ -7,8 +7,9 @@
  * A "write" is what memoryd's `create` of a new 1 KiB file runs for the
  * benchmark's creates (/memories/bench/<dir>/<file>, in an existing
  * directory, the tenant's id known): check the parent is a directory,
- * insert the file row (which fails if the path is taken), add its size to
- * its three ancestors. Measured two ways:
+ * insert the file row (which fails if the path is taken); then, once per
+ * transaction, add the new files' size to their three ancestors (memoryd's
+ * writer writes each directory's size once per batch). Measured two ways:
  *   per-write  one transaction and one flush per write (what a server
  *              without group commit can do at best);
  *   batched    100 writes per transaction (what group commit can reach).
@@ -91,11 +92,18 @@ static void write_one(long n)
     sqlite3_bind_int64(st[Q_INSERT], 5, (sqlite3_int64)time(NULL) * 1000);
     sqlite3_bind_blob(st[Q_INSERT], 6, CONTENT, (int)sizeof CONTENT - 1, SQLITE_STATIC);
     step(st[Q_INSERT]);
+}
+
+/* The size of `files` new files added to the three ancestors, once per
+ * transaction as memoryd's writer does for a batch. */
+static void add_sizes(int files)
+{
     const char *dirs[3] = {DIR, "/memories/bench", "/memories"};
     for (int i = 0; i < 3; i++) {
         sqlite3_bind_int64(st[Q_SIZE], 1, 1);
         sqlite3_bind_text(st[Q_SIZE], 2, dirs[i], -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st[Q_SIZE], 3, (sqlite3_int64)sizeof CONTENT - 1);
+        sqlite3_bind_int64(st[Q_SIZE], 3,
+                           (sqlite3_int64)files * ((sqlite3_int64)sizeof CONTENT - 1));
         step(st[Q_SIZE]);
     }
 }
@@ -110,6 +118,7 @@ static void measure(const char *mode, int per_txn, double seconds)
         step(st[Q_BEGIN]);
         for (int i = 0; i < per_txn; i++)
             write_one(next_file++);
+        add_sizes(per_txn);
         step(st[Q_COMMIT]);
         writes += per_txn;
         t = now();

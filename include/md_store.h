@@ -165,6 +165,10 @@ static inline unsigned long md_txn_statements(struct md_txn *t)
 {
     return t->store->ops->statements(t);
 }
+/* Add delta to directory `path`'s size. A backend may hold the change until
+ * the commit (or until a list, remove_tree or move_tree needs the rows), as
+ * SQLite's does to write each directory once per batch; md_txn_get() then
+ * reports the size with the change, and a savepoint rolled back drops it. */
 static inline enum md_err md_txn_add_size(struct md_txn *t, int64_t tenant, const char *path,
                                           size_t len, int64_t delta)
 {
