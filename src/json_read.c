@@ -183,7 +183,7 @@ static json_t *read_value(struct reader *r);
 
 /* Just after '{' or '[': whitespace, then 1 (and past it) when `close`
  * follows at once, an empty container; else 0. */
-static int closes_at_once(struct reader *r, char close)
+static int closes_at_once(struct reader *r, unsigned char close)
 {
     skip_ws(r);
     if (r->p < r->end && *r->p == close) {
@@ -195,7 +195,7 @@ static int closes_at_once(struct reader *r, char close)
 
 /* After a member or element: 1 when `close` ends the container, 0 when a
  * ',' announces another (whitespace after it skipped), -1 otherwise. */
-static int after_item(struct reader *r, char close)
+static int after_item(struct reader *r, unsigned char close)
 {
     skip_ws(r);
     if (r->p == r->end)

@@ -561,7 +561,15 @@ test(`file system forced read-only while ${WRITERS} writers run (ext4 abort): wr
       const inFlightAcked = inFlight.filter((w) => w.acked).length;
       t.diagnostic(`ro: ${inFlight.length} writes in flight across the abort (${inFlightAcked} answered 200, ` +
         `${inFlight.length - inFlightAcked} answered 500), ${there} of them there after the remount`);
-      await assertCreated(c2, `${ledger.dir}/late.txt`, 'x');
+      try {
+        await assertCreated(c2, `${ledger.dir}/late.txt`, 'x');
+      } catch (e) {
+        // Seen once in a CI run, never alone: say why memoryd refused it, and how the file
+        // system is mounted now.
+        t.diagnostic(`memoryd's warnings and errors: ${JSON.stringify(srv.logs.filter((l) => l.level === 'warn' || l.level === 'error'))}`);
+        t.diagnostic(`mounted: ${fs.readFileSync('/proc/mounts', 'utf8').split('\n').filter((l) => l.includes(` ${mnt} `)).join('; ')}`);
+        throw e;
+      }
     } finally {
       c2.close();
     }
