@@ -712,23 +712,20 @@ static enum md_err sq_commit(struct md_txn *base)
 {
     struct sq_txn *t = (struct sq_txn *)base;
     struct sq_store *s = (struct sq_store *)base->store;
+    /* The pending directory sizes first; if they cannot be written, the
+     * transaction is rolled back below, never committed. */
     enum md_err e = sizes_flush(t);
     sizes_reset(t->sizes);
-    if (e) { /* not committed: nothing of it was flushed */
-        tenant_cache_clear(t->c);
-        if (sqlite3_get_autocommit(t->c->db) == 0)
-            sqlite3_exec(t->c->db, "ROLLBACK", NULL, NULL, NULL);
-        pthread_mutex_unlock(&s->write_mu);
-        return e;
+    if (!e) {
+        sqlite3_stmt *st = stmt(t, S_COMMIT);
+        int rc = sqlite3_step(st);
+        done(st);
+        e = conn_rc(t->c, rc, "commit");
+        /* A failed flush comes after the transaction's pages went to the WAL
+         * with its commit mark: recovery may still find it whole. */
+        if (rc == SQLITE_IOERR_FSYNC || rc == SQLITE_IOERR_DIR_FSYNC)
+            e = MD_EUNSURE;
     }
-    sqlite3_stmt *st = stmt(t, S_COMMIT);
-    int rc = sqlite3_step(st);
-    done(st);
-    e = conn_rc(t->c, rc, "commit");
-    /* A failed flush comes after the transaction's pages went to the WAL
-     * with its commit mark: recovery may still find it whole. */
-    if (rc == SQLITE_IOERR_FSYNC || rc == SQLITE_IOERR_DIR_FSYNC)
-        e = MD_EUNSURE;
     /* Release: before anyone is told of the commit, readers must see that
      * their kept snapshot is out of date. */
     atomic_fetch_add_explicit(&s->commit_gen, 1, memory_order_release);
