@@ -49,8 +49,9 @@ export async function startServer({ args = [], env = {}, db, wrapper, startTimeo
   const logs = [];
   const rawStderr = [];
   let exited = null;
+  // 'close' (exit and stderr drained), so the logs are whole when a test reads them after exit.
   const exitPromise = new Promise((resolve) => {
-    proc.on('exit', (code, signal) => {
+    proc.on('close', (code, signal) => {
       exited = { code, signal };
       resolve(exited);
     });
@@ -123,6 +124,7 @@ export function runMemoryd(args, { env = {}, wrapper } = {}) {
     let stdout = '', stderr = '';
     p.stdout.on('data', (d) => { stdout += d; });
     p.stderr.on('data', (d) => { stderr += d; });
-    p.on('exit', (code) => resolve({ code, stdout, stderr }));
+    // 'close', not 'exit': on 'exit' the pipes may still hold output not yet read.
+    p.on('close', (code) => resolve({ code, stdout, stderr }));
   });
 }

@@ -80,7 +80,8 @@ process.on('exit', () => {
 
 // Spawn a long-running process in a process group of its own; at exit of this test
 // process the whole group is killed, whatever happened. Returns the ChildProcess with
-// .out/.err (collected text), .exited (a promise of {code, signal}) and .stop(signal, ms).
+// .out/.err (collected text), .exited (a promise of {code, signal}, once the output is
+// all read) and .stop(signal, ms).
 export function spawnTracked(cmd, args, opts = {}) {
   const p = spawn(cmd, args, { ...opts, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   tracked.add(p);
@@ -88,7 +89,8 @@ export function spawnTracked(cmd, args, opts = {}) {
   p.err = '';
   p.stdout.on('data', (d) => { p.out += d; });
   p.stderr.on('data', (d) => { p.err += d; });
-  p.exited = new Promise((resolve) => p.on('exit', (code, signal) => {
+  // 'close' (the leader exited and its pipes are drained), so .out/.err are whole by then.
+  p.exited = new Promise((resolve) => p.on('close', (code, signal) => {
     tracked.delete(p);
     resolve({ code, signal });
   }));
