@@ -43,7 +43,18 @@ export async function startProcess(name, file, args, port, { env = {}, logFile }
   await waitForPort(port, proc, name);
   return {
     name, proc, port, log,
-    stderr: () => fs.readFileSync(log, 'utf8'),
+    // The last `bytes` of its stderr (the log of a long run is too big for one string).
+    stderrTail: (bytes = 1 << 20) => {
+      const fd = fs.openSync(log, 'r');
+      try {
+        const size = fs.fstatSync(fd).size;
+        const buf = Buffer.alloc(Math.min(bytes, size));
+        fs.readSync(fd, buf, 0, buf.length, size - buf.length);
+        return buf.toString('utf8');
+      } finally {
+        fs.closeSync(fd);
+      }
+    },
     async stop() {
       if (proc.exitCode !== null) return;
       const done = new Promise((r) => proc.on('exit', r));

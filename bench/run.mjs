@@ -142,7 +142,7 @@ async function main() {
 
   if (!argv.includes('--no-scale')) {
     console.log('');
-    results.scale = await scaleFigures({ memoryd: MEMORYD, work, seconds: SECONDS, quick: QUICK, log: console.log });
+    results.scale = await scaleFigures({ memoryd: MEMORYD, work, seconds: SECONDS, quick: QUICK, repeat: REPEAT, log: console.log });
   }
 
   console.log('\ntargets');

@@ -3,9 +3,11 @@
 //   1. One database holding a tenant "big" with 100,000 files (1,000 directories of 100), 10,000
 //      other tenants with a file each, and a tenant "small" with one directory of 100 files. For
 //      view of a file, view of a 100-entry directory, rename of a file and create of a file, wrk
-//      runs against "small" and "big" back to back: big must reach at least 1/1.5 of small.
-//   2. str_replace and insert on files of 1 KiB, 16 KiB, 256 KiB and 1 MiB, one connection: the
-//      cost per operation grows linearly with the file's size (not faster).
+//      runs against "small" and "big" in turn, --repeat times (3; 1 in quick mode); each
+//      side's median run counts: big must reach at least 1/1.5 of small.
+//   2. str_replace and insert on files of 1 KiB, 16 KiB, 256 KiB and 1 MiB, one connection, each
+//      the median of --repeat runs (each on a file of its own): the cost per operation grows
+//      linearly with the file's size (not faster).
 //   3. Renaming and deleting a directory of 1,000 and of 10,000 files: one request each, timed
 //      on three copies of each tree (the median is reported), with the SQL statements memoryd
 //      ran for it (its request log): the same count for both sizes.
@@ -19,6 +21,9 @@ const fmt = (n) => Math.round(n).toLocaleString('en-US');
 // Each whole-directory operation is timed on three copies of its tree; the median is reported.
 const TREE_COPIES = ['a', 'b', 'c'];
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+// The wrk run of median throughput among runs (an odd number of them).
+const medianRun = (runs) => [...runs].sort((a, b) => a.rps - b.rps)[Math.floor(runs.length / 2)];
+const failures = (runs) => runs.reduce((n, r) => n + r.non2xx + r.socket_errors, 0);
 
 function populateSql({ bigDirs, filesPerDir, others, treeSizes }) {
   const content = 'x'.repeat(199) + '\n'; // 200 bytes
@@ -56,17 +61,31 @@ function populateSql({ bigDirs, filesPerDir, others, treeSizes }) {
 }
 
 // The `sql` count of the last request line for `command` in memoryd's log (stderr).
+// Rename every g<nnn>.txt of the tenant's directory back to f<nnn>.txt (what rename.lua left).
+async function renameBack(port, tenant, dir) {
+  const p = poster(port, { tenant });
+  try {
+    const list = await p.post({ command: 'view', path: `/memories/${dir}` });
+    if (list.status !== 200) throw new Error(`view /memories/${dir}: ${list.status} ${list.text}`);
+    const moved = [...list.json.content.matchAll(/\/g(\d{3})\.txt$/gm)].map((m) => m[1]);
+    await runAll(p, moved.map((n) => ({ command: 'rename', old_path: `/memories/${dir}/g${n}.txt`, new_path: `/memories/${dir}/f${n}.txt` })), 8);
+  } finally {
+    p.close();
+  }
+}
+
 function lastStatements(srv, command) {
-  const lines = srv.stderr().split('\n').filter((l) => l.startsWith('{')).map((l) => { try { return JSON.parse(l); } catch { return null; } });
+  const lines = srv.stderrTail().split('\n').filter((l) => l.startsWith('{')).map((l) => { try { return JSON.parse(l); } catch { return null; } });
   return lines.filter((l) => l && l.msg === 'request' && l.command === command).at(-1)?.sql;
 }
 
-export async function scaleFigures({ memoryd, work, seconds, quick, log }) {
+export async function scaleFigures({ memoryd, work, seconds, quick, repeat, log }) {
   const shape = quick
     ? { bigDirs: 100, filesPerDir: 100, others: 1000, treeSizes: [100, 1000] }
     : { bigDirs: 1000, filesPerDir: 100, others: 10000, treeSizes: [1000, 10000] };
   const db = path.join(work, 'scale.db');
   const targets = [];
+  const reps = repeat ?? (quick ? 1 : 3);
   const out = { shape, ops: [], sizes: [], trees: [] };
 
   // The schema, made by memoryd itself; then the rows, straight in SQL.
@@ -88,18 +107,27 @@ export async function scaleFigures({ memoryd, work, seconds, quick, log }) {
     const ops = [
       { id: 'view_file', name: 'view a file', script: 'view.lua', args: (d) => [`/memories/${d}/f050.txt`] },
       { id: 'view_dir', name: 'view a 100-entry directory', script: 'view.lua', args: (d) => [`/memories/${d}`] },
-      { id: 'rename', name: 'rename a file', script: 'rename.lua', args: (d) => [`/memories/${d}`, shape.filesPerDir / 2] },
-      { id: 'create', name: 'create a file', script: 'create.lua', args: (d) => [`/memories/${d}/new`] },
+      // rename.lua expects every file named f<nnn>.txt: after each run, renameBack.
+      { id: 'rename', name: 'rename a file', script: 'rename.lua', args: (d) => [`/memories/${d}`, shape.filesPerDir / 2], after: renameBack },
+      { id: 'create', name: 'create a file', script: 'create.lua', args: (d, r) => [`/memories/${d}/new${r}`] },
     ];
     log(`\n${'operation'.padEnd(28)} ${'tenant of 100 files'.padStart(20)} ${`tenant of ${fmt(files)} files`.padStart(26)}  ratio`);
     for (const op of ops) {
-      const run = (tenant, dir) => wrk({ port, script: `bench/lua/${op.script}`, args: op.args(dir), conns: 16, seconds, env: { BENCH_TENANT: tenant } });
-      const small = run('small', 'd0000');
-      const big = run('big', mid);
+      const run = (tenant, dir, r) => wrk({ port, script: `bench/lua/${op.script}`, args: op.args(dir, r), conns: 16, seconds, env: { BENCH_TENANT: tenant } });
+      const smalls = [], bigs = [];
+      for (let r = 0; r < reps; r++) {
+        smalls.push(run('small', 'd0000', r));
+        if (op.after) await op.after(port, 'small', 'd0000');
+        bigs.push(run('big', mid, r));
+        if (op.after) await op.after(port, 'big', mid);
+      }
+      const small = medianRun(smalls);
+      const big = medianRun(bigs);
       const ratio = small.rps / big.rps;
-      out.ops.push({ op: op.id, small, big, ratio });
-      log(`${op.name.padEnd(28)} ${`${fmt(small.rps)}/s p99 ${small.p99_us} µs`.padStart(20)} ${`${fmt(big.rps)}/s p99 ${big.p99_us} µs`.padStart(26)}  ${ratio.toFixed(2)}×`);
-      const errors = small.non2xx + small.socket_errors + big.non2xx + big.socket_errors;
+      out.ops.push({ op: op.id, small, big, ratio, small_rps: smalls.map((x) => x.rps), big_rps: bigs.map((x) => x.rps) });
+      log(`${op.name.padEnd(28)} ${`${fmt(small.rps)}/s p99 ${small.p99_us} µs`.padStart(20)} ${`${fmt(big.rps)}/s p99 ${big.p99_us} µs`.padStart(26)}  ${ratio.toFixed(2)}×` +
+        (reps > 1 ? `  (runs: ${smalls.map((x) => fmt(x.rps)).join(', ')} | ${bigs.map((x) => fmt(x.rps)).join(', ')})` : ''));
+      const errors = failures(smalls) + failures(bigs);
       targets.push({ what: `${op.name}: 100-file tenant vs ${fmt(files)}-file tenant (among ${fmt(shape.others)} others)`, got: `${ratio.toFixed(2)}× (target ≤ 1.5×)${errors ? `, ${errors} failed requests` : ''}`, ok: ratio <= 1.5 && errors === 0 });
     }
 
@@ -115,17 +143,24 @@ export async function scaleFigures({ memoryd, work, seconds, quick, log }) {
     };
     const seed = [];
     for (const n of sizes) {
-      seed.push({ command: 'create', path: `/memories/sr-${n}/f0.txt`, file_text: body(n) });
-      seed.push({ command: 'create', path: `/memories/ins-${n}/f0.txt`, file_text: body(n) });
+      for (let r = 0; r < reps; r++) {
+        seed.push({ command: 'create', path: `/memories/sr-${n}-${r}/f0.txt`, file_text: body(n) });
+        seed.push({ command: 'create', path: `/memories/ins-${n}-${r}/f0.txt`, file_text: body(n) });
+      }
     }
     await runAll(p, seed, 4);
     p.close();
     log(`\n${'file size'.padEnd(12)} ${'str_replace'.padStart(16)} ${'insert'.padStart(16)}   (one connection; µs per operation)`);
     for (const n of sizes) {
       const env = { BENCH_TENANT: 'sizes' };
-      const sr = wrk({ port, script: 'bench/lua/str_replace.lua', args: [`/memories/sr-${n}`, 1], conns: 1, seconds, env });
-      const ins = wrk({ port, script: 'bench/lua/insert.lua', args: [`/memories/ins-${n}`, 1], conns: 1, seconds, env });
-      const row = { bytes: n, str_replace_us: 1e6 / sr.rps, insert_us: 1e6 / ins.rps, errors: sr.non2xx + ins.non2xx + sr.socket_errors + ins.socket_errors };
+      const srs = [], inss = [];
+      for (let r = 0; r < reps; r++) {
+        srs.push(wrk({ port, script: 'bench/lua/str_replace.lua', args: [`/memories/sr-${n}-${r}`, 1], conns: 1, seconds, env }));
+        inss.push(wrk({ port, script: 'bench/lua/insert.lua', args: [`/memories/ins-${n}-${r}`, 1], conns: 1, seconds, env }));
+      }
+      const sr = medianRun(srs);
+      const ins = medianRun(inss);
+      const row = { bytes: n, str_replace_us: 1e6 / sr.rps, insert_us: 1e6 / ins.rps, errors: failures(srs) + failures(inss) };
       out.sizes.push(row);
       log(`${fmt(n).padEnd(12)} ${`${fmt(row.str_replace_us)} µs`.padStart(16)} ${`${fmt(row.insert_us)} µs`.padStart(16)}`);
     }

@@ -4,7 +4,8 @@
  * One database file in WAL mode. A single writer connection (used by the
  * writer thread only), a pool of reader connections (one per concurrent
  * reader, opened on demand) and a checkpointer thread with its own
- * connection, so checkpoints never run on the write path.
+ * connection, so checkpoints (but for the last few frames of a busy one,
+ * see ckpt_catchup) never run on the write path.
  * Every statement is prepared once per connection and reused; every query
  * is bound to a tenant id.
  *
@@ -169,6 +170,12 @@ struct sq_store {
     pthread_cond_t ckpt_cv;
     int ckpt_stop;
     int wal_pages; /* frames in the WAL after the last commit */
+    /* Set by the checkpointer when a busy checkpoint has copied nearly all
+     * of the WAL: the writer copies the few frames committed since, before
+     * its next transaction, which then starts the WAL over (SQLite restarts
+     * it only when every frame is in the database; under sustained writes
+     * that never happens by itself, and the WAL would grow without end). */
+    atomic_int ckpt_catchup;
     /* Bumped after every commit (and when told that the database changed
      * behind the store's back): a reader keeps its read transaction from
      * one request to the next while this has not changed, so a view costs
@@ -185,6 +192,11 @@ struct sq_store {
  * two flushes compete for the disk and every commit waits longer. */
 #define CKPT_IDLE_MS    250
 #define CKPT_BUSY_PAGES 8192
+/* A busy checkpoint runs passes until fewer than this many frames were
+ * committed during the last one (at most CKPT_MAX_PASSES): what is left
+ * for the writer to copy is small. */
+#define CKPT_CATCHUP_FRAMES 256
+#define CKPT_MAX_PASSES     8
 
 static int64_t now_ms(void)
 {
@@ -607,6 +619,18 @@ static void readers_end_snapshots(struct sq_store *s)
     pthread_mutex_unlock(&s->pool_mu);
 }
 
+/* The writer's part of a busy checkpoint (see ckpt_catchup); write_mu is
+ * held, so no frame is added meanwhile. With every frame copied, the next
+ * write transaction starts the WAL over, unless a reader is using it right
+ * then (SQLite then keeps appending; the next busy checkpoint asks again). */
+static void ckpt_catch_up(struct sq_store *s)
+{
+    readers_end_snapshots(s);
+    int rc = sqlite3_wal_checkpoint_v2(s->writer->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    if (rc != SQLITE_OK && rc != SQLITE_BUSY) /* BUSY: the checkpointer is at it again */
+        log_sqlite(s->writer->db, rc, "checkpoint catch-up");
+}
+
 /* Reopen a broken writer connection; write_mu is held.
  * Failures are logged the first time and then every 1000th time. */
 static enum md_err writer_heal(struct sq_store *s)
@@ -695,6 +719,8 @@ static enum md_err sq_write_begin(struct md_store *base, struct md_txn **out)
     struct sq_store *s = (struct sq_store *)base;
     pthread_mutex_lock(&s->write_mu);
     enum md_err e = writer_heal(s);
+    if (!e && atomic_exchange_explicit(&s->ckpt_catchup, 0, memory_order_acq_rel))
+        ckpt_catch_up(s);
     if (!e) {
         struct sq_txn *t = &s->writer->txn;
         sizes_reset(t->sizes);
@@ -1075,7 +1101,10 @@ static void *ckpt_main(void *arg)
     struct sq_store *s = arg;
     pthread_mutex_lock(&s->ckpt_mu);
     while (!s->ckpt_stop) {
-        if (s->wal_pages < CKPT_BUSY_PAGES) {
+        /* While the writer has a catch-up to do, a pass of ours would only
+         * make it find the checkpoint lock taken: wait for it (or for idle). */
+        int handed_over = atomic_load_explicit(&s->ckpt_catchup, memory_order_acquire);
+        if (s->wal_pages < CKPT_BUSY_PAGES || handed_over) {
             struct timespec until;
             clock_gettime(CLOCK_REALTIME, &until);
             until.tv_nsec += (long)CKPT_IDLE_MS * 1000000 / 2;
@@ -1091,16 +1120,30 @@ static void *ckpt_main(void *arg)
         clock_gettime(CLOCK_MONOTONIC, &now);
         long idle_ms = (long)(now.tv_sec - s->last_commit.tv_sec) * 1000 +
                        (now.tv_nsec - s->last_commit.tv_nsec) / 1000000;
-        if (s->wal_pages < CKPT_BUSY_PAGES && idle_ms < CKPT_IDLE_MS)
+        handed_over = atomic_load_explicit(&s->ckpt_catchup, memory_order_acquire);
+        if ((s->wal_pages < CKPT_BUSY_PAGES || handed_over) && idle_ms < CKPT_IDLE_MS)
             continue;
+        int busy = s->wal_pages >= CKPT_BUSY_PAGES;
         s->wal_pages = 0;
         pthread_mutex_unlock(&s->ckpt_mu);
         readers_end_snapshots(s);
-        int log = 0, done_frames = 0;
-        int rc = sqlite3_wal_checkpoint_v2(s->ckpt_db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log,
+        int log = 0, done_frames = 0, before = 0, rc;
+        for (int pass = 0;; pass++) {
+            rc = sqlite3_wal_checkpoint_v2(s->ckpt_db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log,
                                            &done_frames);
+            /* log: the WAL's frames when this pass began; those beyond
+             * `before` were committed while the previous pass ran. */
+            if (rc != SQLITE_OK || !busy || log - before < CKPT_CATCHUP_FRAMES ||
+                pass + 1 >= CKPT_MAX_PASSES)
+                break;
+            before = log;
+        }
         if (rc != SQLITE_OK && rc != SQLITE_BUSY)
             log_sqlite(s->ckpt_db, rc, "checkpoint");
+        /* Idle: the next write starts the WAL over by itself (nothing was
+         * committed since). Busy: the writer copies what came since. */
+        if (rc == SQLITE_OK && busy && done_frames == log)
+            atomic_store_explicit(&s->ckpt_catchup, 1, memory_order_release);
         pthread_mutex_lock(&s->ckpt_mu);
     }
     pthread_mutex_unlock(&s->ckpt_mu);
