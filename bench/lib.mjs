@@ -107,6 +107,9 @@ export async function runAll(p, cmds, concurrency = 32) {
   }));
 }
 
+// The wrk run with the median requests/s (of an odd number of runs).
+export const medianRun = (runs) => [...runs].sort((a, b) => a.rps - b.rps)[Math.floor(runs.length / 2)];
+
 // Run wrk; returns the BENCH line's figures.
 export function wrk({ port, script, args = [], conns, seconds, threads, env = {} }) {
   const t = threads ?? Math.min(conns, 2);

@@ -18,7 +18,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ROOT, freePort, startProcess, tempDir, poster, runAll, wrk, memKiB, kibWith } from './lib.mjs';
+import { ROOT, freePort, medianRun, startProcess, tempDir, poster, runAll, wrk, memKiB, kibWith } from './lib.mjs';
 import { scaleFigures } from './scale.mjs';
 
 const argv = process.argv.slice(2);
@@ -33,8 +33,6 @@ const MEMORYD = path.resolve(ROOT, opt('--memoryd', path.join(BUILD, 'memoryd'))
 const JSON_OUT = opt('--json', null);
 const CONNS = QUICK ? [1, 16] : [1, 16, 64];
 const REPEAT = Number(opt('--repeat', QUICK ? 1 : 3));
-// The run with the median requests/s.
-const medianRun = (runs) => [...runs].sort((a, b) => a.rps - b.rps)[Math.floor(runs.length / 2)];
 const K = 256; // files per wrk thread in the toggle/insert/mixed/delete+create sets
 
 const threadsFor = (c) => Math.min(c, 2);

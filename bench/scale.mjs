@@ -15,14 +15,12 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { freePort, startProcess, poster, runAll, wrk } from './lib.mjs';
+import { freePort, medianRun, startProcess, poster, runAll, wrk } from './lib.mjs';
 
 const fmt = (n) => Math.round(n).toLocaleString('en-US');
 // Each whole-directory operation is timed on three copies of its tree; the median is reported.
 const TREE_COPIES = ['a', 'b', 'c'];
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-// The wrk run of median throughput among runs (an odd number of them).
-const medianRun = (runs) => [...runs].sort((a, b) => a.rps - b.rps)[Math.floor(runs.length / 2)];
 const failures = (runs) => runs.reduce((n, r) => n + r.non2xx + r.socket_errors, 0);
 
 function populateSql({ bigDirs, filesPerDir, others, treeSizes }) {

@@ -719,9 +719,9 @@ static enum md_err sq_write_begin(struct md_store *base, struct md_txn **out)
     struct sq_store *s = (struct sq_store *)base;
     pthread_mutex_lock(&s->write_mu);
     enum md_err e = writer_heal(s);
-    if (!e && atomic_exchange_explicit(&s->ckpt_catchup, 0, memory_order_acq_rel))
-        ckpt_catch_up(s);
     if (!e) {
+        if (atomic_exchange_explicit(&s->ckpt_catchup, 0, memory_order_acq_rel))
+            ckpt_catch_up(s);
         struct sq_txn *t = &s->writer->txn;
         sizes_reset(t->sizes);
         e = run(t, t->c->st[S_BEGIN_IMMEDIATE], "begin immediate");
