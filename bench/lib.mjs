@@ -110,15 +110,25 @@ export async function runAll(p, cmds, concurrency = 32) {
 // The wrk run with the median requests/s (of an odd number of runs).
 export const medianRun = (runs) => [...runs].sort((a, b) => a.rps - b.rps)[Math.floor(runs.length / 2)];
 
-// Run wrk; returns the BENCH line's figures.
+// The machine's CPU time so far (/proc/stat, all CPUs, in clock ticks): busy and total.
+function cpuTicks() {
+  const f = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1, 9).map(Number);
+  const total = f.reduce((a, b) => a + b, 0);
+  return { busy: total - f[3] - f[4], total }; // idle and iowait are not busy
+}
+
+// Run wrk; returns the BENCH line's figures, and cpu_busy: the share of the machine's CPU time
+// (all cores: wrk, the server and anything else) that was busy during the run.
 export function wrk({ port, script, args = [], conns, seconds, threads, env = {} }) {
   const t = threads ?? Math.min(conns, 2);
+  const c0 = cpuTicks();
   const out = execFileSync('wrk', [`-t${t}`, `-c${conns}`, `-d${seconds}s`, '--timeout', '10s', '-s', script,
     `http://127.0.0.1:${port}/memory`, '--', ...args.map(String)],
   { cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 24, env: { ...process.env, ...env } });
   const m = /^BENCH (\{.*\})$/m.exec(out);
   if (!m) throw new Error(`no BENCH line from wrk:\n${out}`);
-  return JSON.parse(m[1]);
+  const c1 = cpuTicks();
+  return { ...JSON.parse(m[1]), cpu_busy: (c1.busy - c0.busy) / Math.max(1, c1.total - c0.total) };
 }
 
 // VmRSS / VmHWM of a process, KiB.

@@ -137,6 +137,7 @@ async function main() {
   } finally {
     await Promise.all([ceiling.stop(), memoryd.stop(), peer.stop()]);
   }
+  results.floorGap = await floorGap(work, results, floor);
 
   if (!argv.includes('--no-scale')) {
     console.log('');
@@ -154,6 +155,56 @@ async function main() {
     console.log(`\n${errors} memoryd requests failed (non-2xx or socket errors)`);
     process.exitCode = 1;
   }
+}
+
+// CPU time per request of a run, in µs of one core: wrk, the server and the kernel together.
+const cpuPerRequest = (run) => (os.cpus().length * run.cpu_busy * 1e6) / run.rps;
+
+// Where creates at the top connection count stand against the floor's batched rate: memoryd
+// with durability full and with durability normal (no flush at all), on fresh databases, in
+// turn; and what a create could reach on these cores if it cost no more CPU than the
+// ceiling's fixed reply, or than memoryd's view of a file, plus the floor's CPU per write.
+async function floorGap(work, results, floor) {
+  const top = CONNS.at(-1);
+  const cores = os.cpus().length;
+  const servers = [];
+  for (const durability of ['full', 'normal']) {
+    const port = await freePort();
+    servers.push(await startProcess(`memoryd-${durability}`, MEMORYD,
+      ['--port', String(port), '--db', path.join(work, `gap-${durability}.db`), '--durability', durability], port,
+      { logFile: path.join(work, `gap-${durability}.log`) }));
+  }
+  const runs = [[], []];
+  try {
+    for (let k = 0; k < REPEAT; k++) {
+      servers.forEach((srv, i) => runs[i].push(wrk({ port: srv.port, script: 'bench/lua/create.lua',
+        args: [`/memories/bench/gap-${k}`], conns: top, seconds: SECONDS })));
+    }
+  } finally {
+    await Promise.all(servers.map((srv) => srv.stop()));
+  }
+  const [full, normal] = runs.map(medianRun);
+  const batched = floor.batched.per_sec;
+  const row = (id) => results.rows.find((r) => r.workload === id && r.conns === top);
+  const floorCpu = floor.batched.cpu_us_per_write;
+  const bound = (what, run) => {
+    const cpu = cpuPerRequest(run);
+    return { what, cpu_us: cpu, rps: (cores * 1e6) / (cpu + floorCpu) };
+  };
+  const bounds = [bound('ceiling\'s reply', row('create').ceiling),
+    bound('memoryd\'s view of a file', row('view_file').memoryd)];
+  const w = 50;
+  console.log(`\ncreates at ${top} connections against the floor's batched rate (${fmt(batched)}/s); fresh databases, ` +
+    `the median of ${REPEAT} runs each; CPU per request counts wrk, server and kernel on all ${cores} cores:`);
+  console.log(`  ${'memoryd, durability full'.padEnd(w)} ${fmt(full.rps).padStart(8)}/s  ${ratio(full.rps, batched)}  ` +
+    `CPU ${cpuPerRequest(full).toFixed(1)} µs per create  (runs: ${runs[0].map((r) => fmt(r.rps)).join(', ')})`);
+  console.log(`  ${'memoryd, durability normal (no flush at all)'.padEnd(w)} ${fmt(normal.rps).padStart(8)}/s  ${ratio(normal.rps, batched)}  ` +
+    `CPU ${cpuPerRequest(normal).toFixed(1)} µs per create  (runs: ${runs[1].map((r) => fmt(r.rps)).join(', ')})`);
+  for (const b of bounds) {
+    console.log(`  ${`bound: ${b.what} + floor's write`.padEnd(w)} ${fmt(b.rps).padStart(8)}/s  ${ratio(b.rps, batched)}  ` +
+      `CPU ${b.cpu_us.toFixed(1)} + ${floorCpu.toFixed(1)} µs per create`);
+  }
+  return { conns: top, full, normal, floor_cpu_us_per_write: floorCpu, bounds };
 }
 
 function checkTargets(results, floor) {

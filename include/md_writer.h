@@ -4,12 +4,14 @@
  * Write commands are queued as jobs. The writer takes every queued job (up
  * to max_batch), opens one write transaction, runs each job inside its own
  * savepoint (a failing job rolls back alone), commits once — one flush for
- * the whole batch — and only then calls each job's `done` callback. A job
+ * the whole batch — and only then are the jobs' `done` callbacks called,
+ * in order, from a second thread (the notifier), so that the writer can
+ * start the next batch while the callers of the last one are told. A job
  * whose command succeeded but whose batch failed to commit is reported as a
  * storage error: nothing is acknowledged before it is durable.
  *
  * Ownership: the caller owns a job and everything it points to until
- * `done` has been called (from the writer thread); the writer only fills
+ * `done` has been called (from the notifier thread); the writer only fills
  * `err` and `out`.
  */
 #ifndef MD_WRITER_H
@@ -27,7 +29,7 @@ struct md_job {
     struct md_buf *out;               /* result text (caller-initialised) */
     enum md_err err;                  /* result class */
     unsigned long statements;         /* SQL statements the command ran */
-    void (*done)(struct md_job *job); /* called once, from the writer thread */
+    void (*done)(struct md_job *job); /* called once, from the notifier */
 };
 
 struct md_writer_stats {
@@ -47,8 +49,8 @@ struct md_writer *md_writer_start(struct md_store *store, const struct md_limits
  * (then `done` will not be called). */
 enum md_err md_writer_submit(struct md_writer *w, struct md_job *job);
 
-/* Finish every queued job, then stop and free the writer; its final stats
- * go to `final` unless NULL. */
+/* Finish every queued job and call every `done`, then stop and free the
+ * writer; its final stats go to `final` unless NULL. */
 void md_writer_stop(struct md_writer *w, struct md_writer_stats *final);
 
 /* What the writer has done so far (for logs and tests). */

@@ -12,12 +12,13 @@ struct md_writer {
     struct md_store *store;
     const struct md_limits *lim;
     size_t max_batch, max_queue;
-    pthread_t thread;
+    pthread_t thread, notifier;
     pthread_mutex_t mu;
-    pthread_cond_t cv;
-    struct md_job *head, *tail;
+    pthread_cond_t cv, done_cv;
+    struct md_job *head, *tail;           /* queued jobs */
+    struct md_job *done_head, *done_tail; /* finished jobs, for the notifier */
     size_t queued;
-    int stopping;
+    int stopping, writer_gone;
     unsigned long long batches, jobs;
     uint64_t exec_us, commit_us; /* time spent running commands / committing */
 };
@@ -136,8 +137,31 @@ static void *writer_main(void *arg)
         w->jobs += n;
         w->exec_us += exec_us;
         w->commit_us += commit_us;
+        /* The notifier tells the batch's callers while the next batch runs. */
+        if (w->done_tail)
+            w->done_tail->next = batch;
+        else
+            w->done_head = batch;
+        w->done_tail = last;
+        pthread_cond_signal(&w->done_cv);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+static void *notifier_main(void *arg)
+{
+    struct md_writer *w = arg;
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        while (!w->done_head && !w->writer_gone)
+            pthread_cond_wait(&w->done_cv, &w->mu);
+        struct md_job *list = w->done_head;
+        if (!list)
+            break; /* the writer has stopped and everything is told */
+        w->done_head = w->done_tail = NULL;
         pthread_mutex_unlock(&w->mu);
-        for (struct md_job *j = batch, *next; j; j = next) {
+        for (struct md_job *j = list, *next; j; j = next) {
             next = j->next;
             j->next = NULL;
             j->done(j);
@@ -160,13 +184,24 @@ struct md_writer *md_writer_start(struct md_store *store, const struct md_limits
     w->max_queue = max_queue ? max_queue : 1;
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->cv, NULL);
+    pthread_cond_init(&w->done_cv, NULL);
+    if (pthread_create(&w->notifier, NULL, notifier_main, w) != 0)
+        goto fail;
     if (pthread_create(&w->thread, NULL, writer_main, w) != 0) {
-        pthread_mutex_destroy(&w->mu);
-        pthread_cond_destroy(&w->cv);
-        free(w);
-        return NULL;
+        pthread_mutex_lock(&w->mu);
+        w->writer_gone = 1;
+        pthread_cond_signal(&w->done_cv);
+        pthread_mutex_unlock(&w->mu);
+        pthread_join(w->notifier, NULL);
+        goto fail;
     }
     return w;
+fail:
+    pthread_mutex_destroy(&w->mu);
+    pthread_cond_destroy(&w->cv);
+    pthread_cond_destroy(&w->done_cv);
+    free(w);
+    return NULL;
 }
 
 enum md_err md_writer_submit(struct md_writer *w, struct md_job *job)
@@ -197,10 +232,16 @@ void md_writer_stop(struct md_writer *w, struct md_writer_stats *final)
     pthread_cond_signal(&w->cv);
     pthread_mutex_unlock(&w->mu);
     pthread_join(w->thread, NULL);
+    pthread_mutex_lock(&w->mu);
+    w->writer_gone = 1;
+    pthread_cond_signal(&w->done_cv);
+    pthread_mutex_unlock(&w->mu);
+    pthread_join(w->notifier, NULL);
     if (final)
         md_writer_stats(w, final);
     pthread_mutex_destroy(&w->mu);
     pthread_cond_destroy(&w->cv);
+    pthread_cond_destroy(&w->done_cv);
     free(w);
 }
 
