@@ -1165,7 +1165,7 @@ static int w_order[STOP_JOBS], w_order_n;
 static void on_done_ordered(struct md_job *job)
 {
     /* A slow caller: the notifier falls behind the writer. */
-    nanosleep(&(struct timespec){0, 300 * 1000}, NULL);
+    nanosleep(&(struct timespec){0, 300000L}, NULL);
     pthread_mutex_lock(&w_mu);
     w_order[w_order_n++] = (int)((struct wjob *)job - stop_jobs);
     pthread_mutex_unlock(&w_mu);
