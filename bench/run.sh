@@ -4,7 +4,7 @@
 # pinned SDK for the Node peer (bench/peer), then run bench/run.mjs, which prints one table
 # and the targets of the benchmark issue with PASS/FAIL.
 #   bench/run.sh                     the full run (5 s per figure, 1/16/64 connections, reads and
-#                                    creates the median of 3 runs, about 17 min)
+#                                    creates the median of 3 runs, about 20 min)
 #   bench/run.sh --seconds 10        longer runs
 #   bench/run.sh --quick             the smoke (1 s per figure, 1/16 connections, small scale set)
 #   bench/run.sh --json out.json     also write every figure as JSON
