@@ -196,10 +196,10 @@ async function floorGap(work, results, floor) {
   const w = 50;
   console.log(`\ncreates at ${top} connections against the floor's batched rate (${fmt(batched)}/s); fresh databases, ` +
     `the median of ${REPEAT} runs each; CPU per request counts wrk, server and kernel on all ${cores} cores:`);
-  console.log(`  ${'memoryd, durability full'.padEnd(w)} ${fmt(full.rps).padStart(8)}/s  ${ratio(full.rps, batched)}  ` +
-    `CPU ${cpuPerRequest(full).toFixed(1)} µs per create  (runs: ${runs[0].map((r) => fmt(r.rps)).join(', ')})`);
-  console.log(`  ${'memoryd, durability normal (no flush at all)'.padEnd(w)} ${fmt(normal.rps).padStart(8)}/s  ${ratio(normal.rps, batched)}  ` +
-    `CPU ${cpuPerRequest(normal).toFixed(1)} µs per create  (runs: ${runs[1].map((r) => fmt(r.rps)).join(', ')})`);
+  for (const [what, run, all] of [['durability full', full, runs[0]], ['durability normal (no flush at all)', normal, runs[1]]]) {
+    console.log(`  ${`memoryd, ${what}`.padEnd(w)} ${fmt(run.rps).padStart(8)}/s  ${ratio(run.rps, batched)}  ` +
+      `CPU ${cpuPerRequest(run).toFixed(1)} µs per create  (runs: ${all.map((r) => fmt(r.rps)).join(', ')})`);
+  }
   for (const b of bounds) {
     console.log(`  ${`bound: ${b.what} + floor's write`.padEnd(w)} ${fmt(b.rps).padStart(8)}/s  ${ratio(b.rps, batched)}  ` +
       `CPU ${b.cpu_us.toFixed(1)} + ${floorCpu.toFixed(1)} µs per create`);

@@ -172,6 +172,25 @@ static void *notifier_main(void *arg)
     return NULL;
 }
 
+/* Tell the notifier that no batch will follow, and wait until it has told
+ * every finished job. */
+static void notifier_finish(struct md_writer *w)
+{
+    pthread_mutex_lock(&w->mu);
+    w->writer_gone = 1;
+    pthread_cond_signal(&w->done_cv);
+    pthread_mutex_unlock(&w->mu);
+    pthread_join(w->notifier, NULL);
+}
+
+static void writer_free(struct md_writer *w)
+{
+    pthread_mutex_destroy(&w->mu);
+    pthread_cond_destroy(&w->cv);
+    pthread_cond_destroy(&w->done_cv);
+    free(w);
+}
+
 struct md_writer *md_writer_start(struct md_store *store, const struct md_limits *lim,
                                   size_t max_batch, size_t max_queue)
 {
@@ -185,23 +204,16 @@ struct md_writer *md_writer_start(struct md_store *store, const struct md_limits
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->cv, NULL);
     pthread_cond_init(&w->done_cv, NULL);
-    if (pthread_create(&w->notifier, NULL, notifier_main, w) != 0)
-        goto fail;
+    if (pthread_create(&w->notifier, NULL, notifier_main, w) != 0) {
+        writer_free(w);
+        return NULL;
+    }
     if (pthread_create(&w->thread, NULL, writer_main, w) != 0) {
-        pthread_mutex_lock(&w->mu);
-        w->writer_gone = 1;
-        pthread_cond_signal(&w->done_cv);
-        pthread_mutex_unlock(&w->mu);
-        pthread_join(w->notifier, NULL);
-        goto fail;
+        notifier_finish(w);
+        writer_free(w);
+        return NULL;
     }
     return w;
-fail:
-    pthread_mutex_destroy(&w->mu);
-    pthread_cond_destroy(&w->cv);
-    pthread_cond_destroy(&w->done_cv);
-    free(w);
-    return NULL;
 }
 
 enum md_err md_writer_submit(struct md_writer *w, struct md_job *job)
@@ -232,17 +244,10 @@ void md_writer_stop(struct md_writer *w, struct md_writer_stats *final)
     pthread_cond_signal(&w->cv);
     pthread_mutex_unlock(&w->mu);
     pthread_join(w->thread, NULL);
-    pthread_mutex_lock(&w->mu);
-    w->writer_gone = 1;
-    pthread_cond_signal(&w->done_cv);
-    pthread_mutex_unlock(&w->mu);
-    pthread_join(w->notifier, NULL);
+    notifier_finish(w);
     if (final)
         md_writer_stats(w, final);
-    pthread_mutex_destroy(&w->mu);
-    pthread_cond_destroy(&w->cv);
-    pthread_cond_destroy(&w->done_cv);
-    free(w);
+    writer_free(w);
 }
 
 void md_writer_stats(struct md_writer *w, struct md_writer_stats *st)
