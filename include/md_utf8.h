@@ -19,4 +19,8 @@ int md_utf8_valid(const char *s, size_t n);
  * sequence (s is assumed valid UTF-8). */
 size_t md_utf8_cut(const char *s, size_t n);
 
+/* True when s[0..n) (valid UTF-8) is in Unicode Normalization Form C (or
+ * when that cannot be decided for want of memory). */
+int md_utf8_is_nfc(const char *s, size_t n);
+
 #endif

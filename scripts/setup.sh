@@ -8,7 +8,7 @@
 # Packages already installed are left alone; nothing is installed twice.
 set -euo pipefail
 
-pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev libsqlite3-dev curl)
+pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev libsqlite3-dev libutf8proc-dev curl)
 mode="${1:-}"
 node_needed=0
 if [[ "$mode" == "--test" || "$mode" == "--bench" ]]; then

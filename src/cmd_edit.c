@@ -72,8 +72,8 @@ enum md_err cmd_str_replace(struct cmd_ctx *c)
     struct md_entry ent;
     enum md_err e = load_file(c, &ent);
     if (e == MD_ENOENT)
-        return cmd_say1(c->out, MD_ENOENT, "Error: The path ", cmd->path.raw,
-                        " does not exist. Please provide a valid path.");
+        return cmd_not_found(c->out, "Error: The path ", cmd->path.raw,
+                             " does not exist. Please provide a valid path.");
     if (e)
         return e;
     struct md_buf result;
@@ -94,7 +94,7 @@ enum md_err cmd_insert(struct cmd_ctx *c)
     struct md_entry ent;
     enum md_err e = load_file(c, &ent);
     if (e == MD_ENOENT)
-        return cmd_say1(c->out, MD_ENOENT, "Error: The path ", cmd->path.raw, " does not exist");
+        return cmd_not_found(c->out, "Error: The path ", cmd->path.raw, " does not exist");
     if (e)
         return e;
     struct md_buf result;

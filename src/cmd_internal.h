@@ -35,6 +35,12 @@ enum md_err cmd_say(struct md_buf *out, enum md_err result, const char *pre, str
 enum md_err cmd_say1(struct md_buf *out, enum md_err result, const char *pre, struct md_str a,
                      const char *post);
 
+/* A "does not exist" error: pre + path + post, then, when the path is not
+ * in Unicode Normalization Form C, a note that paths are compared byte for
+ * byte (a name that looks the same may be encoded differently). */
+enum md_err cmd_not_found(struct md_buf *out, const char *pre, struct md_str path,
+                          const char *post);
+
 /* Look the tenant up (create=0: MD_ENOENT when it has no data). */
 enum md_err cmd_tenant(struct cmd_ctx *c, int create);
 

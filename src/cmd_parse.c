@@ -5,6 +5,7 @@
  * and its implementation. md_cmd_parse() checks a body against the table
  * before anything runs, so the implementations never see a bad field.
  */
+#include <errno.h>
 #include <jansson.h>
 #include <math.h>
 #include <stddef.h>
@@ -118,21 +119,36 @@ static struct md_str jstr(const json_t *v)
     return r;
 }
 
-/* An integer, or a real with an integral value that a double holds exactly. */
-static int get_int(const json_t *v, int64_t *out)
+enum int_status { INT_OK, INT_NOT_INT, INT_RANGE };
+
+/* An integer, or a real with an integral value that a double holds
+ * exactly (up to 2^53: beyond, it may not be the number written).
+ * INT_RANGE: a whole number that does not fit in 64 bits (jansson holds
+ * such an integer only as a real, see reparse_big_numbers). */
+static enum int_status get_int(const json_t *v, int64_t *out)
 {
     if (json_is_integer(v)) {
         *out = json_integer_value(v);
-        return 1;
+        return INT_OK;
     }
-    if (json_is_real(v)) {
-        double d = json_real_value(v);
-        if (d == floor(d) && fabs(d) <= 9007199254740992.0) {
-            *out = (int64_t)d;
-            return 1;
-        }
-    }
-    return 0;
+    if (!json_is_real(v))
+        return INT_NOT_INT;
+    double d = json_real_value(v);
+    if (d != floor(d))
+        return INT_NOT_INT;
+    if (fabs(d) >= 9223372036854775808.0)
+        return INT_RANGE;
+    if (fabs(d) > 9007199254740992.0)
+        return INT_NOT_INT;
+    *out = (int64_t)d;
+    return INT_OK;
+}
+
+static enum md_err out_of_range(struct md_buf *out, const char *name)
+{
+    return cmd_say1(out, MD_EINVAL, "Error: Parameter `", cstr(name),
+                    "` has a number out of range: integers must be between "
+                    "-9223372036854775808 and 9223372036854775807");
 }
 
 static enum md_err parse_field(struct md_cmd *cmd, const struct route *r, const struct field *f,
@@ -173,17 +189,33 @@ static enum md_err parse_field(struct md_cmd *cmd, const struct route *r, const 
                            "` must not be empty", (struct md_str){0}, NULL);
         return MD_OK;
     case F_INT:
-        if (get_int(v, (int64_t *)(void *)dst))
+        switch (get_int(v, (int64_t *)(void *)dst)) {
+        case INT_OK:
             return MD_OK;
+        case INT_RANGE:
+            return out_of_range(out, f->name);
+        case INT_NOT_INT:
+            break;
+        }
         return cmd_say(out, MD_EINVAL, "Error: Parameter `", cstr(f->name), "` must be an integer",
                        (struct md_str){0}, NULL);
     case F_RANGE: {
+        /* As the SDK: an array of any other length than two is no range
+         * (the whole file is shown). */
+        if (json_is_array(v) && json_array_size(v) != 2)
+            return MD_OK;
         struct md_view_range *vr = (struct md_view_range *)(void *)dst;
-        if (json_is_array(v) && json_array_size(v) == 2 &&
-            get_int(json_array_get(v, 0), &vr->first) && get_int(json_array_get(v, 1), &vr->last)) {
+        enum int_status a = INT_NOT_INT, b = INT_NOT_INT;
+        if (json_is_array(v)) {
+            a = get_int(json_array_get(v, 0), &vr->first);
+            b = get_int(json_array_get(v, 1), &vr->last);
+        }
+        if (a == INT_OK && b == INT_OK) {
             vr->present = 1;
             return MD_OK;
         }
+        if (a != INT_NOT_INT && b != INT_NOT_INT)
+            return out_of_range(out, f->name);
         return cmd_say(out, MD_EINVAL, "Error: Parameter `", cstr(f->name),
                        "` must be an array of two integers [start_line, end_line]",
                        (struct md_str){0}, NULL);
@@ -249,6 +281,67 @@ static const json_t *unwrap(struct md_cmd *cmd, const json_t *root, struct md_bu
     return input;
 }
 
+/* True when the number token t[0..n) (JSON syntax assumed) does not fit
+ * where jansson keeps it: an integer outside int64, or a real beyond the
+ * range of a double. `t` must be writable (a NUL is put and taken back). */
+static int number_overflows(char *t, size_t n)
+{
+    int real = memchr(t, '.', n) || memchr(t, 'e', n) || memchr(t, 'E', n);
+    if (!real) {
+        int neg = t[0] == '-';
+        size_t digits = n - (size_t)neg;
+        const char *max = neg ? "9223372036854775808" : "9223372036854775807";
+        return digits > 19 || (digits == 19 && memcmp(t + neg, max, 19) > 0);
+    }
+    char saved = t[n];
+    t[n] = '\0';
+    errno = 0;
+    double d = strtod(t, NULL);
+    t[n] = saved;
+    return errno == ERANGE && (d == HUGE_VAL || d == -HUGE_VAL);
+}
+
+/* jansson refuses a number it cannot hold ("too big integer", "real number
+ * overflow"), though it is valid JSON. Parse a copy of the body in which
+ * each such number is replaced by +-1e300 padded with spaces (so that any
+ * other error keeps its line and column): the field that holds it is then
+ * reported as out of range, and a field memoryd ignores does not matter.
+ * NULL (with `err`) when the copy does not parse either. */
+static json_t *reparse_big_numbers(const char *body, size_t len, json_error_t *err)
+{
+    char *copy = malloc(len + 1);
+    if (!copy)
+        return NULL;
+    memcpy(copy, body, len);
+    copy[len] = '\0';
+    for (size_t i = 0; i < len;) {
+        char ch = copy[i];
+        if (ch == '"') { /* skip a string */
+            for (i++; i < len && copy[i] != '"'; i++)
+                if (copy[i] == '\\')
+                    i++;
+            i++;
+            continue;
+        }
+        if (ch != '-' && (ch < '0' || ch > '9')) {
+            i++;
+            continue;
+        }
+        size_t start = i;
+        while (i < len && strchr("0123456789+-.eE", copy[i]) && copy[i] != '\0')
+            i++;
+        const char *with = copy[start] == '-' ? "-1e300" : "1e300";
+        size_t n = i - start, wn = strlen(with);
+        if (n >= wn && number_overflows(copy + start, n)) {
+            memcpy(copy + start, with, wn);
+            memset(copy + start + wn, ' ', n - wn);
+        }
+    }
+    json_t *root = json_loadb(copy, len, MD_JSON_READ_FLAGS, err);
+    free(copy);
+    return root;
+}
+
 enum md_err md_cmd_parse(struct md_cmd *cmd, const char *body, size_t len,
                          const struct md_limits *lim, struct md_buf *out)
 {
@@ -263,6 +356,8 @@ enum md_err md_cmd_parse(struct md_cmd *cmd, const char *body, size_t len,
     json_t *root = md_json_read(body, len);
     if (!root)
         root = json_loadb(body, len, MD_JSON_READ_FLAGS, &jerr);
+    if (!root && json_error_code(&jerr) == json_error_numeric_overflow)
+        root = reparse_big_numbers(body, len, &jerr);
     if (!root) {
         enum md_err e = md_buf_puts(out, "Error: Invalid JSON in request body: ");
         if (!e)
@@ -333,6 +428,17 @@ enum md_err cmd_say1(struct md_buf *out, enum md_err result, const char *pre, st
                      const char *post)
 {
     return cmd_say(out, result, pre, a, post, (struct md_str){0}, NULL);
+}
+
+enum md_err cmd_not_found(struct md_buf *out, const char *pre, struct md_str path, const char *post)
+{
+    enum md_err e = cmd_say1(out, MD_ENOENT, pre, path, post);
+    if (e == MD_ENOENT && !md_utf8_is_nfc(path.p, path.n))
+        e = cmd_say1(out, MD_ENOENT, NULL, (struct md_str){0},
+                     " (Note: this path is not in Unicode Normalization Form C (NFC); memoryd "
+                     "compares paths byte for byte, so a name that looks the same but is encoded "
+                     "differently is a different path.)");
+    return e;
 }
 
 enum md_err cmd_tenant(struct cmd_ctx *c, int create)

@@ -13,7 +13,7 @@ enum md_err cmd_delete(struct cmd_ctx *c)
     if (!e)
         e = md_txn_get(c->t, c->tenant, p->canon, p->canon_len, 0, &ent);
     if (e == MD_ENOENT)
-        return cmd_say1(c->out, MD_ENOENT, "Error: The path ", p->raw, " does not exist");
+        return cmd_not_found(c->out, "Error: The path ", p->raw, " does not exist");
     if (!e)
         e = md_txn_remove_tree(c->t, c->tenant, p->canon, p->canon_len);
     if (!e)
@@ -43,7 +43,7 @@ enum md_err cmd_rename(struct cmd_ctx *c)
     e = c->tenant > 0 ? md_txn_get(c->t, c->tenant, from->canon, from->canon_len, 0, &src)
                       : MD_ENOENT;
     if (e == MD_ENOENT)
-        return cmd_say1(c->out, MD_ENOENT, "Error: The path ", from->raw, " does not exist");
+        return cmd_not_found(c->out, "Error: The path ", from->raw, " does not exist");
     if (e)
         return e;
     if (src.kind == MD_KIND_DIR &&

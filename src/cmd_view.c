@@ -115,8 +115,10 @@ static enum md_err view_dir(struct cmd_ctx *c, const struct md_patharg *p, int64
         e = md_buf_append(out, sz, szn);
     if (!e)
         e = md_buf_putc(out, '\t');
+    /* The first line echoes the path as sent (`/memories/d/` keeps its
+     * slash, as the SDK shows it); the entries below are canonical. */
     if (!e)
-        e = md_buf_append(out, p->canon, p->canon_len);
+        e = md_buf_append(out, p->raw.p, p->raw.n);
     if (!e && c->tenant > 0)
         e = md_txn_list(c->t, c->tenant, p->canon, p->canon_len, on_child, &l);
     int kids_full = l.full;
@@ -149,8 +151,8 @@ enum md_err cmd_view(struct cmd_ctx *c)
     if (!e)
         e = md_txn_get(c->t, c->tenant, p->canon, p->canon_len, 1, &ent);
     if (e == MD_ENOENT)
-        return cmd_say1(c->out, MD_ENOENT, "The path ", p->raw,
-                        " does not exist. Please provide a valid path.");
+        return cmd_not_found(c->out, "The path ", p->raw,
+                             " does not exist. Please provide a valid path.");
     if (e)
         return e;
     if (ent.kind == MD_KIND_DIR)

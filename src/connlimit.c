@@ -1,6 +1,7 @@
 /* connlimit.c — open connections per client address (see md_connlimit.h). */
 #include "md_connlimit.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@ struct entry {
 struct md_connlimit {
     pthread_mutex_t mu;
     unsigned per_ip;
+    unsigned hard; /* twice per_ip */
     struct entry *bucket[BUCKETS];
 };
 
@@ -30,6 +32,7 @@ struct md_connlimit *md_connlimit_new(unsigned per_ip)
         return NULL;
     pthread_mutex_init(&cl->mu, NULL);
     cl->per_ip = per_ip ? per_ip : 1;
+    cl->hard = cl->per_ip > UINT_MAX / 2 ? UINT_MAX : cl->per_ip * 2;
     return cl;
 }
 
@@ -82,11 +85,14 @@ unsigned md_connlimit_count(struct md_connlimit *cl, const struct sockaddr *sa)
 
 int md_connlimit_allowed(struct md_connlimit *cl, const struct sockaddr *sa)
 {
-    return md_connlimit_count(cl, sa) < cl->per_ip;
+    return md_connlimit_count(cl, sa) < cl->hard;
 }
 
-enum md_err md_connlimit_add(struct md_connlimit *cl, const struct sockaddr *sa, int delta)
+enum md_err md_connlimit_add(struct md_connlimit *cl, const struct sockaddr *sa, int delta,
+                             unsigned *open)
 {
+    if (open)
+        *open = 0;
     int family;
     uint8_t addr[16];
     if (md_sockaddr_key(sa, &family, addr))
@@ -107,6 +113,8 @@ enum md_err md_connlimit_add(struct md_connlimit *cl, const struct sockaddr *sa,
             *link = e;
         }
         e->count++;
+        if (open)
+            *open = e->count;
     } else if (e && e->count > 0 && --e->count == 0) {
         *link = e->next;
         free(e);

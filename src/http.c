@@ -56,11 +56,13 @@ enum state {
     ST_RESPONDED, /* a response is queued */
 };
 
-/* One header memoryd reads: how often it came and its first value. */
+/* One header memoryd reads: how often it came and its first value, without
+ * the spaces and tabs around it (RFC 9110 5.5: they are not part of it). */
 struct header_seen {
     unsigned count;
-    const char *value; /* libmicrohttpd's copy, valid for the request */
-    size_t len;
+    const char *value; /* into libmicrohttpd's copy, valid for the request */
+    size_t len;        /* of the trimmed value */
+    int padded;        /* the value as sent had whitespace around it */
 };
 
 /* The headers memoryd reads, gathered in one pass over the request's. */
@@ -94,7 +96,16 @@ struct req {
     unsigned long statements; /* SQL statements the command ran */
     int late;                 /* arrived after shutdown began: refused with 503 */
     const char *refuse;       /* ambiguous framing: 400 before the body, then close */
+    int over_cap;             /* its connection is over --max-connections-per-ip: 503 */
 };
+
+/* Socket contexts of connections counted per address: within the limit, or
+ * over it (answered 503 and closed). */
+static char counted_mark, over_mark;
+
+/* Idle timeout of a connection over the per-address limit, seconds: it is
+ * answered at its first request; one that sends none goes soon. */
+#define OVER_CAP_TIMEOUT 2
 
 /* Most body bytes read and dropped before a connection is closed. */
 static size_t discard_cap(const struct md_http *h)
@@ -150,7 +161,7 @@ static double accept_q(const char *accept, const char *type, const char *sub)
     int best_spec = -1;
     const char *p = accept;
     while (*p) {
-        while (*p == ' ' || *p == ',')
+        while (*p == ' ' || *p == '\t' || *p == ',')
             p++;
         const char *start = p;
         while (*p && *p != ',')
@@ -158,7 +169,7 @@ static double accept_q(const char *accept, const char *type, const char *sub)
         const char *end = p;
         const char *semi = memchr(start, ';', (size_t)(end - start));
         const char *mend = semi ? semi : end;
-        while (mend > start && mend[-1] == ' ')
+        while (mend > start && (mend[-1] == ' ' || mend[-1] == '\t'))
             mend--;
         const char *slash = memchr(start, '/', (size_t)(mend - start));
         if (!slash)
@@ -179,7 +190,7 @@ static double accept_q(const char *accept, const char *type, const char *sub)
         /* Parameters: ";q=0.5" (others ignored). */
         for (const char *a = semi; a;) {
             a++;
-            while (a < end && *a == ' ')
+            while (a < end && (*a == ' ' || *a == '\t'))
                 a++;
             if (a + 1 < end && (a[0] == 'q' || a[0] == 'Q') && a[1] == '=')
                 q = strtod(a + 2, NULL);
@@ -234,7 +245,7 @@ static enum MHD_Result queue(struct req *r, unsigned status, const char *type, c
 static enum MHD_Result respond_result(struct req *r, unsigned status)
 {
     int is_error = r->err != MD_OK;
-    int close_conn = r->too_big || r->refuse != NULL || atomic_load(&r->h->stopping);
+    int close_conn = r->too_big || r->refuse != NULL || r->over_cap || atomic_load(&r->h->stopping);
     char *body;
     size_t len;
     if (r->want_text) {
@@ -277,17 +288,32 @@ static enum MHD_Result respond_plain_json(struct req *r, unsigned status, const 
     if (!body)
         return MHD_NO;
     memcpy(body, json, len + 1);
-    return queue(r, status, "application/json", body, len, -1, 0);
+    return queue(r, status, "application/json", body, len, -1, r->over_cap);
 }
 
 /* ---- the memory endpoint ---- */
 
 static void header_note(struct header_seen *hs, const char *value, size_t len)
 {
-    if (hs->count++ == 0) {
-        hs->value = value ? value : "";
-        hs->len = value ? len : 0;
-    }
+    if (hs->count++ > 0)
+        return;
+    if (!value)
+        value = "", len = 0;
+    size_t a = 0, b = len;
+    while (a < b && (value[a] == ' ' || value[a] == '\t'))
+        a++;
+    while (b > a && (value[b - 1] == ' ' || value[b - 1] == '\t'))
+        b--;
+    hs->value = value + a;
+    hs->len = b - a;
+    hs->padded = a > 0 || b < len;
+}
+
+/* A trimmed header value equals `word` (ASCII, any case). */
+static int header_is(const struct header_seen *hs, const char *word)
+{
+    size_t n = strlen(word);
+    return hs->len == n && strncasecmp(hs->value, word, n) == 0;
 }
 
 static enum MHD_Result scan_header(void *cls, enum MHD_ValueKind kind, const char *key,
@@ -322,8 +348,13 @@ static const char *framing_error(const struct headers *hd)
         return "Error: The Content-Length header was sent more than once";
     if (cl->count && te->count)
         return "Error: A request must not have both Content-Length and Transfer-Encoding";
-    if (te->count > 1 || (te->count && strcasecmp(te->value, "chunked") != 0))
+    if (te->count > 1 || (te->count && !header_is(te, "chunked")))
         return "Error: Unsupported Transfer-Encoding: only chunked is accepted";
+    /* libmicrohttpd frames the body and takes "chunked " for an unknown
+     * coding: refused rather than read differently from a proxy. */
+    if (te->count && te->padded)
+        return "Error: The Transfer-Encoding header has whitespace after `chunked`, which this "
+               "server cannot read as chunked; send exactly `Transfer-Encoding: chunked`";
     return NULL;
 }
 
@@ -460,7 +491,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             /* (a body that fits gets one allocation of its announced size) */
         }
         r->refuse = framing_error(&r->headers);
-        if (!r->too_big && !r->refuse)
+        const union MHD_ConnectionInfo *sc =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+        r->over_cap = sc && sc->socket_context == &over_mark;
+        if (!r->too_big && !r->refuse && !r->over_cap)
             return MHD_YES;
     }
 
@@ -495,6 +529,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         return MHD_YES;
     }
 
+    if (r->over_cap) {
+        if (r->route != R_MEMORY)
+            return respond_plain_json(r, 503,
+                                      "{\"error\":\"too many connections from this address\"}");
+        md_buf_reset(&r->out);
+        md_buf_printf(&r->out,
+                      "Error: Too many connections from your address (the limit is %u); the "
+                      "command was not applied. Retry shortly.",
+                      h->cfg->max_connections_per_ip);
+        r->err = MD_EBUSY;
+        return respond_result(r, 503);
+    }
     if (r->refuse)
         return respond_error(r, MD_EINVAL, r->refuse);
     if (r->too_big) {
@@ -584,8 +630,10 @@ static int conn_limited(const struct md_http *h, const struct sockaddr *sa)
     return !(h->cfg->trusted_proxies.n > 0 && md_cidr_list_match(&h->cfg->trusted_proxies, sa));
 }
 
-/* Before a connection is accepted: refuse an address that already holds
- * --max-connections-per-ip (logged at most once a second). */
+/* Before a connection is accepted: close at once a connection from an
+ * address that already holds twice --max-connections-per-ip (the last
+ * resort; up to that, those over the limit are answered 503). Logged at
+ * most once a second. */
 static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen)
 {
     (void)addrlen;
@@ -598,7 +646,7 @@ static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen
         char text[46];
         md_sockaddr_text(addr, text);
         struct md_logline l;
-        md_log_begin(&l, MD_LOG_WARN, "connection refused: --max-connections-per-ip reached");
+        md_log_begin(&l, MD_LOG_WARN, "connection closed: twice --max-connections-per-ip reached");
         md_log_str(&l, "client", text);
         md_log_int(&l, "limit", h->cfg->max_connections_per_ip);
         md_log_end(&l);
@@ -606,7 +654,9 @@ static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen
     return MHD_NO;
 }
 
-/* Count connections as they open and close. *socket_ctx marks a counted one. */
+/* Count connections as they open and close. *socket_ctx marks a counted
+ * one, and whether it is over the limit (then its first request is
+ * answered 503, and it gets a short idle timeout). */
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_ctx,
                           enum MHD_ConnectionNotificationCode code)
 {
@@ -615,10 +665,16 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     const struct sockaddr *sa = ci ? ci->client_addr : NULL;
     if (code == MHD_CONNECTION_NOTIFY_STARTED) {
-        if (sa && conn_limited(h, sa) && md_connlimit_add(h->conns, sa, +1) == MD_OK)
-            *socket_ctx = h;
+        unsigned open = 0;
+        if (sa && conn_limited(h, sa) && md_connlimit_add(h->conns, sa, +1, &open) == MD_OK) {
+            int over = open > h->cfg->max_connections_per_ip;
+            *socket_ctx = over ? &over_mark : &counted_mark;
+            if (over)
+                MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT,
+                                          (unsigned)OVER_CAP_TIMEOUT);
+        }
     } else if (code == MHD_CONNECTION_NOTIFY_CLOSED && *socket_ctx) {
-        md_connlimit_add(h->conns, sa, -1);
+        md_connlimit_add(h->conns, sa, -1, NULL);
         *socket_ctx = NULL;
     }
 }

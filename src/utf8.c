@@ -1,6 +1,10 @@
 /* utf8.c — strict UTF-8 checks (see md_utf8.h). */
 #include "md_utf8.h"
 
+#include <stdlib.h>
+#include <string.h>
+#include <utf8proc.h>
+
 size_t md_utf8_seq(const char *str, size_t n)
 {
     const unsigned char *s = (const unsigned char *)str;
@@ -63,4 +67,19 @@ size_t md_utf8_cut(const char *str, size_t n)
     if (back + 1 >= seq)
         return n; /* the last sequence is complete */
     return i - 1;
+}
+
+int md_utf8_is_nfc(const char *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n && (unsigned char)s[i] < 0x80)
+        i++;
+    if (i == n)
+        return 1; /* ASCII is always NFC */
+    utf8proc_uint8_t *nfc = NULL;
+    utf8proc_ssize_t m = utf8proc_map((const utf8proc_uint8_t *)s, (utf8proc_ssize_t)n, &nfc,
+                                      (utf8proc_option_t)(UTF8PROC_STABLE | UTF8PROC_COMPOSE));
+    int same = m < 0 || ((size_t)m == n && memcmp(nfc, s, n) == 0);
+    free(nfc);
+    return same;
 }

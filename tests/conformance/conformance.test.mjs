@@ -24,7 +24,7 @@ const selected = sequences.map((s, n) => ({ s, n })).filter(({ s }) => !filter |
 // Every case of the contract the corpus must reach at least once (oracle.mjs
 // names the case of each step; see judge() and checkInput()).
 const REQUIRED_OUTCOMES = [
-  'view:file', 'view:directory', 'view:missing', 'view:through-file', 'view:line-limit',
+  'view:file', 'view:range-ignored', 'view:directory', 'view:directory-trailing-slash', 'view:missing', 'view:through-file', 'view:line-limit',
   'create:ok', 'create:exists', 'create:root', 'create:under-file',
   'str_replace:ok', 'str_replace:ok-multiline-old', 'str_replace:ok-multiline-new', 'str_replace:missing', 'str_replace:directory',
   'str_replace:through-file', 'str_replace:no-match', 'str_replace:several', 'str_replace:several-on-one-line',
@@ -33,7 +33,8 @@ const REQUIRED_OUTCOMES = [
   'rename:ok-file', 'rename:ok-dir', 'rename:root', 'rename:destination-exists', 'rename:missing-source', 'rename:into-itself',
   'rename:destination-under-file',
   'path:not-under-root', 'path:too-long', 'path:control', 'path:backslash', 'path:percent', 'path:escapes', 'path:dotdot', 'path:dot',
-  'path:segment-too-long', 'input:field', 'input:view_range', 'input:unknown-command', 'input:envelope',
+  'path:segment-too-long', 'input:field', 'input:view_range', 'input:out-of-range', 'input:unknown-command',
+  'input:envelope',
 ];
 
 test('corpus size', () => {
@@ -61,6 +62,8 @@ test('memoryd conforms to the SDK reference implementation, except the contract\
   if (!filter) {
     const missing = REQUIRED_OUTCOMES.filter((o) => !stats.outcomes[o]);
     assert.deepEqual(missing, [], `cases of the contract the corpus never reached: ${missing.join(', ')}`);
+    const unused = Object.keys(CATEGORIES).filter((k) => !stats.cats[k]);
+    assert.deepEqual(unused, [], `deliberate differences the corpus never showed: ${unused.join(', ')}`);
     assert.ok(stats.steps >= 1000, `only ${stats.steps} steps`);
   }
 });

@@ -54,12 +54,35 @@ seq('view: view_range variants on a file without trailing newline',
 seq('view: view_range variants on a file with trailing newline',
   C('/memories/t.txt', TEN),
   [[1, -1], [10, 11], [11, 11], [12, -1], [9, -2], [0, -1], [-100, 3], [7, 7]].map((r) => V('/memories/t.txt', r)));
+seq('view: view_range arrays of another length than two are ignored, as by the SDK',
+  C('/memories/f.txt', FIVE), V('/memories/f.txt', [2]), V('/memories/f.txt', []), V('/memories/f.txt', [1, 2, 3]),
+  V('/memories/f.txt', [3, 'x', 1]), V('/memories/f.txt', [[1, 2]]), V('/memories/f.txt', [null]), V('/memories', [2]), V('/memories/', []),
+  V('/memories/f.txt', [2, 3]));
+seq('view: numbers beyond 64 bits are out of range, in view_range and insert_line; ignored elsewhere',
+  C('/memories/r.txt', 'a\nb\nc'),
+  { raw: '{"command":"view","path":"/memories/r.txt","view_range":[1,99999999999999999999]}' },
+  { raw: '{"command":"view","path":"/memories/r.txt","view_range":[-99999999999999999999,2]}' },
+  { raw: '{"command":"view","path":"/memories/r.txt","view_range":[1e400,2]}' },
+  { raw: '{"command":"view","path":"/memories/r.txt","view_range":[1,9223372036854774784]}' },
+  { raw: '{"command":"view","path":"/memories/r.txt","view_range":[1,9223372036854775808]}' },
+  { raw: '{"command":"insert","path":"/memories/r.txt","insert_line":18446744073709551616,"insert_text":"x"}' },
+  { raw: '{"command":"insert","path":"/memories/r.txt","insert_line":-1e999,"insert_text":"x"}' },
+  { raw: '{"command":"view","path":"/memories/r.txt","note":123456789012345678901234567890,"more":[1e400]}' },
+  { raw: '{"command":"view","path":"/memories/r.txt","view_range":[99999999999999999999,"x"]}' },
+  V('/memories/r.txt'));
 seq('view: view_range on an empty file', C('/memories/e', ''), V('/memories/e', [1, 1]), V('/memories/e', [1, -1]), V('/memories/e', [2, 5]), V('/memories/e', [0, 0]));
 seq('view: view_range is ignored for directories',
   C('/memories/d/a.txt', 'a'), V('/memories/d', [1, 1]), V('/memories/d', [5, -1]), V('/memories', [2, 1]), V('/memories/d/', [1, 2]));
 seq('view: non-canonical spellings of files and directories',
   C('/memories/dir/file.txt', 'content\n'), V('/memories/dir/file.txt/'), V('/memories//dir//file.txt'), V('/memories/dir//'),
   V('/memories//dir'), V('//memories/dir/'), V('/memories///'));
+
+seq('paths are byte-exact: a name not in Unicode NFC is another file, and its "does not exist" says so',
+  C('/memories/caf\u00e9.txt', 'precomposed'), V('/memories/cafe\u0301.txt'), S('/memories/cafe\u0301.txt', 'a', 'b'),
+  I('/memories/cafe\u0301.txt', 0, 'x'), D('/memories/cafe\u0301.txt'), R('/memories/cafe\u0301.txt', '/memories/moved.txt'),
+  V('/memories/na\u00efve.txt'), D('/memories/na\u00efve.txt'), C('/memories/cafe\u0301.txt', 'decomposed'), V('/memories'),
+  V('/memories/cafe\u0301.txt'), V('/memories/caf\u00e9.txt'), V('/memories/\u212b/'), C('/memories/A\u030a/x', 'angstrom'),
+  V('/memories/\u00c5/x'), V('/memories/A\u030a/'), D('/memories/cafe\u0301.txt'), V('/memories'));
 
 // ---------------------------------------------------------------- listings
 

@@ -20,7 +20,12 @@ export const CATEGORIES = {
   'failed-command-no-change': '7. a failed command changes nothing (SDK tree restored)',
   'listing-format': '8. directory listing: sizes, byte order, canonical entry paths',
   'view_range-type': '9. view_range not two integers -> 400 (memoryd only)',
+  'nfc-note': '10. "does not exist" for a path not in Unicode NFC carries a note (paths are byte-exact)',
 };
+
+// Appended by memoryd to every "does not exist" error whose path is not NFC.
+export const NFC_NOTE = ' (Note: this path is not in Unicode Normalization Form C (NFC); memoryd compares paths byte for byte, so a name that looks the same but is encoded differently is a different path.)';
+const notFound = (msg, p) => (p.normalize('NFC') === p ? msg : msg + NFC_NOTE);
 
 export const ROOT = '/memories';
 export const MAX_LINES = 999999;
@@ -95,7 +100,11 @@ const ROUTES = {
   rename: [['old_path', 'path', true], ['new_path', 'path', true]],
 };
 
-const isInt = (v) => typeof v === 'number' && Number.isInteger(v) && Math.abs(v) <= 2 ** 53;
+// An integer memoryd holds (int64); a whole number beyond it (or one JSON.parse
+// made Infinity) is "out of range" rather than "not an integer".
+const isInt = (v) => typeof v === 'number' && Number.isInteger(v) && Math.abs(v) < 2 ** 63;
+const isBig = (v) => typeof v === 'number' && (Math.abs(v) === Infinity || (Number.isInteger(v) && Math.abs(v) >= 2 ** 63));
+const outOfRange = (name) => E(`Parameter \`${name}\` has a number out of range: integers must be between -9223372036854775808 and 9223372036854775807`);
 const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 // memoryd's check of a tool_use envelope (src/cmd_parse.c unwrap). Returns
@@ -146,9 +155,14 @@ export function checkInput(cmd) {
       if (typeof v !== 'string') err = E(`Parameter \`${name}\` must be a string`);
       else if (type === 'nonempty' && v === '') err = E(`Parameter \`${name}\` must not be empty`);
     } else if (type === 'int') {
-      if (!isInt(v)) err = E(`Parameter \`${name}\` must be an integer`);
+      if (isBig(v)) [err, outcome] = [outOfRange(name), 'input:out-of-range'];
+      else if (!isInt(v)) err = E(`Parameter \`${name}\` must be an integer`);
     } else if (type === 'range') {
-      if (!(Array.isArray(v) && v.length === 2 && isInt(v[0]) && isInt(v[1]))) {
+      // An array of another length than two is no range, for memoryd as for the SDK.
+      const two = Array.isArray(v) && v.length === 2;
+      if (two && v.every((x) => isInt(x) || isBig(x)) && !v.every(isInt)) {
+        [err, category, outcome] = [outOfRange(name), 'view_range-type', 'input:out-of-range'];
+      } else if (!(Array.isArray(v) && (v.length !== 2 || v.every(isInt)))) {
         err = E(`Parameter \`${name}\` must be an array of two integers [start_line, end_line]`);
         category = 'view_range-type';
         outcome = 'input:view_range';
@@ -220,7 +234,7 @@ const hidden = (name) => name.startsWith('.') || name === 'node_modules';
 export function renderFileView(shownPath, lines, range) {
   let shown = lines;
   let start = 1;
-  if (range) {
+  if (range && range.length === 2) { // as the SDK: another length is no range
     const s = Math.max(1, range[0]) - 1;
     shown = lines.slice(s, range[1] === -1 ? lines.length : range[1]);
     start = s + 1;
@@ -272,7 +286,8 @@ export function transformListing(sdkContent, shown, c, state) {
     return { problem: `SDK listing entries differ from the tree: ${[...got].join(' | ')} vs ${want.map(key).join(' | ')}` };
   }
   const base = c === ROOT ? ROOT : c;
-  const body = [`${formatSize(state.totalBytes(c))}\t${c}`];
+  // The first line echoes the path as sent, as the SDK's does; entries are canonical.
+  const body = [`${formatSize(state.totalBytes(c))}\t${shown}`];
   for (const e of want) {
     const p = `${base}/${e.rel}`;
     const size = e.dir ? state.totalBytes(p) : state.get(p).data.length;
@@ -298,8 +313,16 @@ export function judge(cmd, pre, sdk) {
   // expected result + the categories that may explain an SDK difference: [[cat, pred(sdk)]]
   // `outcome` names the case of the contract (coverage is checked on these).
   const decide = (outcome, expected, allowed = []) => {
-    if (!eq(sdk, expected)) {
-      const hit = allowed.find(([, pred]) => pred(sdk));
+    // The NFC note is memoryd's alone: the SDK is held to the text without it.
+    // (an allowed shape may name the SDK's text as it is or with the note added).
+    let [want, seen] = [expected, sdk];
+    if (expected.is_error && expected.content.endsWith(NFC_NOTE)) {
+      want = { ...expected, content: expected.content.slice(0, -NFC_NOTE.length) };
+      seen = { ...sdk, content: sdk.content + NFC_NOTE };
+      cats.push('nfc-note');
+    }
+    if (!eq(sdk, want)) {
+      const hit = allowed.find(([, pred]) => pred(sdk) || pred(seen));
       if (hit) cats.push(...[hit[0]].flat());
       else problem = 'the SDK result differs from the contract in a way no deliberate difference explains';
     }
@@ -313,7 +336,7 @@ export function judge(cmd, pre, sdk) {
     case 'view': {
       const p = cmd.path;
       const c = canon(p);
-      const missing = `The path ${p} does not exist. Please provide a valid path.`;
+      const missing = notFound(`The path ${p} does not exist. Please provide a valid path.`, p);
       if (pre.fileAncestor(c)) return decide('view:through-file', out(missing, true, 404), [['raw-fs-error', raw]]);
       const ent = pre.get(c);
       if (!ent) return decide('view:missing', out(missing, true, 404), [['no-error-prefix', prefixed(missing)]]);
@@ -326,13 +349,14 @@ export function judge(cmd, pre, sdk) {
         }
         const view = renderFileView(p, lines, cmd.view_range ?? null);
         if (utf8len(view) > VIEW_SAFE) throw new Error(`corpus error: view of ${p} is ${utf8len(view)} bytes, over the safe size`);
-        return decide('view:file', out(view, false, 200));
+        const ignored = Array.isArray(cmd.view_range) && cmd.view_range.length !== 2;
+        return decide(ignored ? 'view:range-ignored' : 'view:file', out(view, false, 200));
       }
       if (sdk.is_error) return { expected: null, cats, problem: 'the SDK failed to list a directory' };
       const t = transformListing(sdk.content, p, c, pre);
       if (t.problem) return { expected: null, cats, problem: t.problem };
       if (t.content !== sdk.content) cats.push('listing-format');
-      return { expected: out(t.content, false, 200), cats, problem, outcome: 'view:directory' };
+      return { expected: out(t.content, false, 200), cats, problem, outcome: p.endsWith('/') ? 'view:directory-trailing-slash' : 'view:directory' };
     }
 
     case 'create': {
@@ -349,7 +373,7 @@ export function judge(cmd, pre, sdk) {
     case 'str_replace': {
       const p = cmd.path;
       const c = canon(p);
-      const missing = E(`The path ${p} does not exist. Please provide a valid path.`);
+      const missing = notFound(E(`The path ${p} does not exist. Please provide a valid path.`), p);
       if (pre.fileAncestor(c)) return decide('str_replace:through-file', out(missing, true, 404), [['raw-fs-error', raw]]);
       const ent = pre.get(c);
       if (!ent) return decide('str_replace:missing', out(missing, true, 404));
@@ -401,7 +425,7 @@ export function judge(cmd, pre, sdk) {
     case 'insert': {
       const p = cmd.path;
       const c = canon(p);
-      const missing = E(`The path ${p} does not exist`);
+      const missing = notFound(E(`The path ${p} does not exist`), p);
       if (pre.fileAncestor(c)) return decide('insert:through-file', out(missing, true, 404), [['raw-fs-error', raw]]);
       const ent = pre.get(c);
       if (!ent) return decide('insert:missing', out(missing, true, 404), [['edit-on-dir-or-missing', sdkSays(E(`The path ${p} does not exist. Please provide a valid path.`))]]);
@@ -425,7 +449,7 @@ export function judge(cmd, pre, sdk) {
       const p = cmd.path;
       const c = canon(p);
       if (c === ROOT) return decide('delete:root', out(E('Cannot delete the /memories directory itself'), true, 400));
-      const missing = E(`The path ${p} does not exist`);
+      const missing = notFound(E(`The path ${p} does not exist`), p);
       if (pre.fileAncestor(c)) return decide('delete:through-file', out(missing, true, 404), [['raw-fs-error', raw]]);
       if (!pre.get(c)) return decide('delete:missing', out(missing, true, 404));
       return decide(`delete:ok-${pre.kind(c)}`, out(`Successfully deleted ${p}`, false, 200));
@@ -440,7 +464,7 @@ export function judge(cmd, pre, sdk) {
       if (oc === ROOT) return decide('rename:root', out(E('Cannot rename the /memories directory itself'), true, 400), rawOk);
       if (pre.get(nc)) return decide('rename:destination-exists', out(E(`The destination ${n} already exists`), true, 409), rawOk);
       const src = pre.get(oc);
-      if (!src) return decide('rename:missing-source', out(E(`The path ${o} does not exist`), true, 404), rawOk);
+      if (!src) return decide('rename:missing-source', out(notFound(E(`The path ${o} does not exist`), o), true, 404), rawOk);
       if (src.kind === 'dir' && nc.startsWith(oc + '/')) {
         return decide('rename:into-itself', out(E(`Cannot rename ${o} to ${n}: a directory cannot be moved inside itself`), true, 409), rawOk);
       }

@@ -43,6 +43,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <utf8proc.h>
 
 #include "fuzz_common.h"
 #include "md_cmd.h"
@@ -470,6 +471,19 @@ static void say(struct fstr *s, const char *a, const struct md_patharg *p, const
     fstr_puts(s, b);
 }
 
+/* A "does not exist" text: with the note on paths not in Unicode NFC
+ * (decided by utf8proc itself, not by memoryd's wrapper of it). */
+static void say_missing(struct fstr *s, const char *a, const struct md_patharg *p, const char *b)
+{
+    say(s, a, p, b);
+    utf8proc_uint8_t *nfc = utf8proc_NFC((const utf8proc_uint8_t *)p->raw.p);
+    if (nfc && strcmp((const char *)nfc, p->raw.p) != 0)
+        fstr_puts(s, " (Note: this path is not in Unicode Normalization Form C (NFC); memoryd "
+                     "compares paths byte for byte, so a name that looks the same but is encoded "
+                     "differently is a different path.)");
+    free(nfc);
+}
+
 static void too_big(struct fstr *s, const struct md_patharg *p, size_t size)
 {
     char tmp[128];
@@ -523,7 +537,7 @@ static void model_listing(const struct tree *t, const struct md_patharg *p, int6
     fstr_add(s, "\n", 1);
     fstr_add(s, sz, md_size_format((uint64_t)size, sz));
     fstr_add(s, "\t", 1);
-    fstr_add(s, p->canon, p->canon_len);
+    put_raw(s, p); /* the first line as sent; the entries canonical */
     struct listing l = {s, LIM.max_view > LIST_NOTE ? LIM.max_view - LIST_NOTE : 0, 0, 0};
     for (size_t i = 0; i < t->n && !l.cut; i++) {
         const struct ent *c = &t->e[i];
@@ -572,7 +586,7 @@ static enum md_err model(const struct tree *t, const struct md_cmd *cmd, struct 
     case MD_CMD_VIEW:
         if (!e) {
             err = MD_ENOENT;
-            say(text, "The path ", p, " does not exist. Please provide a valid path.");
+            say_missing(text, "The path ", p, " does not exist. Please provide a valid path.");
         } else if (e->kind == MD_KIND_DIR) {
             model_listing(&cur, p, e->size, text);
         } else {
@@ -608,9 +622,10 @@ static enum md_err model(const struct tree *t, const struct md_cmd *cmd, struct 
     case MD_CMD_INSERT:
         if (!e || e->kind != MD_KIND_FILE) {
             err = MD_ENOENT;
-            say(text, "Error: The path ", p,
-                cmd->kind == MD_CMD_INSERT ? " does not exist"
-                                           : " does not exist. Please provide a valid path.");
+            say_missing(text, "Error: The path ", p,
+                        cmd->kind == MD_CMD_INSERT
+                            ? " does not exist"
+                            : " does not exist. Please provide a valid path.");
             break;
         }
         if (cmd->kind == MD_CMD_STR_REPLACE)
@@ -644,7 +659,7 @@ static enum md_err model(const struct tree *t, const struct md_cmd *cmd, struct 
             fstr_puts(text, "Error: Cannot delete the /memories directory itself");
         } else if (!e) {
             err = MD_ENOENT;
-            say(text, "Error: The path ", p, " does not exist");
+            say_missing(text, "Error: The path ", p, " does not exist");
         } else {
             say(text, "Successfully deleted ", p, "");
             int64_t size = e->size;
@@ -662,7 +677,7 @@ static enum md_err model(const struct tree *t, const struct md_cmd *cmd, struct 
             say(text, "Error: The destination ", q, " already exists");
         } else if (!e) {
             err = MD_ENOENT;
-            say(text, "Error: The path ", p, " does not exist");
+            say_missing(text, "Error: The path ", p, " does not exist");
         } else if (e->kind == MD_KIND_DIR &&
                    below(q->canon, q->canon_len, p->canon, p->canon_len)) {
             err = MD_ECONFLICT;

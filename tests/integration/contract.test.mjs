@@ -100,7 +100,8 @@ function client(tenant) {
 test('view of an empty /memories: header and the root line only', async () => {
   const c = client('c-empty');
   await c.ok({ command: 'view', path: '/memories' }, listing('/memories', ['0B\t/memories']));
-  await c.ok({ command: 'view', path: '/memories/' }, listing('/memories/', ['0B\t/memories']));
+  // The first line echoes the path as sent, trailing slash included (as the SDK does).
+  await c.ok({ command: 'view', path: '/memories/' }, listing('/memories/', ['0B\t/memories/']));
 });
 
 test('directory listing: format, sizes, exclusions, depth, byte-order sorting, totals', async () => {
@@ -139,8 +140,9 @@ test('directory listing: format, sizes, exclusions, depth, byte-order sorting, t
   ];
   await c.ok({ command: 'view', path: '/memories' }, listing('/memories', ['12.4K\t/memories', ...entries]));
   // The header repeats the path as sent; entry lines use the canonical form.
-  await c.ok({ command: 'view', path: '/memories/' }, listing('/memories/', ['12.4K\t/memories', ...entries]));
-  await c.ok({ command: 'view', path: '/memories//' }, listing('/memories//', ['12.4K\t/memories', ...entries]));
+  // As sent on the first line, entries canonical (one slash: never /memories//B.txt).
+  await c.ok({ command: 'view', path: '/memories/' }, listing('/memories/', ['12.4K\t/memories/', ...entries]));
+  await c.ok({ command: 'view', path: '/memories//' }, listing('/memories//', ['12.4K\t/memories//', ...entries]));
   // A subdirectory: its own two levels (a/deep/d2/ is listed, not opened).
   const aEntries = [
     '1.3K\t/memories/a',
@@ -152,7 +154,7 @@ test('directory listing: format, sizes, exclusions, depth, byte-order sorting, t
     '3B\t/memories/a/z.txt',
   ];
   await c.ok({ command: 'view', path: '/memories/a' }, listing('/memories/a', aEntries));
-  await c.ok({ command: 'view', path: '/memories//a/' }, listing('/memories//a/', aEntries));
+  await c.ok({ command: 'view', path: '/memories//a/' }, listing('/memories//a/', ['1.3K\t/memories//a/', ...aEntries.slice(1)]));
   // view_range is ignored for directories.
   await c.ok({ command: 'view', path: '/memories/a', view_range: [2, 3] }, listing('/memories/a', aEntries));
   // Hidden entries and node_modules stay readable by exact path.
@@ -283,11 +285,50 @@ test('file view: view_range forms', async () => {
   // null is no range; integral reals are integers.
   await c.ok({ command: 'view', path: p, view_range: null }, fileView(p, lines));
   await c.ok(`{"command":"view","path":"${p}","view_range":[2.0,3.0]}`, fileView(p, ['l2', 'l3'], 2));
+  // As the SDK: an array of another length than two is no range (whatever it holds).
+  for (const vr of [[2], [1, 2, 3], [], ['x'], [[1, 2]], [null, 2, 'y']]) {
+    await c.ok({ command: 'view', path: p, view_range: vr }, fileView(p, lines));
+  }
   // Anything else is a 400.
   const bad = 'Error: Parameter `view_range` must be an array of two integers [start_line, end_line]';
-  for (const vr of [[1], [1, 2, 3], '1-2', [1.5, 2], ['1', '2'], {}, 3, []]) {
+  for (const vr of ['1-2', [1.5, 2], ['1', '2'], {}, 3, [1, null], [true, 2], 'ab']) {
     await c.fails({ command: 'view', path: p, view_range: vr }, 400, bad);
   }
+  // A number that does not fit in 64 bits is valid JSON: it is out of range, not "invalid JSON".
+  const range = 'Error: Parameter `view_range` has a number out of range: integers must be between -9223372036854775808 and 9223372036854775807';
+  for (const vr of ['[1,9223372036854775808]', '[-9223372036854775809,2]', '[1,99999999999999999999999]', '[1e400,2]', '[1,-1.5e999]', '[1e19,2]']) {
+    await c.fails(`{"command":"view","path":"${p}","view_range":${vr}}`, 400, range);
+  }
+  // One element of the wrong type is a type error, whatever the other one is.
+  await c.fails(`{"command":"view","path":"${p}","view_range":[99999999999999999999,"x"]}`, 400, bad);
+  // The two extremes of int64 are in range (and select the whole file / nothing).
+  await c.ok(`{"command":"view","path":"${p}","view_range":[-9223372036854775808,9223372036854775807]}`, fileView(p, lines));
+  // A number too large in a field memoryd ignores does not matter.
+  await c.ok(`{"command":"view","path":"${p}","extra":123456789012345678901234567890,"more":[1e400,-1e400]}`, fileView(p, lines));
+  // Other JSON errors still say where they are: the column is the one of the body as sent
+  // (here its last character).
+  const trailing = `{"command":"view","path":"${p}","extra":123456789012345678901234567890,}`;
+  await c.fails(trailing, 400, `Error: Invalid JSON in request body: string or '}' expected near '}' (line 1, column ${trailing.length})`);
+});
+
+test('paths are byte-exact: a name not in Unicode NFC is another path, and "does not exist" says so', async () => {
+  const c = client('c-nfc');
+  const nfc = '/memories/caf\u00e9.txt'; // precomposed é
+  const nfd = '/memories/cafe\u0301.txt'; // e + combining acute accent: looks the same
+  const note = ' (Note: this path is not in Unicode Normalization Form C (NFC); memoryd compares paths byte for byte, so a name that looks the same but is encoded differently is a different path.)';
+  await c.create(nfc, 'precomposed');
+  await c.fails({ command: 'view', path: nfd }, 404, `The path ${nfd} does not exist. Please provide a valid path.${note}`);
+  await c.fails({ command: 'str_replace', path: nfd, old_str: 'pre', new_str: 'x' }, 404, `Error: The path ${nfd} does not exist. Please provide a valid path.${note}`);
+  await c.fails({ command: 'insert', path: nfd, insert_line: 0, insert_text: 'x' }, 404, `Error: The path ${nfd} does not exist${note}`);
+  await c.fails({ command: 'delete', path: nfd }, 404, `Error: The path ${nfd} does not exist${note}`);
+  await c.fails({ command: 'rename', old_path: nfd, new_path: '/memories/moved.txt' }, 404, `Error: The path ${nfd} does not exist${note}`);
+  // A path in NFC that does not exist gets the plain text; so does an ASCII one.
+  await c.fails({ command: 'view', path: '/memories/na\u00efve.txt' }, 404, 'The path /memories/na\u00efve.txt does not exist. Please provide a valid path.');
+  // The decomposed name is a file of its own, beside the precomposed one.
+  await c.create(nfd, 'decomposed');
+  await c.ok({ command: 'view', path: nfd }, fileView(nfd, ['decomposed']));
+  await c.ok({ command: 'view', path: nfc }, fileView(nfc, ['precomposed']));
+  await c.ok({ command: 'view', path: '/memories' }, listing('/memories', ['21B\t/memories', `10B\t${nfd}`, `11B\t${nfc}`]));
 });
 
 test('file view: missing path', async () => {
@@ -505,6 +546,15 @@ test('insert: errors', async () => {
     await c.fails({ command: 'insert', path: p, insert_line: bad, insert_text: 'x' }, 400,
       'Error: Parameter `insert_line` must be an integer');
   }
+  // Whole numbers beyond 64 bits (valid JSON): out of range, and nothing changes.
+  const range = 'Error: Parameter `insert_line` has a number out of range: integers must be between -9223372036854775808 and 9223372036854775807';
+  for (const big of ['9223372036854775808', '-9223372036854775809', '18446744073709551616', '1e19', '-1e400', '99999999999999999999999999999999']) {
+    await c.fails(`{"command":"insert","path":"${p}","insert_line":${big},"insert_text":"x"}`, 400, range);
+  }
+  // The largest int64 is in range as a number: the file's range is what it is out of.
+  await c.fails(`{"command":"insert","path":"${p}","insert_line":9223372036854775807,"insert_text":"x"}`, 422,
+    'Error: Invalid `insert_line` parameter: 9223372036854775807. It should be within the range of lines of the file: [0, 3]');
+  await c.ok({ command: 'view', path: p }, fileView(p, ['a', 'b', 'c']));
   await c.fails({ command: 'insert', path: p, insert_text: 'x' }, 400,
     'Error: Missing required parameter `insert_line` for command `insert`');
   await c.fails({ command: 'insert', path: p, insert_line: 1 }, 400,

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import http from 'node:http';
 import { startServer } from '../lib/server.mjs';
+import { httpRequest } from '../lib/attack.mjs';
 
 let srv;
 before(async () => {
@@ -143,6 +144,23 @@ test('Accept: text/plain -> the bare content, text/plain; charset=utf-8, X-Memor
   assert.equal(malformed.status, 400);
   assert.equal(malformed.headers.get('x-memory-is-error'), 'true');
   assert.equal(malformed.text, "Error: Invalid JSON in request body: string or '}' expected near end of file (line 1, column 1)");
+});
+
+test('header values: spaces and tabs around them are not part of them (Accept and the tenant header)', async () => {
+  // fetch trims header values itself: raw requests.
+  const body = JSON.stringify({ command: 'view', path: '/memories' });
+  const content = "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n0B\t/memories";
+  for (const accept of ['text/plain ', 'text/plain\t', ' \ttext/plain \t ', 'text/plain\t;\tq=0.9,\tapplication/json;q=0.5\t']) {
+    const r = await httpRequest(srv.port, { headers: [`Accept: ${accept}`, 'Content-Type: application/json'], body });
+    assert.equal(r.status, 200, JSON.stringify(accept));
+    assert.equal(r.headers['content-type'], 'text/plain; charset=utf-8', JSON.stringify(accept));
+    assert.equal(r.text, content);
+  }
+  const created = await httpRequest(srv.port, { headers: ['X-Tenant-ID: ws-tenant \t ', 'Content-Type: application/json'],
+    body: JSON.stringify({ command: 'create', path: '/memories/ws.txt', file_text: 'trimmed' }) });
+  assert.equal(created.status, 200, created.text);
+  const seen = await post({ command: 'view', path: '/memories/ws.txt' }, { tenant: 'ws-tenant' });
+  assert.equal(seen.json.content, "Here's the content of /memories/ws.txt with line numbers:\n     1\ttrimmed");
 });
 
 test('Accept negotiation: JSON unless text/plain is preferred', async () => {

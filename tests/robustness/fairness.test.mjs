@@ -3,9 +3,12 @@
 // clients together (--max-body-memory). Real sockets on loopback; other clients play from
 // 127.0.0.2 and 127.0.0.3 (Linux routes all of 127/8 to loopback).
 //
-//   - a slowloris from one address fills its quota; its next connection is refused at once,
-//     while a client from another address connects and gets exact answers; when the slowloris
-//     goes, its address may connect again;
+//   - a slowloris from one address fills its quota; its next connections are answered 503
+//     (Retry-After, closed, not applied; an idle one is closed after 2 s), and past twice the
+//     quota closed at once, unanswered; a client from another address connects and gets exact
+//     answers; when the slowloris goes, its address is served again;
+//   - Node's default fetch (a connection per request) over the quota: every call gets an
+//     answer, 200 or 503, never a reset;
 //   - with --trusted-proxies, the proxy's address is not limited;
 //   - hundreds of connections each sending a large body slowly: memoryd holds at most
 //     --max-body-memory of them; the others get 503 (Retry-After, "not applied") and nothing of
@@ -45,44 +48,129 @@ async function openMany(port, n, localAddress) {
   return conns;
 }
 
-test('--max-connections-per-ip: a slowloris address fills its quota, other addresses are still served', async (t) => {
+const overCapText = (limit) => `Error: Too many connections from your address (the limit is ${limit}); the command was not applied. Retry shortly.`;
+
+test('--max-connections-per-ip: over the limit a connection is answered 503 and closed, past twice the limit closed unanswered; other addresses are served', async (t) => {
   const LIMIT = 20;
-  const srv = await startServer({ args: ['--max-connections-per-ip', String(LIMIT), '--max-connections', '100', '--connection-timeout', '30'] });
+  const srv = await startServer({ args: ['--max-connections-per-ip', String(LIMIT), '--max-connections', '200', '--connection-timeout', '30'] });
   t.after(() => srv.stop());
   const slow = await openMany(srv.port, LIMIT, '127.0.0.1');
+  const over = [];
   try {
     await sleep(300);
     for (const [i, c] of slow.entries()) assert.equal(c.closedAt, null, `slowloris connection ${i} (within the quota) was closed`);
-    // The next connection from the same address is closed at once, unanswered.
+    // The next connection from the same address gets an answer: 503, Retry-After, closed; its
+    // command is not applied.
     const extra = await RawConn.open(srv.port, { localAddress: '127.0.0.1' });
-    extra.write('POST /memory HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}');
-    const st = await extra.closed(5000);
-    assert.ok(st.closed, 'a connection over --max-connections-per-ip was accepted');
-    assert.equal(extra.data.length, 0, 'a refused connection got an answer');
+    const body = JSON.stringify({ command: 'create', path: '/memories/over.txt', file_text: 'x' });
+    extra.write(`POST /memory HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+    const [r] = await extra.responses(1, 10000);
+    assert.equal(r?.status, 503, `over the limit: ${extra.data.toString('latin1').slice(0, 300)}`);
+    assert.equal(r.headers['retry-after'], '1');
+    assert.equal(r.headers.connection, 'close');
+    assert.equal(r.headers['x-memory-is-error'], 'true');
+    assert.deepEqual(JSON.parse(r.text), result(overCapText(LIMIT), true));
+    assert.ok((await extra.closed(10000)).closed, 'the connection answered 503 stayed open');
     extra.destroy();
+    // Other routes get the 503 too, as JSON.
+    const health = await RawConn.open(srv.port, { localAddress: '127.0.0.1' });
+    health.write('GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n');
+    const [h] = await health.responses(1, 10000);
+    assert.equal(h?.status, 503);
+    assert.equal(h.headers['retry-after'], '1');
+    assert.deepEqual(JSON.parse(h.text), { error: 'too many connections from this address' });
+    assert.ok((await health.closed(10000)).closed);
+    health.destroy();
+    // One over the limit that sends nothing is closed by its short idle timeout (2 s), long
+    // before --connection-timeout (30 s).
+    const idle = await RawConn.open(srv.port, { localAddress: '127.0.0.1' });
+    const st = await idle.closed(15000);
+    assert.ok(st.closed, 'an idle connection over the limit was kept');
+    assert.equal(idle.data.length, 0);
+    idle.destroy();
+    // Past twice the limit: LIMIT more connections over it (each sending its request line a
+    // byte at a time, so that they stay), then the next one is closed at once, unanswered.
+    for (let i = 0; i < LIMIT; i++) {
+      const c = await RawConn.open(srv.port, { localAddress: '127.0.0.1' });
+      c.trickle('POST /memory HTTP/1.1\r\nHost: x\r\n', 300);
+      over.push(c);
+    }
+    await sleep(1000); // every one of them accepted and counted
+    for (const [i, c] of over.entries()) assert.equal(c.closedAt, null, `over-the-limit connection ${i} was closed while it was sending`);
+    const last = await RawConn.open(srv.port, { localAddress: '127.0.0.1' });
+    last.write('POST /memory HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}');
+    const lst = await last.closed(5000);
+    assert.ok(lst.closed, 'a connection past twice --max-connections-per-ip was accepted');
+    assert.equal(last.data.length, 0, 'a connection past the hard bound got an answer');
+    last.destroy();
     // Another address is served, exactly.
     for (const addr of [OTHER, THIRD]) {
-      const r = await postOnce(srv.port, { command: 'view', path: '/memories' }, { tenant: 'other', localAddress: addr });
-      assert.equal(r.status, 200);
-      assert.deepEqual(r.json, result(viewEmpty, false));
+      const o = await postOnce(srv.port, { command: 'view', path: '/memories' }, { tenant: 'other', localAddress: addr });
+      assert.equal(o.status, 200);
+      assert.deepEqual(o.json, result(viewEmpty, false));
     }
-    // The refusal is logged (once a second at most), with the address and the limit.
-    const isRefusal = (l) => l.msg === 'connection refused: --max-connections-per-ip reached';
+    // The hard refusal is logged (once a second at most), with the address and the limit; the
+    // 503 was not applied.
+    const isRefusal = (l) => l.msg === 'connection closed: twice --max-connections-per-ip reached';
     await srv.waitForLogs((logs) => logs.some(isRefusal), 'the refused connection');
     const refused = srv.logs.filter(isRefusal);
     assert.equal(refused[0].client, '127.0.0.1');
     assert.equal(refused[0].limit, LIMIT);
+    const v = await postOnce(srv.port, { command: 'view', path: '/memories/over.txt' }, { localAddress: OTHER });
+    assert.equal(v.status, 404);
   } finally {
-    for (const c of slow) c.destroy();
+    for (const c of [...slow, ...over]) c.destroy();
   }
-  // Once they are gone the address connects again (the count went back down).
+  // Once they are gone the address is served again (the count went back down).
   let r = null;
-  for (let i = 0; i < 50 && !r; i++) {
+  for (let i = 0; i < 50 && r?.status !== 200; i++) {
     await sleep(100);
     r = await postOnce(srv.port, { command: 'view', path: '/memories' }, { tenant: 'again', localAddress: '127.0.0.1' }).catch(() => null);
   }
-  assert.ok(r, 'the address stayed refused after its connections closed');
+  assert.equal(r?.status, 200, 'the address stayed refused after its connections closed');
   assert.deepEqual(r.json, result(viewEmpty, false));
+});
+
+test('over --max-connections-per-ip, Node\'s default fetch gets answers, not resets: 357 parallel creates are each 200 or 503 (not applied), and the 503s succeed when retried', async (t) => {
+  const srv = await startServer(); // the defaults: 256 per address
+  t.after(() => srv.stop());
+  const N = 357;
+  const path = (i) => `/memories/burst/f${i}.txt`;
+  const send = (i) => fetch(`${srv.url}/memory`, {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ command: 'create', path: path(i), file_text: `file ${i}` }),
+  }).then(async (res) => ({ status: res.status, retryAfter: res.headers.get('retry-after'), json: await res.json() }));
+  const settled = await Promise.allSettled(Array.from({ length: N }, (_, i) => send(i)));
+  const failed = settled.filter((s) => s.status === 'rejected').map((s) => String(s.reason?.cause ?? s.reason));
+  assert.deepEqual(failed, [], 'fetch calls failed instead of getting an answer');
+  const results = settled.map((s) => s.value);
+  const refused = [];
+  for (const [i, r] of results.entries()) {
+    if (r.status === 200) {
+      assert.deepEqual(r.json, result(`File created successfully at: ${path(i)}`, false));
+    } else {
+      assert.equal(r.status, 503, JSON.stringify(r));
+      assert.equal(r.retryAfter, '1');
+      assert.deepEqual(r.json, result(overCapText(256), true));
+      refused.push(i);
+    }
+  }
+  t.diagnostic(`${N - refused.length} created, ${refused.length} answered 503`);
+  // A refused create was not applied; retried after Retry-After, it is. (Checked from another
+  // address: fetch keeps its connections from this one open, up to the quota.)
+  for (const i of refused) {
+    const v = await postOnce(srv.port, { command: 'view', path: path(i) }, { localAddress: OTHER });
+    assert.equal(v.status, 404, `${path(i)} was answered 503 but exists`);
+  }
+  await sleep(1000);
+  for (const i of refused) {
+    const r = await send(i);
+    assert.equal(r.status, 200, JSON.stringify(r));
+  }
+  for (let i = 0; i < N; i++) {
+    const v = await postOnce(srv.port, { command: 'view', path: path(i) }, { localAddress: OTHER });
+    assert.equal(v.json?.content, `Here's the content of ${path(i)} with line numbers:\n     1\tfile ${i}`);
+  }
 });
 
 test('--max-connections-per-ip does not limit --trusted-proxies', async (t) => {

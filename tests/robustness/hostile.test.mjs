@@ -304,13 +304,16 @@ test('lying, malformed or ambiguous Content-Length / Transfer-Encoding: refused,
       exchange(srv.port, rawRequest(POST('Transfer-Encoding: chunked', 'Transfer-Encoding: chunked'), `0\r\n\r\n${smuggled}`)),
       exchange(srv.port, rawRequest(POST('Transfer-Encoding: gzip, chunked'), `0\r\n\r\n${smuggled}`)),
       exchange(srv.port, rawRequest(POST('Transfer-Encoding: identity'), `${create}`)),
+      // libmicrohttpd frames the body, and takes "chunked" with whitespace after it for an
+      // unknown coding: refused, even though memoryd trims the headers it reads.
+      exchange(srv.port, rawRequest(POST('Transfer-Encoding: chunked \t'), `0\r\n\r\n${smuggled}`)),
       // Not a number / negative / over 2^64: libmicrohttpd answers itself (0.9.75 repeats its
       // header block once before the body — its quirk, asserted loosely) and closes.
       exchange(srv.port, rawRequest(POST('Content-Length: 12abc'), create)),
       exchange(srv.port, rawRequest(POST('Content-Length: -1'), create)),
       exchange(srv.port, rawRequest(POST('Content-Length: 18446744073709551617'), create)),
     ]);
-    const [small, large, clte, twoCl, twoSameCl, twoTe, teList, teIdentity, notNum, negative, huge] = cases;
+    const [small, large, clte, twoCl, twoSameCl, twoTe, teList, teIdentity, tePadded, notNum, negative, huge] = cases;
     assert.equal(small.responses.length, 1);
     assert.equal(small.responses[0].status, 400);
     assert.deepEqual(JSON.parse(small.responses[0].text), result(`Error: Invalid JSON in request body: premature end of input near '"com' (line 1, column 5)`, true));
@@ -330,6 +333,7 @@ test('lying, malformed or ambiguous Content-Length / Transfer-Encoding: refused,
     refused(twoTe, 'Error: Unsupported Transfer-Encoding: only chunked is accepted');
     refused(teList, 'Error: Unsupported Transfer-Encoding: only chunked is accepted');
     refused(teIdentity, 'Error: Unsupported Transfer-Encoding: only chunked is accepted');
+    refused(tePadded, 'Error: The Transfer-Encoding header has whitespace after `chunked`, which this server cannot read as chunked; send exactly `Transfer-Encoding: chunked`');
     for (const [r, statusLine, text] of [
       [notNum, 'HTTP/1.1 400 Bad Request', 'Your HTTP request has wrong value for <b>Content-Length</b> header.'],
       [negative, 'HTTP/1.1 400 Bad Request', 'Your HTTP request has wrong value for <b>Content-Length</b> header.'],
@@ -466,16 +470,20 @@ test('huge and odd numbers in insert_line and view_range: exact answers, no over
   const numAt = (body) => body.indexOf('"insert_line":') + '"insert_line":'.length; // before the number
   const outOfRange = (n, lines) => ({ status: 422, json: result(`Error: Invalid \`insert_line\` parameter: ${n}. It should be within the range of lines of the file: [0, ${lines}]`, true) });
   const notInt = { status: 400, json: result('Error: Parameter `insert_line` must be an integer', true) };
+  const bigNumber = { status: 400, json: result('Error: Parameter `insert_line` has a number out of range: integers must be between -9223372036854775808 and 9223372036854775807', true) };
   const badRange = { status: 400, json: result('Error: Parameter `view_range` must be an array of two integers [start_line, end_line]', true) };
   const edited = { status: 200, json: result(`The file ${p} has been edited.`, false) };
   await underAttack(t, 'numbers', async () => {
     assert.equal((await post(`{"command":"create","path":"${p}","file_text":"a\\nb\\n"}`)).status, 200);
     for (const [n, want] of [
-      ['1e400', (b) => invalidJson(`real number overflow near '1e400' (line 1, column ${at(b, '1e400')})`)],
-      ['-1e400', (b) => invalidJson(`real number overflow near '-1e400' (line 1, column ${at(b, '-1e400')})`)],
-      ['18446744073709551616', (b) => invalidJson(`too big integer near '18446744073709551616' (line 1, column ${at(b, '18446744073709551616')})`)],
-      ['9223372036854775808', (b) => invalidJson(`too big integer near '9223372036854775808' (line 1, column ${at(b, '9223372036854775808')})`)],
-      ['-9223372036854775809', (b) => invalidJson(`too big negative integer near '-9223372036854775809' (line 1, column ${at(b, '-9223372036854775809')})`)],
+      // Valid JSON numbers that do not fit in 64 bits: the parameter is out of range.
+      ['1e400', () => bigNumber],
+      ['-1e400', () => bigNumber],
+      ['18446744073709551616', () => bigNumber],
+      ['9223372036854775808', () => bigNumber],
+      ['-9223372036854775809', () => bigNumber],
+      [`1${'0'.repeat(5000)}`, () => bigNumber],
+      ['1e19', () => bigNumber],
       ['9223372036854775807', () => outOfRange('9223372036854775807', 3)],
       ['-9223372036854775808', () => outOfRange('-9223372036854775808', 3)],
       ['9007199254740993', () => outOfRange('9007199254740993', 3)],
@@ -486,7 +494,8 @@ test('huge and odd numbers in insert_line and view_range: exact answers, no over
       ['-0.5', () => notInt],
       // A real beyond 2^53 is not taken as an integer (it may not be the number written).
       ['9007199254740994.0', () => notInt],
-      ['1e300', () => notInt],
+      ['1e18', () => notInt],
+      ['1e300', () => bigNumber],
       // Not JSON numbers (jansson's column: the end of what it read of the token).
       ['NaN', (b) => invalidJson(`invalid token near 'NaN' (line 1, column ${numAt(b) + 3})`)],
       ['Infinity', (b) => invalidJson(`invalid token near 'Infinity' (line 1, column ${numAt(b) + 8})`)],
@@ -515,13 +524,16 @@ test('huge and odd numbers in insert_line and view_range: exact answers, no over
       ['[9223372036854775807,-9223372036854775808]', `Here's the content of ${p} with line numbers:\n`],
       ['[6,-9223372036854775808]', `Here's the content of ${p} with line numbers:\n`],
     ]) assert.deepEqual(await post(view(range)), { status: 200, json: result(want, false) }, range);
-    for (const range of ['[1.5,2]', '[1,2.5]', '[1e300,1]', '[1,-1e300]', '[9007199254740994.0,1]']) {
+    for (const range of ['[1.5,2]', '[1,2.5]', '[1e300,1.5]', '[9007199254740994.0,1]', '[1e400,"x"]']) {
       assert.deepEqual(await post(view(range)), badRange, range);
     }
-    for (const token of ['1e400', '18446744073709551616']) {
-      const b = view(`[1,${token}]`);
-      assert.deepEqual(await post(b), invalidJson(`${token.includes('e') ? 'real number overflow' : 'too big integer'} near '${token}' (line 1, column ${at(b, token)})`));
+    const rangeBig = { status: 400, json: result('Error: Parameter `view_range` has a number out of range: integers must be between -9223372036854775808 and 9223372036854775807', true) };
+    for (const range of ['[1e300,1]', '[1,-1e300]', '[1,1e400]', '[1,18446744073709551616]', '[-9223372036854775809,1]', '[1e400,-1e400]']) {
+      assert.deepEqual(await post(view(range)), rangeBig, range);
     }
+    // A JSON error after a big number is still reported where it is in the body as sent.
+    const b = `{"command":"view","path":"${p}","view_range":[1,18446744073709551616],]}`;
+    assert.deepEqual(await post(b), invalidJson(`string or '}' expected near ']' (line 1, column ${b.length - 1})`));
   });
 });
 
@@ -538,7 +550,8 @@ const KIND = { command: 'string', path: 'string', file_text: 'string', old_str: 
 const WRONG = {
   string: [0, -1, 1.5, 1e300, true, false, [], ['/memories/notes.txt'], {}, { path: '/memories/notes.txt' }],
   integer: ['1', '', '0x1', true, false, [], [1], {}, { n: 1 }, 1.5, -0.5],
-  range: ['1,2', '[1,2]', 1, true, false, [], [1], [1, 2, 3], [1, '2'], ['1', 2], [1.5, 2], [1, null], [null, 1], [true, 2], {}, { 0: 1, 1: 2 }, [[1], [2]]],
+  // (an array of another length than two is no range: the whole file, as the SDK shows it)
+  range: ['1,2', '[1,2]', 1, true, false, [1, '2'], ['1', 2], [1.5, 2], [1, null], [null, 1], [true, 2], {}, { 0: 1, 1: 2 }, [[1], [2]]],
 };
 function wrongTypeMessage(cmd, field, kind) {
   if (field === 'command') return 'Error: Parameter `command` must be a string';

@@ -225,6 +225,10 @@ static void test_wants_text(void)
     CHECK_EQ_INT(md_http_wants_text("Text/Plain;Q=0.5, Application/JSON;q=0.4"), 1);
     CHECK_EQ_INT(md_http_wants_text("text/plain, APPLICATION/JSON"), 0);
     /* Garbage is no preference. */
+    /* Optional whitespace is spaces and tabs, around values and parameters. */
+    CHECK_EQ_INT(md_http_wants_text("text/plain \t"), 1);
+    CHECK_EQ_INT(md_http_wants_text("\ttext/plain"), 1);
+    CHECK_EQ_INT(md_http_wants_text("text/plain\t;\tq=0.5,\tapplication/json;q=0.4\t"), 1);
     CHECK_EQ_INT(md_http_wants_text("garbage"), 0);
     CHECK_EQ_INT(md_http_wants_text(",,,"), 0);
 }

@@ -156,7 +156,7 @@ static int allowed(struct md_connlimit *cl, struct sockaddr_storage ss)
 
 static enum md_err add(struct md_connlimit *cl, struct sockaddr_storage ss, int delta)
 {
-    return md_connlimit_add(cl, (const struct sockaddr *)&ss, delta);
+    return md_connlimit_add(cl, (const struct sockaddr *)&ss, delta, NULL);
 }
 
 static unsigned count(struct md_connlimit *cl, struct sockaddr_storage ss)
@@ -168,17 +168,25 @@ static void test_connlimit(void)
 {
     struct md_connlimit *cl = md_connlimit_new(3);
     CHECK(cl != NULL);
-    /* Up to the limit, then refused; other addresses are independent. */
-    for (int i = 0; i < 3; i++) {
+    /* Up to twice the limit an address is let in (the caller answers those
+     * over the limit with a 503), then refused; other addresses are
+     * independent. The count after each open tells which side it is on. */
+    for (unsigned i = 1; i <= 6; i++) {
         CHECK(allowed(cl, v4("10.0.0.1")));
-        CHECK_EQ_INT(add(cl, v4("10.0.0.1"), +1), MD_OK);
+        struct sockaddr_storage a = v4("10.0.0.1");
+        unsigned open = 0;
+        CHECK_EQ_INT(md_connlimit_add(cl, (const struct sockaddr *)&a, +1, &open), MD_OK);
+        CHECK_EQ_INT(open, i);
     }
     CHECK(!allowed(cl, v4("10.0.0.1")));
     CHECK(allowed(cl, v4("10.0.0.2")));
     CHECK(allowed(cl, v6("2001:db8::1")));
     /* An IPv4 client on an IPv6 socket is the same client. */
     CHECK(!allowed(cl, v6("::ffff:10.0.0.1")));
-    CHECK_EQ_INT(count(cl, v6("::ffff:10.0.0.1")), 3);
+    CHECK_EQ_INT(count(cl, v6("::ffff:10.0.0.1")), 6);
+    for (int i = 0; i < 3; i++)
+        CHECK_EQ_INT(add(cl, v4("10.0.0.1"), -1), MD_OK);
+    CHECK_EQ_INT(count(cl, v4("10.0.0.1")), 3);
     /* A close makes room again; closing every connection forgets the address. */
     CHECK_EQ_INT(add(cl, v6("::ffff:10.0.0.1"), -1), MD_OK);
     CHECK(allowed(cl, v4("10.0.0.1")));

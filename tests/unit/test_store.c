@@ -182,7 +182,7 @@ static void test_empty_tenant(void)
 {
     const char *a = "alice";
     EXPECT(a, VIEW("/memories"), MD_OK, LIST_HEAD("/memories") "0B\t/memories");
-    EXPECT(a, VIEW("/memories/"), MD_OK, LIST_HEAD("/memories/") "0B\t/memories");
+    EXPECT(a, VIEW("/memories/"), MD_OK, LIST_HEAD("/memories/") "0B\t/memories/");
     EXPECT(a, VIEW("/memories/x"), MD_ENOENT,
            "The path /memories/x does not exist. Please provide a valid path.");
     EXPECT(a, REPLACE("/memories/x", "a", "b"), MD_ENOENT,
@@ -357,7 +357,7 @@ static void test_listing_and_delete(void)
                                   "2B\t/memories/a/z.txt\n"
                                   "3B\t/memories/a-b.txt");
     EXPECT(a, VIEW("/memories//"), MD_OK,
-           LIST_HEAD("/memories//") "41B\t/memories\n"
+           LIST_HEAD("/memories//") "41B\t/memories//\n"
                                     "26B\t/memories/a/\n"
                                     "23B\t/memories/a/b/\n"
                                     "2B\t/memories/a/z.txt\n"
