@@ -31,7 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "md_store.h"
+#include "md_store_sqlite.h"
 
 enum { Q_PARENT, Q_INSERT, Q_SIZE, Q_BEGIN, Q_COMMIT, Q_COUNT };
 
@@ -161,7 +161,7 @@ int main(int argc, char **argv)
     }
 
     /* memoryd's own code creates the schema, so it is exactly memoryd's. */
-    struct md_sqlite_config cfg = {path, MD_DURABILITY_FULL, 5000};
+    struct md_store_config cfg = {path, MD_DURABILITY_FULL, 5000, 0};
     struct md_store *store = NULL;
     char why[512];
     if (md_store_sqlite_open(&cfg, &store, why, sizeof why) != MD_OK) {

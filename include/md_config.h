@@ -20,7 +20,7 @@
 struct md_config {
     const char *listen; /* address to bind */
     unsigned port;      /* 0: any free port */
-    const char *db_path;
+    const char *db;     /* SQLite file path or PostgreSQL URI */
     enum md_durability durability;
     const char *tenant_header; /* request header naming the tenant */
     const char *default_tenant;

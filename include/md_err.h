@@ -19,9 +19,13 @@ enum md_err {
     MD_ERANGE,     /* parameter out of range (insert_line)      -> 422 */
     MD_ENOMEM,     /* allocation failed                         -> 500 */
     MD_EDB,        /* storage failure                           -> 500 */
-    MD_EUNSURE,    /* commit failed at its disk flush: the write may be
-                      there or not (e.g. fsync failed)          -> 500 */
+    MD_EUNSURE,    /* a commit whose outcome is unknown (its disk flush
+                      failed, or the connection to the database
+                      was lost during it): the write may be there
+                      or not                                    -> 500 */
     MD_EBUSY,      /* overloaded or shutting down               -> 503 */
+    MD_EUNAVAIL,   /* the database cannot be reached right now:
+                      nothing was done                          -> 503 */
 };
 
 /* Static, human-readable name of an error; never NULL. */

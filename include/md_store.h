@@ -1,27 +1,43 @@
 /*
  * md_store.h — the storage interface memoryd's commands are written against.
  *
- * A backend (today: SQLite, src/store_sqlite.c) implements struct
- * md_store_ops; command code (src/cmd.c) only calls the md_store_* / md_txn_*
- * wrappers below, so a second backend (e.g. PostgreSQL) plugs in here.
+ * A backend implements struct md_store_ops: SQLite (src/store_sqlite.c,
+ * md_store_sqlite.h), the embedded default, and PostgreSQL (src/store_pg.c,
+ * md_store_pg.h), for many instances on one database. Command code
+ * (src/cmd_*.c) only calls the md_store_* / md_txn_* wrappers below.
  *
  * Model: every tenant has a tree of entries keyed by canonical path
  * ("/memories", "/memories/a", "/memories/a/b.txt"). Directories are real
- * entries; the root "/memories" entry is created with the tenant. Every
- * directory's `size` is the total bytes of the files below it, kept up to
- * date by the command layer through md_txn_add_size().
+ * entries; the root "/memories" is created with the tenant (a tenant that
+ * has never written has no rows, yet its root exists: empty). Every
+ * directory's `size` is the total bytes of the files below it: the backend
+ * keeps it, inside the write operations (md_txn_put_file, remove_tree,
+ * move_tree), however it likes (SQLite and PostgreSQL both write each
+ * directory once per transaction, see md_dirsizes.h).
+ *
+ * The operations are coarse, each what a command means, so that a network
+ * backend can do one in a fixed, small number of round trips (a view in
+ * one; a write command in two: md_txn_locate, then one write operation).
+ * Tenants are named by their id string (1..128 of [A-Za-z0-9._-]); a
+ * backend maps names to its own keys.
  *
  * Transactions: md_store_read_begin() may be called from any thread and
- * gives a snapshot; md_store_write_begin() is for the single writer thread.
- * Writes run inside savepoints so a batch of commands can share one commit.
+ * gives a consistent view for each operation (a snapshot); write
+ * transactions are for the single writer thread of a process
+ * (src/writer.c). A write transaction first locks the tenants it will touch
+ * (md_txn_lock_tenants: several processes may write one database), then runs
+ * each command inside a savepoint so that a batch of commands shares one
+ * commit.
  *
  * Ownership: a txn is owned by its caller until md_txn_end()/commit/
- * rollback, which release it. Content pointers returned by md_txn_get()
- * are borrowed and valid until the next call on the same txn.
+ * rollback, which release it. Content pointers returned by an operation are
+ * borrowed and valid until the next call on the same txn.
  *
- * Errors: MD_ENOENT (no such entry/tenant), MD_EEXIST (insert over an
- * existing path), MD_EBUSY (database locked), MD_EDB (anything else; the
- * backend has logged the details), MD_ENOMEM.
+ * Errors: MD_ENOENT (no such entry), MD_EEXIST (an entry is in the way),
+ * MD_EBUSY (database locked or overloaded), MD_EUNAVAIL (the database
+ * cannot be reached: nothing was done), MD_EUNSURE (a commit whose outcome
+ * is unknown), MD_EDB (anything else; the backend has logged the details),
+ * MD_ENOMEM.
  */
 #ifndef MD_STORE_H
 #define MD_STORE_H
@@ -40,8 +56,29 @@ struct md_entry {
     size_t content_len;
 };
 
-/* Called once per child in path order; return nonzero to stop early. */
+/* Called once per entry, in order; return nonzero to stop early. */
 typedef int (*md_list_cb)(void *ctx, const char *path, size_t len, enum md_kind kind, int64_t size);
+
+/* One path for md_txn_locate(), and what was found there. */
+struct md_locate {
+    const char *path; /* canonical */
+    size_t len;
+    int want_content; /* a file's content too */
+    int want_parent;  /* also the deepest existing proper ancestor */
+    /* out */
+    int found;
+    struct md_entry e;
+    size_t anc_len;        /* want_parent: length of that ancestor's path (>= MD_ROOT_LEN) */
+    enum md_kind anc_kind; /* and its kind */
+};
+
+/* Round trips to the database and statements run on a txn's connection so
+ * far; a difference around a command is what it cost. An embedded backend
+ * has no round trips (0). */
+struct md_txn_stats {
+    unsigned long statements;
+    unsigned long round_trips;
+};
 
 struct md_store;
 struct md_txn;
@@ -54,24 +91,27 @@ struct md_store_ops {
     void (*txn_end)(struct md_txn *t); /* read txns */
     enum md_err (*commit)(struct md_txn *t);
     void (*rollback)(struct md_txn *t);
+    enum md_err (*lock_tenants)(struct md_txn *t, const char *const *names, size_t n);
     enum md_err (*savepoint)(struct md_txn *t);
     enum md_err (*release)(struct md_txn *t, int rollback);
-    enum md_err (*tenant)(struct md_txn *t, const char *name, int create, int64_t *id);
-    enum md_err (*get)(struct md_txn *t, int64_t tenant, const char *path, size_t len,
+    enum md_err (*view)(struct md_txn *t, const char *tenant, const char *path, size_t len,
+                        struct md_entry *e, size_t max_entries, md_list_cb cb, void *ctx,
+                        int *complete);
+    enum md_err (*locate)(struct md_txn *t, const char *tenant, struct md_locate *l, size_t n,
+                          int *tenant_exists);
+    enum md_err (*put_file)(struct md_txn *t, const char *tenant, const char *path, size_t len,
+                            const char *content, size_t content_len, int64_t old_size,
+                            size_t parents_from);
+    enum md_err (*remove_tree)(struct md_txn *t, const char *tenant, const char *path, size_t len,
+                               int64_t size);
+    enum md_err (*move_tree)(struct md_txn *t, const char *tenant, const char *from, size_t flen,
+                             const char *to, size_t tlen, int64_t size, size_t parents_from);
+    enum md_err (*get)(struct md_txn *t, const char *tenant, const char *path, size_t len,
                        int want_content, struct md_entry *e);
-    enum md_err (*list)(struct md_txn *t, int64_t tenant, const char *dir, size_t len,
+    enum md_err (*list)(struct md_txn *t, const char *tenant, const char *dir, size_t len,
                         md_list_cb cb, void *ctx);
-    enum md_err (*insert)(struct md_txn *t, int64_t tenant, const char *path, size_t len,
-                          enum md_kind kind, const char *content, size_t content_len);
-    enum md_err (*set_content)(struct md_txn *t, int64_t tenant, const char *path, size_t len,
-                               const char *content, size_t content_len);
-    enum md_err (*remove_tree)(struct md_txn *t, int64_t tenant, const char *path, size_t len);
-    enum md_err (*move_tree)(struct md_txn *t, int64_t tenant, const char *from, size_t flen,
-                             const char *to, size_t tlen);
-    enum md_err (*add_size)(struct md_txn *t, int64_t tenant, const char *path, size_t len,
-                            int64_t delta);
     enum md_err (*ping)(struct md_store *s);
-    unsigned long (*statements)(struct md_txn *t);
+    void (*stats)(struct md_txn *t, struct md_txn_stats *st);
 };
 
 /* Every backend's store and txn structs begin with these. */
@@ -81,6 +121,32 @@ struct md_store {
 struct md_txn {
     struct md_store *store;
 };
+
+enum md_durability {
+    MD_DURABILITY_FULL = 0,  /* acknowledged writes survive a machine crash */
+    MD_DURABILITY_NORMAL = 1 /* ... a crash of memoryd (SQLite) / of the session (PostgreSQL) */
+};
+
+struct md_store_config {
+    const char *db; /* a SQLite file path, or a PostgreSQL connection URI */
+    enum md_durability durability;
+    int busy_timeout_ms; /* wait this long for a lock another process holds */
+    unsigned readers;    /* PostgreSQL: read connections kept open (a pool) */
+};
+
+/* Open the store `cfg->db` names: a PostgreSQL connection URI
+ * ("postgresql://..." or "postgres://...") or else a SQLite file path
+ * (created and migrated when needed). On failure returns an error and
+ * writes a reason into `why`. */
+enum md_err md_store_open(const struct md_store_config *cfg, struct md_store **out, char *why,
+                          size_t why_len);
+
+/* True when `db` is a PostgreSQL connection URI. */
+int md_store_is_pg_uri(const char *db);
+
+/* `db` as it may be logged: a URI's password (user:PASSWORD@, or
+ * password=... among its parameters) replaced by "***". Returns `buf`. */
+const char *md_store_redact(const char *db, char *buf, size_t len);
 
 static inline void md_store_close(struct md_store *s)
 {
@@ -95,6 +161,7 @@ static inline enum md_err md_store_write_begin(struct md_store *s, struct md_txn
 {
     return s->ops->write_begin(s, t);
 }
+/* MD_OK when the database answers and writes can be done. */
 static inline enum md_err md_store_ping(struct md_store *s)
 {
     return s->ops->ping(s);
@@ -111,6 +178,14 @@ static inline void md_txn_rollback(struct md_txn *t)
 {
     t->store->ops->rollback(t);
 }
+/* Before anything else in a write transaction: lock these tenants (names
+ * may repeat) until the transaction ends, so that no other process writes
+ * them meanwhile. Locks are taken in one fixed order, so two processes
+ * never wait for each other. */
+static inline enum md_err md_txn_lock_tenants(struct md_txn *t, const char *const *names, size_t n)
+{
+    return t->store->ops->lock_tenants(t, names, n);
+}
 static inline enum md_err md_txn_savepoint(struct md_txn *t)
 {
     return t->store->ops->savepoint(t);
@@ -119,99 +194,93 @@ static inline enum md_err md_txn_release(struct md_txn *t, int rollback)
 {
     return t->store->ops->release(t, rollback);
 }
-/* Tenant id by name. create=0: MD_ENOENT when the tenant has no data yet;
- * create=1: creates the tenant and its root entry when missing. */
-static inline enum md_err md_txn_tenant(struct md_txn *t, const char *name, int create, int64_t *id)
+/*
+ * What a view needs, in one operation: the entry at `path` (a file with its
+ * content) and, when it is a directory, its listing: every visible entry
+ * up to two levels below it, depth first, each directory followed by its
+ * own children, siblings in byte order of their names; entries named
+ * ".*" or "node_modules" are left out with everything below them. `cb` is
+ * called for each until it returns nonzero. A backend may stop after about
+ * `max_entries` entries; *complete is 0 when entries were left out (by the
+ * backend or by `cb`). The root of a tenant without data is an empty
+ * directory. MD_ENOENT when nothing is at `path`.
+ */
+static inline enum md_err md_txn_view(struct md_txn *t, const char *tenant, const char *path,
+                                      size_t len, struct md_entry *e, size_t max_entries,
+                                      md_list_cb cb, void *ctx, int *complete)
 {
-    return t->store->ops->tenant(t, name, create, id);
+    return t->store->ops->view(t, tenant, path, len, e, max_entries, cb, ctx, complete);
 }
-static inline enum md_err md_txn_get(struct md_txn *t, int64_t tenant, const char *path, size_t len,
-                                     int want_content, struct md_entry *e)
+/* Look up `n` paths at once (and, where asked, their deepest existing
+ * ancestors). The root is always found (a directory), also for a tenant
+ * without data; *tenant_exists tells whether the tenant has any. */
+static inline enum md_err md_txn_locate(struct md_txn *t, const char *tenant, struct md_locate *l,
+                                        size_t n, int *tenant_exists)
+{
+    return t->store->ops->locate(t, tenant, l, n, tenant_exists);
+}
+/* Write file `path`: a new one (old_size -1: nothing may be there) or a new
+ * content for an existing file of old_size bytes. The directories between
+ * the ancestor of length `parents_from` (which exists; MD_ROOT_LEN for the
+ * root, which is made with the tenant when it has no data) and `path` are
+ * made first. Every ancestor's size changes by the difference. */
+static inline enum md_err md_txn_put_file(struct md_txn *t, const char *tenant, const char *path,
+                                          size_t len, const char *content, size_t content_len,
+                                          int64_t old_size, size_t parents_from)
+{
+    return t->store->ops->put_file(t, tenant, path, len, content, content_len, old_size,
+                                   parents_from);
+}
+/* Delete the entry at `path` (not the root) and everything below it, of
+ * `size` bytes in all; every ancestor's size goes down by `size`. */
+static inline enum md_err md_txn_remove_tree(struct md_txn *t, const char *tenant, const char *path,
+                                             size_t len, int64_t size)
+{
+    return t->store->ops->remove_tree(t, tenant, path, len, size);
+}
+/* Move the entry at `from` and everything below it (`size` bytes) to `to`,
+ * which is free, not inside `from`, and whose missing parents below the
+ * ancestor of length `parents_from` are made first; sizes follow. */
+static inline enum md_err md_txn_move_tree(struct md_txn *t, const char *tenant, const char *from,
+                                           size_t flen, const char *to, size_t tlen, int64_t size,
+                                           size_t parents_from)
+{
+    return t->store->ops->move_tree(t, tenant, from, flen, to, tlen, size, parents_from);
+}
+/* One entry (for tools and tests; commands use view and locate). */
+static inline enum md_err md_txn_get(struct md_txn *t, const char *tenant, const char *path,
+                                     size_t len, int want_content, struct md_entry *e)
 {
     return t->store->ops->get(t, tenant, path, len, want_content, e);
 }
-/* Direct children of directory `dir`, in byte order of their paths. */
-static inline enum md_err md_txn_list(struct md_txn *t, int64_t tenant, const char *dir, size_t len,
-                                      md_list_cb cb, void *ctx)
+/* Direct children of directory `dir`, in byte order of their paths, hidden
+ * ones included (for tools and tests). */
+static inline enum md_err md_txn_list(struct md_txn *t, const char *tenant, const char *dir,
+                                      size_t len, md_list_cb cb, void *ctx)
 {
     return t->store->ops->list(t, tenant, dir, len, cb, ctx);
 }
-static inline enum md_err md_txn_insert(struct md_txn *t, int64_t tenant, const char *path,
-                                        size_t len, enum md_kind kind, const char *content,
-                                        size_t content_len)
+static inline void md_txn_stats(struct md_txn *t, struct md_txn_stats *st)
 {
-    return t->store->ops->insert(t, tenant, path, len, kind, content, content_len);
-}
-static inline enum md_err md_txn_set_content(struct md_txn *t, int64_t tenant, const char *path,
-                                             size_t len, const char *content, size_t content_len)
-{
-    return t->store->ops->set_content(t, tenant, path, len, content, content_len);
-}
-/* Delete an entry and everything below it: one statement. */
-static inline enum md_err md_txn_remove_tree(struct md_txn *t, int64_t tenant, const char *path,
-                                             size_t len)
-{
-    return t->store->ops->remove_tree(t, tenant, path, len);
-}
-/* Move an entry and everything below it to a new path: one statement. */
-static inline enum md_err md_txn_move_tree(struct md_txn *t, int64_t tenant, const char *from,
-                                           size_t flen, const char *to, size_t tlen)
-{
-    return t->store->ops->move_tree(t, tenant, from, flen, to, tlen);
-}
-/* SQL statements (or the backend's unit of work) run through `t`'s
- * connection so far: the difference around a command is what it cost. */
-static inline unsigned long md_txn_statements(struct md_txn *t)
-{
-    return t->store->ops->statements(t);
-}
-/* Add delta to directory `path`'s size. A backend may hold the change until
- * the commit (or until a list, remove_tree or move_tree needs the rows), as
- * SQLite's does to write each directory once per batch; md_txn_get() then
- * reports the size with the change, and a savepoint rolled back drops it. */
-static inline enum md_err md_txn_add_size(struct md_txn *t, int64_t tenant, const char *path,
-                                          size_t len, int64_t delta)
-{
-    return t->store->ops->add_size(t, tenant, path, len, delta);
+    t->store->ops->stats(t, st);
 }
 
-/* ---- SQLite backend ---- */
+/* ---- helpers shared by the backends (src/store.c) ---- */
 
-enum md_durability { MD_DURABILITY_FULL = 0, MD_DURABILITY_NORMAL = 1 };
+/* True for a name (one path segment) a listing leaves out: ".*" or
+ * "node_modules". */
+int md_store_hidden_name(const char *name, size_t len);
 
-struct md_sqlite_config {
-    const char *path;              /* database file */
-    enum md_durability durability; /* synchronous=FULL or NORMAL */
-    int busy_timeout_ms;           /* wait for locks held by other processes */
-};
+/* The two-level listing of md_txn_view() for a backend that can list one
+ * directory at a time (`list`, called on `t`): the direct children of
+ * `dir` are collected first (about `max_entries` of them at most), then
+ * each is passed to `cb` followed, for a directory, by its own visible
+ * children. */
+enum md_err md_store_list_two_levels(struct md_txn *t, const char *tenant, const char *dir,
+                                     size_t len, size_t max_entries, md_list_cb cb, void *ctx,
+                                     int *complete);
 
-/* Open (creating and migrating when needed) a SQLite store. On failure
- * returns MD_EDB and writes a reason into `why` (a caller buffer). */
-enum md_err md_store_sqlite_open(const struct md_sqlite_config *cfg, struct md_store **out,
-                                 char *why, size_t why_len);
-
-/* For tests: EXPLAIN QUERY PLAN every statement of the backend on the
- * database at `path`. Returns 0 when each one finds its rows by a search
- * that uses more than the tenant (no scan of a table or of a tenant's
- * rows), 1 otherwise and -1 on error, with the statement and plan in `why`. */
-int md_store_sqlite_check_plans(const char *path, char *why, size_t why_len);
-
-/* Schema version the code expects (number of migrations in sql/). */
-int md_store_sqlite_schema_version(void);
-
-/* For tests: PRAGMA synchronous (1 NORMAL, 2 FULL) of each connection that
- * writes the database file of the SQLite store `base`: out[0] the writer's
- * (transactions), out[1] the checkpointer's (WAL checkpoints). Call it only
- * before anything is written through `base`: from then on the checkpointer's
- * connection belongs to its thread. Returns 0, or -1 when `base` is not a
- * SQLite store or a value cannot be read. */
-int md_store_sqlite_synchronous(struct md_store *base, int out[2]);
-
-/* Connections remember tenant ids (a tenant row is never changed or deleted
- * by memoryd), and readers keep their read transaction while memoryd has
- * committed nothing. A test that changes the database behind the store's
- * back (deleting tenants, say) calls this, with no command in flight, so
- * that both are renewed. */
-void md_store_sqlite_forget_tenants(struct md_store *base);
+/* A 64-bit key for a tenant name (for locks keyed by integers). */
+int64_t md_store_tenant_key(const char *name);
 
 #endif

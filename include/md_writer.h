@@ -28,7 +28,7 @@ struct md_job {
     const char *tenant;               /* borrowed */
     struct md_buf *out;               /* result text (caller-initialised) */
     enum md_err err;                  /* result class */
-    unsigned long statements;         /* SQL statements the command ran */
+    struct md_txn_stats cost;         /* what the command cost in the store */
     void (*done)(struct md_job *job); /* called once, from the notifier */
 };
 

@@ -20,23 +20,18 @@ enum md_err cmd_create(struct cmd_ctx *c)
         return cmd_say1(c->out, MD_EEXIST, "Error: File ", p->raw, " already exists");
     if (c->cmd->file_text.n > c->lim->max_file)
         return too_big(c, c->cmd->file_text.n);
-    enum md_err e = cmd_tenant(c, 1);
+    struct md_locate l = {.path = p->canon, .len = p->canon_len, .want_parent = 1};
+    int exists;
+    enum md_err e = md_txn_locate(c->t, c->tenant, &l, 1, &exists);
     if (e)
         return e;
-    /* No lookup of the path first: the insert itself fails on an existing
-     * file or directory (and its parents exist then, so none is made). */
-    size_t file_len = 0;
-    e = cmd_make_parents(c, p->canon, p->canon_len, &file_len);
-    if (e == MD_ECONFLICT)
-        return cmd_say(c->out, MD_ECONFLICT, "Error: Cannot create ", p->raw, ": ",
-                       (struct md_str){p->canon, file_len}, " is a file, not a directory");
-    if (!e)
-        e = md_txn_insert(c->t, c->tenant, p->canon, p->canon_len, MD_KIND_FILE,
-                          c->cmd->file_text.p, c->cmd->file_text.n);
-    if (e == MD_EEXIST)
+    if (l.found)
         return cmd_say1(c->out, MD_EEXIST, "Error: File ", p->raw, " already exists");
-    if (!e)
-        e = cmd_add_to_ancestors(c, p->canon, p->canon_len, (int64_t)c->cmd->file_text.n);
+    if (l.anc_kind == MD_KIND_FILE)
+        return cmd_say(c->out, MD_ECONFLICT, "Error: Cannot create ", p->raw, ": ",
+                       (struct md_str){p->canon, l.anc_len}, " is a file, not a directory");
+    e = md_txn_put_file(c->t, c->tenant, p->canon, p->canon_len, c->cmd->file_text.p,
+                        c->cmd->file_text.n, -1, l.anc_len);
     if (!e)
         e = cmd_say1(c->out, MD_OK, "File created successfully at: ", p->raw, NULL);
     return e;
@@ -47,23 +42,22 @@ enum md_err cmd_create(struct cmd_ctx *c)
 static enum md_err load_file(struct cmd_ctx *c, struct md_entry *ent)
 {
     const struct md_patharg *p = &c->cmd->path;
-    enum md_err e = cmd_tenant(c, 0);
-    if (!e)
-        e = md_txn_get(c->t, c->tenant, p->canon, p->canon_len, 1, ent);
-    if (!e && ent->kind != MD_KIND_FILE)
+    struct md_locate l = {.path = p->canon, .len = p->canon_len, .want_content = 1};
+    int exists;
+    enum md_err e = md_txn_locate(c->t, c->tenant, &l, 1, &exists);
+    if (!e && (!l.found || l.e.kind != MD_KIND_FILE))
         e = MD_ENOENT;
+    *ent = l.e;
     return e;
 }
 
-/* Store the edited content and keep directory sizes right. */
+/* Store the edited content (the store keeps directory sizes right). */
 static enum md_err save_file(struct cmd_ctx *c, const struct md_buf *content, int64_t old_size)
 {
     const struct md_patharg *p = &c->cmd->path;
-    enum md_err e = md_txn_set_content(c->t, c->tenant, p->canon, p->canon_len,
-                                       content->data ? content->data : "", content->len);
-    if (!e)
-        e = cmd_add_to_ancestors(c, p->canon, p->canon_len, (int64_t)content->len - old_size);
-    return e;
+    return md_txn_put_file(c->t, c->tenant, p->canon, p->canon_len,
+                           content->data ? content->data : "", content->len, old_size,
+                           md_path_parent_len(p->canon, p->canon_len));
 }
 
 enum md_err cmd_str_replace(struct cmd_ctx *c)

@@ -10,8 +10,7 @@
 /* Everything a command needs while it runs. */
 struct cmd_ctx {
     struct md_txn *t;
-    const char *tenant_name;
-    int64_t tenant; /* id, valid after cmd_tenant() */
+    const char *tenant;
     const struct md_cmd *cmd;
     const struct md_limits *lim;
     struct md_buf *out;
@@ -40,18 +39,6 @@ enum md_err cmd_say1(struct md_buf *out, enum md_err result, const char *pre, st
  * byte (a name that looks the same may be encoded differently). */
 enum md_err cmd_not_found(struct md_buf *out, const char *pre, struct md_str path,
                           const char *post);
-
-/* Look the tenant up (create=0: MD_ENOENT when it has no data). */
-enum md_err cmd_tenant(struct cmd_ctx *c, int create);
-
-/* Create the missing parent directories of canonical `path`. When an
- * ancestor is a file returns MD_ECONFLICT and sets *file_len to the length
- * of that ancestor's path (a prefix of `path`). */
-enum md_err cmd_make_parents(struct cmd_ctx *c, const char *path, size_t len, size_t *file_len);
-
-/* Add `delta` to the size of every ancestor directory of `path` (root
- * included). */
-enum md_err cmd_add_to_ancestors(struct cmd_ctx *c, const char *path, size_t len, int64_t delta);
 
 static inline int cmd_is_root(const struct md_patharg *p)
 {

@@ -85,10 +85,13 @@ const char *md_cmd_storage_error_text(enum md_err err)
 {
     if (err == MD_EBUSY)
         return "Error: The memory store is busy; the command was not applied. Try again shortly.";
+    if (err == MD_EUNAVAIL)
+        return "Error: The memory store is unavailable right now; the command was not applied. "
+               "Try again shortly.";
     if (err == MD_EUNSURE)
         return "Error: The memory store could not confirm that the command was saved (a disk "
-               "flush failed): it may or may not have been applied. View the path before "
-               "trying again.";
+               "flush failed, or the connection to the database was lost while committing): it "
+               "may or may not have been applied. View the path before trying again.";
     return "Error: The memory store failed; the command was not applied. Try again later.";
 }
 
@@ -403,7 +406,7 @@ enum md_err md_cmd_parse(struct md_cmd *cmd, const char *body, size_t len,
 enum md_err md_cmd_exec(struct md_txn *t, const char *tenant, const struct md_cmd *cmd,
                         const struct md_limits *lim, struct md_buf *out)
 {
-    struct cmd_ctx c = {t, tenant, 0, cmd, lim, out};
+    struct cmd_ctx c = {t, tenant, cmd, lim, out};
     return routes[cmd->kind].run(&c);
 }
 
@@ -439,55 +442,4 @@ enum md_err cmd_not_found(struct md_buf *out, const char *pre, struct md_str pat
                      "compares paths byte for byte, so a name that looks the same but is encoded "
                      "differently is a different path.)");
     return e;
-}
-
-enum md_err cmd_tenant(struct cmd_ctx *c, int create)
-{
-    return md_txn_tenant(c->t, c->tenant_name, create, &c->tenant);
-}
-
-enum md_err cmd_make_parents(struct cmd_ctx *c, const char *path, size_t len, size_t *file_len)
-{
-    /* Find the deepest existing ancestor. */
-    size_t plen = md_path_parent_len(path, len);
-    for (;;) {
-        struct md_entry e;
-        enum md_err err = md_txn_get(c->t, c->tenant, path, plen, 0, &e);
-        if (err == MD_OK) {
-            if (e.kind == MD_KIND_FILE) {
-                *file_len = plen;
-                return MD_ECONFLICT;
-            }
-            break;
-        }
-        if (err != MD_ENOENT)
-            return err;
-        if (plen == MD_ROOT_LEN)
-            break; /* cannot happen: the root exists once the tenant does */
-        plen = md_path_parent_len(path, plen);
-    }
-    /* Create each missing directory below it, top down. */
-    size_t parent = md_path_parent_len(path, len);
-    for (size_t i = plen + 1; i <= parent; i++) {
-        if (i == parent || path[i] == '/') {
-            enum md_err err = md_txn_insert(c->t, c->tenant, path, i, MD_KIND_DIR, NULL, 0);
-            if (err)
-                return err;
-        }
-    }
-    return MD_OK;
-}
-
-enum md_err cmd_add_to_ancestors(struct cmd_ctx *c, const char *path, size_t len, int64_t delta)
-{
-    if (delta == 0 || len == MD_ROOT_LEN)
-        return MD_OK;
-    size_t plen = len;
-    do {
-        plen = md_path_parent_len(path, plen);
-        enum md_err e = md_txn_add_size(c->t, c->tenant, path, plen, delta);
-        if (e)
-            return e;
-    } while (plen > MD_ROOT_LEN);
-    return MD_OK;
 }

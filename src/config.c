@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include "md_log.h"
+#include "md_store_pg.h"
+#include "md_store_sqlite.h"
 #include "md_version.h"
 
 enum opt_type {
@@ -39,8 +41,9 @@ static const struct opt opts[] = {
      "address to listen on (IPv4 or IPv6)                 [127.0.0.1]"},
     {"port", "MEMORYD_PORT", O_PORT, OFF(port), 0, 65535, "N",
      "TCP port; 0 picks a free one                        [8080]"},
-    {"db", "MEMORYD_DB", O_STR, OFF(db_path), 0, 0, "PATH",
-     "SQLite database file                                [./memoryd.db]"},
+    {"db", "MEMORYD_DB", O_STR, OFF(db), 0, 0, "PATH|URI",
+     "SQLite database file, or a PostgreSQL connection URI\n"
+     "                          (postgresql://... or postgres://...)  [./memoryd.db]"},
     {"durability", "MEMORYD_DURABILITY", O_DURABILITY, OFF(durability), 0, 0, "full|normal",
      "full: a write is flushed to disk before it is\n"
      "                          acknowledged; normal: survives a crash of memoryd\n"
@@ -250,7 +253,7 @@ enum md_config_result md_config_load(struct md_config *cfg, int argc, char **arg
     *cfg = (struct md_config){
         .listen = "127.0.0.1",
         .port = 8080,
-        .db_path = "./memoryd.db",
+        .db = "./memoryd.db",
         .durability = MD_DURABILITY_FULL,
         .tenant_header = "X-Tenant-ID",
         .default_tenant = "default",
@@ -282,7 +285,8 @@ enum md_config_result md_config_load(struct md_config *cfg, int argc, char **arg
             return MD_CONFIG_EXIT_OK;
         }
         if (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0) {
-            printf("memoryd %s (schema %d)\n", MD_VERSION, md_store_sqlite_schema_version());
+            printf("memoryd %s (schema: sqlite %d, postgres %d)\n", MD_VERSION,
+                   md_store_sqlite_schema_version(), md_store_pg_schema_version());
             return MD_CONFIG_EXIT_OK;
         }
         if (strncmp(a, "--", 2) != 0)

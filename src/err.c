@@ -30,6 +30,8 @@ const char *md_strerror(enum md_err err)
         return "storage failure, outcome unknown";
     case MD_EBUSY:
         return "busy";
+    case MD_EUNAVAIL:
+        return "storage unavailable";
     }
     return "unknown error";
 }
@@ -59,6 +61,7 @@ unsigned md_err_http_status(enum md_err err)
     case MD_EUNSURE:
         return 500;
     case MD_EBUSY:
+    case MD_EUNAVAIL:
         return 503;
     }
     return 500;

@@ -93,7 +93,7 @@ struct req {
     size_t received;          /* body bytes seen, kept or not */
     size_t reserved;          /* body bytes counted in h->body_bytes */
     int busy;                 /* bodies in memory over --max-body-memory: 503 */
-    unsigned long statements; /* SQL statements the command ran */
+    struct md_txn_stats cost; /* what the command cost in the store */
     int late;                 /* arrived after shutdown began: refused with 503 */
     const char *refuse;       /* ambiguous framing: 400 before the body, then close */
     int over_cap;             /* its connection is over --max-connections-per-ip: 503 */
@@ -362,7 +362,7 @@ static void job_done(struct md_job *job)
 {
     struct req *r = (struct req *)((char *)job - offsetof(struct req, job));
     r->err = job->err;
-    r->statements = job->statements;
+    r->cost = job->cost;
     atomic_store(&r->state, ST_READY);
     MHD_resume_connection(r->conn);
 }
@@ -408,14 +408,18 @@ static enum MHD_Result handle_memory(struct req *r)
         struct md_txn *t;
         e = md_store_read_begin(h->store, &t);
         if (!e) {
-            unsigned long before = md_txn_statements(t);
+            struct md_txn_stats before, after;
+            md_txn_stats(t, &before);
             e = md_cmd_exec(t, r->tenant, &r->cmd, &cfg->limits, &r->out);
-            r->statements = md_txn_statements(t) - before;
+            md_txn_stats(t, &after);
+            r->cost.statements = after.statements - before.statements;
+            r->cost.round_trips = after.round_trips - before.round_trips;
             md_txn_end(t);
         }
-        if (e == MD_EDB || e == MD_ENOMEM || e == MD_EBUSY)
-            return respond_error(r, e == MD_EBUSY ? MD_EBUSY : MD_EDB,
-                                 md_cmd_storage_error_text(e));
+        if (e == MD_EDB || e == MD_ENOMEM || e == MD_EBUSY || e == MD_EUNAVAIL) {
+            e = e == MD_ENOMEM ? MD_EDB : e;
+            return respond_error(r, e, md_cmd_storage_error_text(e));
+        }
         r->err = e;
         return respond_result(r, md_err_http_status(e));
     }
@@ -608,8 +612,11 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
             md_log_bool(&l, "is_error", r->err != MD_OK);
         md_log_int(&l, "bytes_in", (int64_t)r->received);
         md_log_int(&l, "bytes_out", (int64_t)r->bytes_out);
-        if (r->cmd.name)
-            md_log_int(&l, "sql", (int64_t)r->statements);
+        if (r->cmd.name) {
+            md_log_int(&l, "sql", (int64_t)r->cost.statements);
+            if (r->cost.round_trips)
+                md_log_int(&l, "round_trips", (int64_t)r->cost.round_trips);
+        }
         md_log_int(&l, "us", (int64_t)(now_us() - r->t0));
         if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
             md_log_int(&l, "termination", toe);

@@ -65,8 +65,10 @@ int main(int argc, char **argv)
 
     char why[512] = "";
     struct md_store *store = NULL;
-    struct md_sqlite_config scfg = {cfg.db_path, cfg.durability, (int)cfg.busy_timeout_ms};
-    if (md_store_sqlite_open(&scfg, &store, why, sizeof why) != MD_OK) {
+    /* A reader per HTTP thread, and one for /readyz. */
+    struct md_store_config scfg = {cfg.db, cfg.durability, (int)cfg.busy_timeout_ms,
+                                   cfg.threads + 1};
+    if (md_store_open(&scfg, &store, why, sizeof why) != MD_OK) {
         md_log_msg(MD_LOG_ERROR, "cannot open the database", why);
         return 1;
     }
@@ -92,7 +94,8 @@ int main(int argc, char **argv)
     md_log_str(&l, "version", MD_VERSION);
     md_log_str(&l, "address", cfg.listen);
     md_log_int(&l, "port", md_http_port(http));
-    md_log_str(&l, "db", cfg.db_path);
+    char db[512];
+    md_log_str(&l, "db", md_store_redact(cfg.db, db, sizeof db));
     md_log_str(&l, "durability", cfg.durability == MD_DURABILITY_FULL ? "full" : "normal");
     md_log_int(&l, "threads", cfg.threads);
     md_log_end(&l);

@@ -15,7 +15,7 @@
  * reopened at the next write transaction, so memoryd recovers by itself
  * once the cause is gone (space freed, permissions restored).
  */
-#include "md_store.h"
+#include "md_store_sqlite.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -25,6 +25,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "md_dirsizes.h"
 #include "md_log.h"
 #include "md_path.h"
 
@@ -88,41 +89,18 @@ static const char *const stmt_sql[S_COUNT] = {
 struct sq_conn;
 
 /* Directory size changes the writer's open transaction has not written
- * yet. A batch of creates under one directory would otherwise rewrite each
- * ancestor's row (and its covering-index entry) once per command; here the
- * changes add up per directory and are written once, before the commit, or
+ * yet (md_dirsizes.h): written once per directory, before the commit or
  * before any statement that could see or move the rows (list, remove_tree,
- * move_tree). md_txn_get() adds a directory's pending change to the size it
- * reads, so commands always see true sizes. A savepoint snapshots the
- * pending changes and a rollback to it restores them: the rolled-back
- * statements may include a flush, which SQLite undoes with the rest, and
- * the snapshot is exactly what was pending at that point. Entries are only
- * ever appended within a transaction; when SIZE_SLOTS are in use, a change
- * to another directory is written at once (as it always was). */
-#define SIZE_SLOTS 128
-struct size_delta {
-    int64_t tenant;
-    uint64_t hash;
-    int64_t delta;
-    size_t path_off, path_len; /* in deferred_sizes.paths */
-};
-struct deferred_sizes {
-    struct size_delta d[SIZE_SLOTS];
-    size_t n;
-    char *paths; /* the paths of d[], one after another */
-    size_t paths_len, paths_cap;
-    /* At the last savepoint: how many entries there were, and their deltas. */
-    size_t saved_n, saved_paths_len;
-    int64_t saved_delta[SIZE_SLOTS];
-};
+ * move_tree). get() adds a directory's pending change to the size it reads,
+ * so commands always see true sizes. */
 
 struct sq_txn {
     struct md_txn base;
     struct sq_conn *c;
     sqlite3_stmt *pending; /* a stepped statement whose row is still borrowed */
     int write;
-    unsigned long statements;     /* run on this connection so far */
-    struct deferred_sizes *sizes; /* the writer's; NULL for readers */
+    unsigned long statements;  /* run on this connection so far */
+    struct md_dirsizes *sizes; /* the writer's; NULL for readers */
 };
 
 /* Tenant ids a connection has looked up. A tenant row never changes and is
@@ -152,7 +130,7 @@ struct sq_conn {
 
 struct sq_store {
     struct md_store base;
-    struct md_sqlite_config cfg;
+    struct md_store_config cfg;
     char *path;
 
     pthread_mutex_t pool_mu;
@@ -276,9 +254,7 @@ static void conn_close(struct sq_conn *c)
         sqlite3_finalize(c->st[i]);
     sqlite3_close(c->db);
     free(c->tenants);
-    if (c->txn.sizes)
-        free(c->txn.sizes->paths);
-    free(c->txn.sizes);
+    md_dirsizes_free(c->txn.sizes);
     free(c);
 }
 
@@ -433,7 +409,7 @@ static int conn_open(struct sq_store *s, enum role role, struct sq_conn **out, c
     c->txn.write = role != ROLE_READER;
     c->tenants = calloc(TENANT_CACHE, sizeof *c->tenants);
     if (role != ROLE_READER)
-        c->txn.sizes = calloc(1, sizeof *c->txn.sizes);
+        c->txn.sizes = md_dirsizes_new();
     if (!c->tenants || (role != ROLE_READER && !c->txn.sizes)) {
         snprintf(why, why_len, "out of memory");
         rc = SQLITE_NOMEM;
@@ -659,33 +635,7 @@ static enum md_err writer_heal(struct sq_store *s)
     return MD_OK;
 }
 
-/* ---- deferred directory sizes (see struct deferred_sizes) ---- */
-
-static uint64_t size_hash(int64_t tenant, const char *path, size_t len)
-{
-    uint64_t h = 14695981039346656037u ^ (uint64_t)tenant;
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ (unsigned char)path[i]) * 1099511628211u;
-    return h;
-}
-
-static struct size_delta *sizes_find(struct deferred_sizes *z, int64_t tenant, const char *path,
-                                     size_t len, uint64_t hash)
-{
-    for (size_t i = 0; i < z->n; i++) {
-        struct size_delta *d = &z->d[i];
-        if (d->hash == hash && d->tenant == tenant && d->path_len == len &&
-            memcmp(z->paths + d->path_off, path, len) == 0)
-            return d;
-    }
-    return NULL;
-}
-
-static void sizes_reset(struct deferred_sizes *z)
-{
-    if (z)
-        z->n = z->paths_len = z->saved_n = z->saved_paths_len = 0;
-}
+/* ---- deferred directory sizes (md_dirsizes.h) ---- */
 
 /* Write one directory size change now. */
 static enum md_err size_update(struct sq_txn *t, int64_t tenant, const char *path, size_t len,
@@ -698,19 +648,49 @@ static enum md_err size_update(struct sq_txn *t, int64_t tenant, const char *pat
     return run(t, st, "add size");
 }
 
-/* Write every pending change (each once) and mark it written. */
+/* Write every pending change (each once) and mark them written. */
 static enum md_err sizes_flush(struct sq_txn *t)
 {
-    struct deferred_sizes *z = t->sizes;
-    for (size_t i = 0; z && i < z->n; i++) {
-        struct size_delta *d = &z->d[i];
-        if (d->delta == 0)
+    size_t n = md_dirsizes_count(t->sizes);
+    for (size_t i = 0; i < n; i++) {
+        int64_t tenant, delta;
+        const char *path;
+        size_t len;
+        md_dirsizes_entry(t->sizes, i, &tenant, &path, &len, &delta);
+        if (delta == 0)
             continue;
-        enum md_err e = size_update(t, d->tenant, z->paths + d->path_off, d->path_len, d->delta);
+        enum md_err e = size_update(t, tenant, path, len, delta);
         if (e)
             return e;
-        d->delta = 0;
     }
+    md_dirsizes_written(t->sizes);
+    return MD_OK;
+}
+
+/* Add delta to directory `path`'s size: kept pending in a write
+ * transaction, written at once otherwise (or when it cannot be kept). */
+static enum md_err add_size(struct sq_txn *t, int64_t tenant, const char *path, size_t len,
+                            int64_t delta)
+{
+    if (t->sizes && md_dirsizes_add(t->sizes, tenant, path, len, delta) == 0)
+        return MD_OK;
+    return size_update(t, tenant, path, len, delta);
+}
+
+/* Add `delta` to the size of every ancestor directory of `path` (root
+ * included). */
+static enum md_err add_to_ancestors(struct sq_txn *t, int64_t tenant, const char *path, size_t len,
+                                    int64_t delta)
+{
+    if (delta == 0 || len == MD_ROOT_LEN)
+        return MD_OK;
+    size_t plen = len;
+    do {
+        plen = md_path_parent_len(path, plen);
+        enum md_err e = add_size(t, tenant, path, plen, delta);
+        if (e)
+            return e;
+    } while (plen > MD_ROOT_LEN);
     return MD_OK;
 }
 
@@ -723,7 +703,7 @@ static enum md_err sq_write_begin(struct md_store *base, struct md_txn **out)
         if (atomic_exchange_explicit(&s->ckpt_catchup, 0, memory_order_acq_rel))
             ckpt_catch_up(s);
         struct sq_txn *t = &s->writer->txn;
-        sizes_reset(t->sizes);
+        md_dirsizes_reset(t->sizes);
         e = run(t, t->c->st[S_BEGIN_IMMEDIATE], "begin immediate");
         if (!e) {
             *out = &t->base;
@@ -741,7 +721,7 @@ static enum md_err sq_commit(struct md_txn *base)
     /* The pending directory sizes first; if they cannot be written, the
      * transaction is rolled back below, never committed. */
     enum md_err e = sizes_flush(t);
-    sizes_reset(t->sizes);
+    md_dirsizes_reset(t->sizes);
     if (!e) {
         sqlite3_stmt *st = stmt(t, S_COMMIT);
         int rc = sqlite3_step(st);
@@ -769,7 +749,7 @@ static void sq_rollback(struct md_txn *base)
     struct sq_txn *t = (struct sq_txn *)base;
     struct sq_store *s = (struct sq_store *)base->store;
     tenant_cache_clear(t->c);
-    sizes_reset(t->sizes);
+    md_dirsizes_reset(t->sizes);
     if (sqlite3_get_autocommit(t->c->db) == 0)
         run(t, stmt(t, S_ROLLBACK), "rollback");
     pthread_mutex_unlock(&s->write_mu);
@@ -778,13 +758,7 @@ static void sq_rollback(struct md_txn *base)
 static enum md_err sq_savepoint(struct md_txn *base)
 {
     struct sq_txn *t = (struct sq_txn *)base;
-    struct deferred_sizes *z = t->sizes;
-    if (z) {
-        z->saved_n = z->n;
-        z->saved_paths_len = z->paths_len;
-        for (size_t i = 0; i < z->n; i++)
-            z->saved_delta[i] = z->d[i].delta;
-    }
+    md_dirsizes_mark(t->sizes);
     return run(t, stmt(t, S_SAVEPOINT), "savepoint");
 }
 
@@ -794,19 +768,13 @@ static enum md_err sq_release(struct md_txn *base, int rollback)
     enum md_err e = MD_OK;
     if (sqlite3_get_autocommit(t->c->db)) {
         tenant_cache_clear(t->c);
-        sizes_reset(t->sizes);
+        md_dirsizes_reset(t->sizes);
         return MD_EDB; /* the whole transaction was rolled back by SQLite */
     }
     if (rollback) {
         tenant_cache_clear(t->c);
         e = run(t, stmt(t, S_ROLLBACK_TO), "rollback to savepoint");
-        struct deferred_sizes *z = t->sizes;
-        if (z) { /* the pending changes as they were at the savepoint */
-            z->n = z->saved_n;
-            z->paths_len = z->saved_paths_len;
-            for (size_t i = 0; i < z->n; i++)
-                z->d[i].delta = z->saved_delta[i];
-        }
+        md_dirsizes_restore(t->sizes); /* the pending changes as they were at the savepoint */
     }
     if (!e)
         e = run(t, stmt(t, S_RELEASE), "release savepoint");
@@ -824,9 +792,10 @@ static struct tenant_slot *tenant_slot(struct sq_conn *c, const char *name, size
     return &c->tenants[h & (TENANT_CACHE - 1)];
 }
 
-static enum md_err sq_tenant(struct md_txn *base, const char *name, int create, int64_t *id)
+/* A tenant's id by name. create=0: MD_ENOENT when the tenant has no data
+ * yet; create=1: creates the tenant and its root entry when missing. */
+static enum md_err tenant_id(struct sq_txn *t, const char *name, int create, int64_t *id)
 {
-    struct sq_txn *t = (struct sq_txn *)base;
     size_t len = strlen(name);
     struct tenant_slot *slot = NULL;
     if (len <= TENANT_NAME_MAX) {
@@ -871,10 +840,10 @@ static enum md_err sq_tenant(struct md_txn *base, const char *name, int create, 
     return run(t, st, "root insert");
 }
 
-static enum md_err sq_get(struct md_txn *base, int64_t tenant, const char *path, size_t len,
-                          int want_content, struct md_entry *e)
+/* The entry at `path`; a directory's size with its pending change. */
+static enum md_err get_entry(struct sq_txn *t, int64_t tenant, const char *path, size_t len,
+                             int want_content, struct md_entry *e)
 {
-    struct sq_txn *t = (struct sq_txn *)base;
     sqlite3_stmt *st = stmt(t, want_content ? S_GET : S_GET_META);
     sqlite3_bind_int64(st, 1, tenant);
     bind_text(st, 2, path, len);
@@ -885,11 +854,8 @@ static enum md_err sq_get(struct md_txn *base, int64_t tenant, const char *path,
     }
     e->kind = sqlite3_column_int(st, 0) == MD_KIND_DIR ? MD_KIND_DIR : MD_KIND_FILE;
     e->size = sqlite3_column_int64(st, 1);
-    if (e->kind == MD_KIND_DIR && t->sizes) {
-        const struct size_delta *d =
-            sizes_find(t->sizes, tenant, path, len, size_hash(tenant, path, len));
-        e->size += d ? d->delta : 0;
-    }
+    if (e->kind == MD_KIND_DIR)
+        e->size += md_dirsizes_pending(t->sizes, tenant, path, len);
     e->content = NULL;
     e->content_len = 0;
     if (want_content) {
@@ -904,10 +870,10 @@ static enum md_err sq_get(struct md_txn *base, int64_t tenant, const char *path,
     return MD_OK;
 }
 
-static enum md_err sq_list(struct md_txn *base, int64_t tenant, const char *dir, size_t len,
-                           md_list_cb cb, void *ctx)
+/* Direct children of `dir` in path order. */
+static enum md_err list_children(struct sq_txn *t, int64_t tenant, const char *dir, size_t len,
+                                 md_list_cb cb, void *ctx)
 {
-    struct sq_txn *t = (struct sq_txn *)base;
     struct bounds b;
     enum md_err e = sizes_flush(t); /* the listing shows sizes */
     if (!e)
@@ -934,10 +900,9 @@ static enum md_err sq_list(struct md_txn *base, int64_t tenant, const char *dir,
     return rc == SQLITE_DONE ? MD_OK : conn_rc(t->c, rc, "list");
 }
 
-static enum md_err sq_insert(struct md_txn *base, int64_t tenant, const char *path, size_t len,
-                             enum md_kind kind, const char *content, size_t content_len)
+static enum md_err insert_entry(struct sq_txn *t, int64_t tenant, const char *path, size_t len,
+                                enum md_kind kind, const char *content, size_t content_len)
 {
-    struct sq_txn *t = (struct sq_txn *)base;
     sqlite3_stmt *st = stmt(t, S_INSERT);
     sqlite3_bind_int64(st, 1, tenant);
     bind_text(st, 2, path, len);
@@ -952,10 +917,9 @@ static enum md_err sq_insert(struct md_txn *base, int64_t tenant, const char *pa
     return run(t, st, "insert");
 }
 
-static enum md_err sq_set_content(struct md_txn *base, int64_t tenant, const char *path, size_t len,
-                                  const char *content, size_t content_len)
+static enum md_err set_content(struct sq_txn *t, int64_t tenant, const char *path, size_t len,
+                               const char *content, size_t content_len)
 {
-    struct sq_txn *t = (struct sq_txn *)base;
     sqlite3_stmt *st = stmt(t, S_SET_CONTENT);
     sqlite3_bind_int64(st, 1, tenant);
     bind_text(st, 2, path, len);
@@ -1023,53 +987,172 @@ static enum md_err subtree(struct sq_txn *t, const enum stmt_id ids[2], int64_t 
     return e;
 }
 
-static enum md_err sq_remove_tree(struct md_txn *base, int64_t tenant, const char *path, size_t len)
-{
-    static const enum stmt_id ids[2] = {S_REMOVE_ONE, S_REMOVE_BELOW};
-    return subtree((struct sq_txn *)base, ids, tenant, path, len, NULL, 0, "remove tree");
-}
+/* ---- the operations of md_store.h ---- */
 
-static enum md_err sq_move_tree(struct md_txn *base, int64_t tenant, const char *from, size_t flen,
-                                const char *to, size_t tlen)
+static enum md_err sq_lock_tenants(struct md_txn *base, const char *const *names, size_t n)
 {
-    static const enum stmt_id ids[2] = {S_MOVE_ONE, S_MOVE_BELOW};
-    return subtree((struct sq_txn *)base, ids, tenant, from, flen, to, tlen, "move tree");
-}
-
-static enum md_err sq_add_size(struct md_txn *base, int64_t tenant, const char *path, size_t len,
-                               int64_t delta)
-{
-    struct sq_txn *t = (struct sq_txn *)base;
-    struct deferred_sizes *z = t->sizes;
-    if (!z)
-        return size_update(t, tenant, path, len, delta);
-    uint64_t hash = size_hash(tenant, path, len);
-    struct size_delta *d = sizes_find(z, tenant, path, len, hash);
-    if (d) {
-        d->delta += delta;
-        return MD_OK;
-    }
-    if (z->n == SIZE_SLOTS)
-        return size_update(t, tenant, path, len, delta);
-    if (z->paths_cap - z->paths_len < len) {
-        size_t cap = z->paths_cap ? z->paths_cap : 4096;
-        while (cap - z->paths_len < len)
-            cap *= 2;
-        char *p = realloc(z->paths, cap);
-        if (!p)
-            return size_update(t, tenant, path, len, delta);
-        z->paths = p;
-        z->paths_cap = cap;
-    }
-    memcpy(z->paths + z->paths_len, path, len);
-    z->d[z->n++] = (struct size_delta){tenant, hash, delta, z->paths_len, len};
-    z->paths_len += len;
+    (void)base; /* BEGIN IMMEDIATE holds the database's write lock */
+    (void)names;
+    (void)n;
     return MD_OK;
 }
 
-static unsigned long sq_statements(struct md_txn *base)
+static enum md_err sq_get(struct md_txn *base, const char *tenant, const char *path, size_t len,
+                          int want_content, struct md_entry *e)
 {
-    return ((struct sq_txn *)base)->statements;
+    struct sq_txn *t = (struct sq_txn *)base;
+    int64_t id = 0;
+    enum md_err err = tenant_id(t, tenant, 0, &id);
+    return err ? err : get_entry(t, id, path, len, want_content, e);
+}
+
+static enum md_err sq_list(struct md_txn *base, const char *tenant, const char *dir, size_t len,
+                           md_list_cb cb, void *ctx)
+{
+    struct sq_txn *t = (struct sq_txn *)base;
+    int64_t id = 0;
+    enum md_err err = tenant_id(t, tenant, 0, &id);
+    if (err == MD_ENOENT)
+        return MD_OK; /* a tenant without data: nothing anywhere */
+    return err ? err : list_children(t, id, dir, len, cb, ctx);
+}
+
+static enum md_err sq_view(struct md_txn *base, const char *tenant, const char *path, size_t len,
+                           struct md_entry *e, size_t max_entries, md_list_cb cb, void *ctx,
+                           int *complete)
+{
+    struct sq_txn *t = (struct sq_txn *)base;
+    *complete = 1;
+    int64_t id = 0;
+    enum md_err err = tenant_id(t, tenant, 0, &id);
+    if (err == MD_ENOENT && len == MD_ROOT_LEN) {
+        *e = (struct md_entry){MD_KIND_DIR, 0, NULL, 0}; /* a tenant without data */
+        return MD_OK;
+    }
+    if (!err)
+        err = get_entry(t, id, path, len, 1, e);
+    if (!err && e->kind == MD_KIND_DIR)
+        err = md_store_list_two_levels(base, tenant, path, len, max_entries, cb, ctx, complete);
+    return err;
+}
+
+static enum md_err sq_locate(struct md_txn *base, const char *tenant, struct md_locate *l, size_t n,
+                             int *tenant_exists)
+{
+    struct sq_txn *t = (struct sq_txn *)base;
+    int64_t id = 0;
+    enum md_err err = tenant_id(t, tenant, 0, &id);
+    if (err && err != MD_ENOENT)
+        return err;
+    *tenant_exists = err == MD_OK;
+    /* The content last: a borrowed row stays valid until the next statement. */
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < n; i++) {
+            struct md_locate *q = &l[i];
+            if ((q->want_content != 0) != (pass == 1))
+                continue;
+            q->found = 0;
+            q->anc_len = MD_ROOT_LEN;
+            q->anc_kind = MD_KIND_DIR;
+            if (!*tenant_exists) {
+                q->found = q->len == MD_ROOT_LEN;
+                q->e = (struct md_entry){MD_KIND_DIR, 0, NULL, 0};
+                continue;
+            }
+            /* The deepest existing ancestor, walking up from the parent. */
+            for (size_t plen = q->len; q->want_parent && plen > MD_ROOT_LEN;) {
+                plen = md_path_parent_len(q->path, plen);
+                struct md_entry a = {MD_KIND_FILE, 0, NULL, 0};
+                err = get_entry(t, id, q->path, plen, 0, &a);
+                if (err == MD_OK) {
+                    q->anc_len = plen;
+                    q->anc_kind = a.kind;
+                    break;
+                }
+                if (err != MD_ENOENT)
+                    return err;
+            }
+            err = get_entry(t, id, q->path, q->len, q->want_content, &q->e);
+            if (err && err != MD_ENOENT)
+                return err;
+            q->found = err == MD_OK;
+        }
+    }
+    return MD_OK;
+}
+
+/* Make the directories between the existing ancestor of length `from` and
+ * the parent of `path`, top down. */
+static enum md_err make_parents(struct sq_txn *t, int64_t tenant, const char *path, size_t len,
+                                size_t from)
+{
+    size_t parent = md_path_parent_len(path, len);
+    for (size_t i = from + 1; i <= parent; i++) {
+        if (i == parent || path[i] == '/') {
+            enum md_err e = insert_entry(t, tenant, path, i, MD_KIND_DIR, NULL, 0);
+            if (e)
+                return e;
+        }
+    }
+    return MD_OK;
+}
+
+static enum md_err sq_put_file(struct md_txn *base, const char *tenant, const char *path,
+                               size_t len, const char *content, size_t content_len,
+                               int64_t old_size, size_t parents_from)
+{
+    struct sq_txn *t = (struct sq_txn *)base;
+    int64_t id = 0;
+    enum md_err e = tenant_id(t, tenant, old_size < 0, &id);
+    if (!e && old_size < 0)
+        e = make_parents(t, id, path, len, parents_from);
+    if (!e && old_size < 0)
+        e = insert_entry(t, id, path, len, MD_KIND_FILE, content, content_len);
+    else if (!e)
+        e = set_content(t, id, path, len, content ? content : "", content_len);
+    if (!e)
+        e = add_to_ancestors(t, id, path, len,
+                             (int64_t)content_len - (old_size < 0 ? 0 : old_size));
+    return e;
+}
+
+static enum md_err sq_remove_tree(struct md_txn *base, const char *tenant, const char *path,
+                                  size_t len, int64_t size)
+{
+    static const enum stmt_id ids[2] = {S_REMOVE_ONE, S_REMOVE_BELOW};
+    struct sq_txn *t = (struct sq_txn *)base;
+    int64_t id = 0;
+    enum md_err e = tenant_id(t, tenant, 0, &id);
+    if (!e)
+        e = subtree(t, ids, id, path, len, NULL, 0, "remove tree");
+    if (!e)
+        e = add_to_ancestors(t, id, path, len, -size);
+    return e;
+}
+
+static enum md_err sq_move_tree(struct md_txn *base, const char *tenant, const char *from,
+                                size_t flen, const char *to, size_t tlen, int64_t size,
+                                size_t parents_from)
+{
+    static const enum stmt_id ids[2] = {S_MOVE_ONE, S_MOVE_BELOW};
+    struct sq_txn *t = (struct sq_txn *)base;
+    int64_t id = 0;
+    enum md_err e = tenant_id(t, tenant, 0, &id);
+    if (!e)
+        e = make_parents(t, id, to, tlen, parents_from);
+    if (!e)
+        e = subtree(t, ids, id, from, flen, to, tlen, "move tree");
+    if (!e)
+        e = add_to_ancestors(t, id, from, flen, -size);
+    if (!e)
+        e = add_to_ancestors(t, id, to, tlen, size);
+    return e;
+}
+
+static void sq_stats(struct md_txn *base, struct md_txn_stats *st)
+{
+    st->statements = ((struct sq_txn *)base)->statements;
+    st->round_trips = 0;
 }
 
 static enum md_err sq_ping(struct md_store *base)
@@ -1078,8 +1161,8 @@ static enum md_err sq_ping(struct md_store *base)
     enum md_err e = read_begin((struct sq_store *)base, 1, &t); /* the database now */
     if (e)
         return e;
-    int64_t id;
-    e = md_txn_tenant(t, "", 0, &id);
+    int64_t id = 0;
+    e = tenant_id((struct sq_txn *)t, "", 0, &id);
     md_txn_end(t);
     if (e != MD_ENOENT)
         return e ? e : MD_EDB; /* no tenant has an empty name */
@@ -1192,16 +1275,16 @@ static const struct md_store_ops sqlite_ops = {
     .rollback = sq_rollback,
     .savepoint = sq_savepoint,
     .release = sq_release,
-    .tenant = sq_tenant,
-    .get = sq_get,
-    .list = sq_list,
-    .insert = sq_insert,
-    .set_content = sq_set_content,
+    .lock_tenants = sq_lock_tenants,
+    .view = sq_view,
+    .locate = sq_locate,
+    .put_file = sq_put_file,
     .remove_tree = sq_remove_tree,
     .move_tree = sq_move_tree,
-    .add_size = sq_add_size,
+    .get = sq_get,
+    .list = sq_list,
     .ping = sq_ping,
-    .statements = sq_statements,
+    .stats = sq_stats,
 };
 
 int md_store_sqlite_check_plans(const char *path, char *why, size_t why_len)
@@ -1278,7 +1361,7 @@ static void sqlite_setup(void)
     sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 }
 
-enum md_err md_store_sqlite_open(const struct md_sqlite_config *cfg, struct md_store **out,
+enum md_err md_store_sqlite_open(const struct md_store_config *cfg, struct md_store **out,
                                  char *why, size_t why_len)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -1291,8 +1374,8 @@ enum md_err md_store_sqlite_open(const struct md_sqlite_config *cfg, struct md_s
     s->base.ops = &sqlite_ops;
     atomic_init(&s->commit_gen, 1);
     s->cfg = *cfg;
-    s->path = strdup(cfg->path);
-    s->cfg.path = s->path;
+    s->path = strdup(cfg->db);
+    s->cfg.db = s->path;
     pthread_mutex_init(&s->pool_mu, NULL);
     pthread_mutex_init(&s->write_mu, NULL);
     pthread_mutex_init(&s->ckpt_mu, NULL);

@@ -33,14 +33,14 @@ static uint64_t now_us(void)
 /* Replace a job's result with the generic storage-failure text. */
 static void storage_failure(struct md_job *job, enum md_err err)
 {
-    job->err = err == MD_EBUSY || err == MD_EUNSURE ? err : MD_EDB;
+    job->err = err == MD_EBUSY || err == MD_EUNSURE || err == MD_EUNAVAIL ? err : MD_EDB;
     md_buf_reset(job->out);
     md_buf_puts(job->out, md_cmd_storage_error_text(job->err));
 }
 
 static int is_storage_err(enum md_err e)
 {
-    return e == MD_EDB || e == MD_ENOMEM || e == MD_EBUSY || e == MD_EUNSURE;
+    return e == MD_EDB || e == MD_ENOMEM || e == MD_EBUSY || e == MD_EUNSURE || e == MD_EUNAVAIL;
 }
 
 /* Run a batch in one transaction; *exec_us and *commit_us get the time
@@ -58,7 +58,13 @@ static void run_batch(struct md_writer *w, struct md_job *batch, size_t n, uint6
         *commit_us = 0;
         return;
     }
-    enum md_err fatal = MD_OK; /* the transaction itself is lost */
+    /* Every tenant of the batch, locked before any command runs. */
+    const char **tenants = malloc(n * sizeof *tenants);
+    size_t i = 0;
+    for (struct md_job *j = batch; tenants && j; j = j->next)
+        tenants[i++] = j->tenant;
+    enum md_err fatal = tenants ? md_txn_lock_tenants(t, tenants, n) : MD_ENOMEM;
+    free(tenants);
     for (struct md_job *j = batch; j; j = j->next) {
         if (fatal) {
             storage_failure(j, fatal);
@@ -70,9 +76,12 @@ static void run_batch(struct md_writer *w, struct md_job *batch, size_t n, uint6
             storage_failure(j, e);
             continue;
         }
-        unsigned long before = md_txn_statements(t);
+        struct md_txn_stats before, after;
+        md_txn_stats(t, &before);
         j->err = md_cmd_exec(t, j->tenant, j->cmd, w->lim, j->out);
-        j->statements = md_txn_statements(t) - before;
+        md_txn_stats(t, &after);
+        j->cost.statements = after.statements - before.statements;
+        j->cost.round_trips = after.round_trips - before.round_trips;
         e = md_txn_release(t, j->err != MD_OK);
         if (is_storage_err(j->err))
             storage_failure(j, j->err);

@@ -49,7 +49,7 @@
 #include "md_cmd.h"
 #include "md_json.h"
 #include "md_log.h"
-#include "md_store.h"
+#include "md_store_sqlite.h"
 #include "md_text.h"
 
 #define SEP         "\n--\n"
@@ -121,7 +121,7 @@ static void db_close(void)
 static void db_open(void)
 {
     char why[512] = "";
-    struct md_sqlite_config cfg = {g_db, MD_DURABILITY_NORMAL, 2000};
+    struct md_store_config cfg = {g_db, MD_DURABILITY_NORMAL, 2000, 0};
     if (md_store_sqlite_open(&cfg, &g_store, why, sizeof why) != MD_OK) {
         fprintf(stderr, "fuzz_request: cannot open %s: %s\n", g_db, why);
         abort();
@@ -379,25 +379,23 @@ static int on_kid(void *ctx, const char *path, size_t len, enum md_kind kind, in
 static void walk(struct md_txn *txn, const char *tenant, struct tree *t)
 {
     memset(t, 0, sizeof *t);
-    int64_t id = 0;
-    enum md_err e = md_txn_tenant(txn, tenant, 0, &id);
+    struct md_entry ent;
+    enum md_err e = md_txn_get(txn, tenant, MD_ROOT, MD_ROOT_LEN, 0, &ent);
     if (e == MD_ENOENT)
         return;
     FUZZ_CHECK(e == MD_OK);
     t->exists = 1;
-    struct md_entry ent;
-    FUZZ_CHECK(md_txn_get(txn, id, MD_ROOT, MD_ROOT_LEN, 0, &ent) == MD_OK);
     FUZZ_CHECK(ent.kind == MD_KIND_DIR);
     tree_add(t, MD_ROOT, MD_ROOT_LEN, MD_KIND_DIR, ent.size, NULL, 0);
     for (size_t d = 0; d < t->n; d++) {
         if (t->e[d].kind != MD_KIND_DIR)
             continue;
         struct kids k = {{0}, dup_bytes(t->e[d].path, t->e[d].plen), t->e[d].plen};
-        FUZZ_CHECK(md_txn_list(txn, id, k.dir, k.dlen, on_kid, &k) == MD_OK);
+        FUZZ_CHECK(md_txn_list(txn, tenant, k.dir, k.dlen, on_kid, &k) == MD_OK);
         for (size_t i = 0; i < k.t.n; i++) {
             const struct ent *c = &k.t.e[i];
             struct md_entry got;
-            FUZZ_CHECK(md_txn_get(txn, id, c->path, c->plen, 1, &got) == MD_OK);
+            FUZZ_CHECK(md_txn_get(txn, tenant, c->path, c->plen, 1, &got) == MD_OK);
             FUZZ_CHECK(got.kind == c->kind && got.size == c->size);
             if (c->kind == MD_KIND_FILE)
                 FUZZ_CHECK((int64_t)got.content_len == got.size);

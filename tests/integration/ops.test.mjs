@@ -62,7 +62,7 @@ test('--help lists every flag, each with its MEMORYD_* variable; exit 0', async 
 test('--version prints the version; exit 0', async () => {
   const r = await runMemoryd(['--version']);
   assert.equal(r.code, 0);
-  assert.match(r.stdout, /^memoryd \d+\.\d+\.\d+\S* \(schema \d+\)\n$/);
+  assert.match(r.stdout, /^memoryd \d+\.\d+\.\d+\S* \(schema: sqlite \d+, postgres \d+\)\n$/);
   assert.equal(r.stderr, '');
 });
 

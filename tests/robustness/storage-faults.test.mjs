@@ -34,7 +34,7 @@ import { makeClient, readLines, readText } from '../lib/client.mjs';
 
 const FAILED = 'Error: The memory store failed; the command was not applied. Try again later.';
 // A commit whose disk flush failed: memoryd cannot know whether the write landed.
-const UNSURE = 'Error: The memory store could not confirm that the command was saved (a disk flush failed): it may or may not have been applied. View the path before trying again.';
+const UNSURE = 'Error: The memory store could not confirm that the command was saved (a disk flush failed, or the connection to the database was lost while committing): it may or may not have been applied. View the path before trying again.';
 const BUSY = 'Error: The memory store is busy; the command was not applied. Try again shortly.';
 const created = (p) => `File created successfully at: ${p}`;
 const missing = (p) => `The path ${p} does not exist. Please provide a valid path.`;

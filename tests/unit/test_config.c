@@ -15,6 +15,8 @@
 
 #include "check.h"
 #include "md_config.h"
+#include "md_store_pg.h"
+#include "md_store_sqlite.h"
 #include "md_http.h"
 #include "md_log.h"
 #include "md_tenant.h"
@@ -330,7 +332,7 @@ static void test_config_defaults(void)
     CHECK_STR(res.err, "");
     CHECK_STR(cfg.listen, "127.0.0.1");
     CHECK_EQ_INT(cfg.port, 8080);
-    CHECK_STR(cfg.db_path, "./memoryd.db");
+    CHECK_STR(cfg.db, "./memoryd.db");
     CHECK_EQ_INT(cfg.durability, MD_DURABILITY_FULL);
     CHECK_STR(cfg.tenant_header, "X-Tenant-ID");
     CHECK_STR(cfg.default_tenant, "default");
@@ -388,7 +390,7 @@ static void test_config_env_and_flags(void)
     CHECK_STR(res.err, "");
     CHECK_STR(cfg.listen, "::1");
     CHECK_EQ_INT(cfg.port, 9000);
-    CHECK_STR(cfg.db_path, "/tmp/x.db");
+    CHECK_STR(cfg.db, "/tmp/x.db");
     CHECK_EQ_INT(cfg.durability, MD_DURABILITY_NORMAL);
     CHECK_STR(cfg.tenant_header, "X-Org");
     CHECK_STR(cfg.default_tenant, "acme");
@@ -421,7 +423,7 @@ static void test_config_env_and_flags(void)
     CHECK_EQ_INT(cfg.durability, MD_DURABILITY_FULL);
     CHECK_EQ_INT(cfg.require_tenant, 0);
     CHECK_STR(cfg.listen, "0.0.0.0");
-    CHECK_STR(cfg.db_path, "/tmp/y.db");
+    CHECK_STR(cfg.db, "/tmp/y.db");
     CHECK_EQ_INT(cfg.log_level, MD_LOG_WARN);
     CHECK_STR(cfg.default_tenant, "t.2");
     CHECK_EQ_INT(cfg.max_batch, 1);
@@ -608,8 +610,8 @@ static void test_config_help_version(void)
     CHECK_EQ_INT(res.r, MD_CONFIG_EXIT_OK);
 
     char want[128];
-    snprintf(want, sizeof want, "memoryd %s (schema %d)\n", MD_VERSION,
-             md_store_sqlite_schema_version());
+    snprintf(want, sizeof want, "memoryd %s (schema: sqlite %d, postgres %d)\n", MD_VERSION,
+             md_store_sqlite_schema_version(), md_store_pg_schema_version());
     LOAD(&cfg, &res, "--version");
     CHECK_EQ_INT(res.r, MD_CONFIG_EXIT_OK);
     CHECK_STR(res.err, "");

@@ -30,7 +30,7 @@
 
 #include "check.h"
 #include "md_cmd.h"
-#include "md_store.h"
+#include "md_store_sqlite.h"
 #include "md_writer.h"
 
 static char g_dir[64];
@@ -41,7 +41,7 @@ static const struct md_limits LIM = {4u << 20, 1u << 20, 256u << 10, {4096, 255}
 
 static struct md_store *open_store(void)
 {
-    struct md_sqlite_config c = {g_db, MD_DURABILITY_FULL, 5000};
+    struct md_store_config c = {g_db, MD_DURABILITY_FULL, 5000, 0};
     struct md_store *s = NULL;
     char why[512] = "";
     if (md_store_sqlite_open(&c, &s, why, sizeof why) != MD_OK) {
@@ -132,11 +132,9 @@ static int64_t entry(const char *tenant, const char *path, enum md_kind *kind)
     struct md_txn *t;
     if (md_store_read_begin(S, &t) != MD_OK)
         return -2;
-    int64_t id, size = -1;
+    int64_t size = -1;
     struct md_entry e = {0};
-    enum md_err err = md_txn_tenant(t, tenant, 0, &id);
-    if (!err)
-        err = md_txn_get(t, id, path, strlen(path), 0, &e);
+    enum md_err err = md_txn_get(t, tenant, path, strlen(path), 0, &e);
     if (!err) {
         size = e.size;
         if (kind)
@@ -888,9 +886,9 @@ static void test_kept_snapshots(void)
     struct md_txn *r1, *r2;
     CHECK_EQ_INT(md_store_read_begin(S, &r1), MD_OK);
     CHECK_EQ_INT(md_store_read_begin(S, &r2), MD_OK);
-    int64_t id;
-    CHECK_EQ_INT(md_txn_tenant(r1, "snap", 0, &id), MD_OK);
-    CHECK_EQ_INT(md_txn_tenant(r2, "snap", 0, &id), MD_OK);
+    struct md_entry root;
+    CHECK_EQ_INT(md_txn_get(r1, "snap", "/memories", 9, 0, &root), MD_OK);
+    CHECK_EQ_INT(md_txn_get(r2, "snap", "/memories", 9, 0, &root), MD_OK);
     md_txn_end(r1);
     md_txn_end(r2);
     for (int i = 0; i < 3; i++) {
@@ -975,7 +973,7 @@ static void test_newer_schema_refused(void)
     CHECK_EQ_INT(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(db);
 
-    struct md_sqlite_config c = {path, MD_DURABILITY_FULL, 5000};
+    struct md_store_config c = {path, MD_DURABILITY_FULL, 5000, 0};
     struct md_store *s = NULL;
     char why[512] = "";
     CHECK_EQ_INT(md_store_sqlite_open(&c, &s, why, sizeof why), MD_EDB);
@@ -1002,7 +1000,7 @@ static void test_durability(void)
     char path[160];
     snprintf(path, sizeof path, "%s/durability.db", g_dir);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        struct md_sqlite_config c = {path, cases[i].durability, 5000};
+        struct md_store_config c = {path, cases[i].durability, 5000, 0};
         struct md_store *s = NULL;
         char why[512] = "";
         CHECK_EQ_INT(md_store_sqlite_open(&c, &s, why, sizeof why), MD_OK);
@@ -1442,8 +1440,8 @@ static void test_writer_flush_fails(void)
     CHECK_EQ_INT(wait_done(2), 2);
     JOB_RESULT(&b, MD_EUNSURE,
                "Error: The memory store could not confirm that the command was saved (a disk "
-               "flush failed): it may or may not have been applied. View the path before "
-               "trying again.");
+               "flush failed, or the connection to the database was lost while committing): it "
+               "may or may not have been applied. View the path before trying again.");
     JOB_RESULT(&c, MD_EEXIST, "Error: File /memories/kept.txt already exists");
     CHECK_EQ_INT(md_err_http_status(MD_EUNSURE), 500);
 
