@@ -1,8 +1,9 @@
-# Turn sql/NNN_*.sql into a C source file holding them as strings, in order.
-# Usage: cmake -DSQL_DIR=... -DOUT=... -P embed_sql.cmake
+# Turn SQL_DIR/NNN_*.sql into a C source file holding them as strings, in order:
+#   const char *const <NAME>[] (NULL-terminated) and const int <NAME>_count.
+# Usage: cmake -DSQL_DIR=... -DNAME=... -DOUT=... -P embed_sql.cmake
 file(GLOB files "${SQL_DIR}/[0-9][0-9][0-9]_*.sql")
 list(SORT files)
-set(body "/* Generated from sql/ by cmake/embed_sql.cmake. Do not edit. */\n")
+set(body "/* Generated from ${SQL_DIR} by cmake/embed_sql.cmake. Do not edit. */\n")
 set(names "")
 set(i 0)
 foreach(f IN LISTS files)
@@ -12,8 +13,8 @@ foreach(f IN LISTS files)
   string(APPEND names "m${i}, ")
   math(EXPR i "${i} + 1")
 endforeach()
-string(APPEND body "const char *const md_schema_migrations[] = {${names}0};\n")
-string(APPEND body "const int md_schema_migration_count = ${i};\n")
+string(APPEND body "const char *const ${NAME}[] = {${names}0};\n")
+string(APPEND body "const int ${NAME}_count = ${i};\n")
 file(WRITE "${OUT}.tmp" "${body}")
 execute_process(COMMAND ${CMAKE_COMMAND} -E copy_if_different "${OUT}.tmp" "${OUT}")
 file(REMOVE "${OUT}.tmp")

@@ -1,18 +1,1363 @@
-/* store_pg.c — placeholder until the PostgreSQL backend lands. */
-#include <stdio.h>
-
+/*
+ * store_pg.c — the PostgreSQL backend of md_store (see md_store_pg.h).
+ *
+ * Every connection runs in libpq's pipeline mode with memoryd's statements
+ * prepared once, parameters and results in binary. An operation queues its
+ * statements and sends them with whatever was queued before it (BEGIN, the
+ * tenant locks, a savepoint, the release of the previous command) in one
+ * round trip: a flush sends a Sync and reads every result in order. So a
+ * view costs one round trip, and a write command two (md_txn_locate, then
+ * the write); a batch adds one for its COMMIT.
+ *
+ * Directory sizes: a write transaction keeps the changes pending
+ * (md_dirsizes.h) and writes them in one statement before the commit, or
+ * before a subtree moves or goes; a size read in it adds what is pending.
+ *
+ * Failures: an error from the server fails the operation (and, inside a
+ * transaction block, aborts it until the writer rolls back to the
+ * command's savepoint, which the next flush sends first). A connection
+ * that breaks is marked; a reader is reconnected and its operation run once
+ * more, the writer is reconnected at the next transaction. A COMMIT whose
+ * answer never came is MD_EUNSURE.
+ */
 #include "md_store_pg.h"
+
+#include <endian.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "md_buf.h"
+#include "md_dirsizes.h"
+#include "md_log.h"
+#include "md_path.h"
+#include "md_tenant_cache.h"
+#include "store_pg_internal.h"
+
+/* Type OIDs (pg_type.dat). */
+#define OID_INT2      21
+#define OID_INT4      23
+#define OID_INT8      20
+#define OID_TEXT      25
+#define OID_BYTEA     17
+#define OID_TEXTARRAY 1009
+#define OID_INT8ARRAY 1016
+#define OID_INT4ARRAY 1007
+#define OID_INT2ARRAY 1005
+
+enum pst {
+    P_BEGIN,
+    P_COMMIT,
+    P_ROLLBACK,
+    P_SAVEPOINT,
+    P_RELEASE,
+    P_ROLLBACK_TO,
+    P_LOCK,
+    P_TENANT_NEW,
+    P_LOCATE,
+    P_INSERT,
+    P_SET_CONTENT,
+    P_SIZES,
+    P_REMOVE_ONE,
+    P_REMOVE_BELOW,
+    P_MOVE_ONE,
+    P_MOVE_BELOW,
+    P_VIEW,
+    P_GET,
+    P_LIST,
+    P_PING,
+    P_COUNT
+};
+
+#define MAX_PARAMS 8
+
+static const struct {
+    const char *sql;
+    int n;
+    Oid types[MAX_PARAMS];
+} pst[P_COUNT] = {
+    [P_BEGIN] = {"BEGIN", 0, {0}},
+    [P_COMMIT] = {"COMMIT", 0, {0}},
+    [P_ROLLBACK] = {"ROLLBACK", 0, {0}},
+    [P_SAVEPOINT] = {"SAVEPOINT cmd", 0, {0}},
+    [P_RELEASE] = {"RELEASE cmd", 0, {0}},
+    [P_ROLLBACK_TO] = {"ROLLBACK TO cmd", 0, {0}},
+    [P_LOCK] = {"SELECT pg_advisory_xact_lock($1)", 1, {OID_INT8}},
+    [P_TENANT_NEW] = {"INSERT INTO tenants (name, created_at) VALUES ($1, $2) RETURNING id",
+                      2,
+                      {OID_TEXT, OID_INT8}},
+    /* Several paths at once; the tenant's id (one row with no entry when it
+     * has none of the paths; no row when the tenant has no data). */
+    [P_LOCATE] = {"SELECT t.id, e.path, e.kind, e.size,"
+                  " CASE WHEN e.path = $3 THEN e.content END"
+                  " FROM tenants t LEFT JOIN entries e ON e.tenant = t.id AND e.path = ANY ($2)"
+                  " WHERE t.name = $1",
+                  3,
+                  {OID_TEXT, OID_TEXTARRAY, OID_TEXT}},
+    /* Directories and a file in one statement; the tenant by name, since it
+     * may have been created by the statement before. */
+    [P_INSERT] =
+        {"INSERT INTO entries (tenant, path, depth, kind, size, mtime, content)"
+         " SELECT t.id, u.path, u.depth, u.kind,"
+         " CASE WHEN u.kind = 0 THEN $7 ELSE 0 END, $5,"
+         " CASE WHEN u.kind = 0 THEN $6 END"
+         " FROM tenants t, unnest($2::text[], $3::int4[], $4::int2[]) AS u(path, depth, kind)"
+         " WHERE t.name = $1",
+         7,
+         {OID_TEXT, OID_TEXTARRAY, OID_INT4ARRAY, OID_INT2ARRAY, OID_INT8, OID_BYTEA, OID_INT8}},
+    [P_SET_CONTENT] = {"UPDATE entries SET content = $3, size = $4, mtime = $5"
+                       " WHERE tenant = $1 AND path = $2 AND kind = 0",
+                       5,
+                       {OID_INT8, OID_TEXT, OID_BYTEA, OID_INT8, OID_INT8}},
+    [P_SIZES] = {"UPDATE entries e SET size = e.size + u.delta"
+                 " FROM unnest($1::int8[], $2::text[], $3::int8[]) AS u(tenant, path, delta)"
+                 " WHERE e.tenant = u.tenant AND e.path = u.path",
+                 3,
+                 {OID_INT8ARRAY, OID_TEXTARRAY, OID_INT8ARRAY}},
+    [P_REMOVE_ONE] = {"DELETE FROM entries WHERE tenant = $1 AND path = $2",
+                      2,
+                      {OID_INT8, OID_TEXT}},
+    [P_REMOVE_BELOW] = {"DELETE FROM entries WHERE tenant = $1 AND path > $2 AND path < $3",
+                        3,
+                        {OID_INT8, OID_TEXT, OID_TEXT}},
+    [P_MOVE_ONE] = {"UPDATE entries SET path = $3 || substr(path, $4), depth = depth + $5,"
+                    " mtime = $6 WHERE tenant = $1 AND path = $2",
+                    6,
+                    {OID_INT8, OID_TEXT, OID_TEXT, OID_INT4, OID_INT4, OID_INT8}},
+    [P_MOVE_BELOW] = {"UPDATE entries SET path = $4 || substr(path, $5), depth = depth + $6,"
+                      " mtime = $7 WHERE tenant = $1 AND path > $2 AND path < $3",
+                      7,
+                      {OID_INT8, OID_TEXT, OID_TEXT, OID_TEXT, OID_INT4, OID_INT4, OID_INT8}},
+    /* A view in one statement: the entry (part 0), then the visible children
+     * (part 1) and grandchildren (part 2) of a directory, each in path order
+     * and at most $6; hidden names (.* and node_modules) are left out with
+     * what is below them. $7 is the position (in characters) of the first
+     * character after "dir/". */
+    [P_VIEW] = {"WITH t AS (SELECT id FROM tenants WHERE name = $1)"
+                " SELECT 0 AS part, path, kind, size, content FROM entries"
+                " WHERE tenant = (SELECT id FROM t) AND path = $2"
+                " UNION ALL (SELECT 1, path, kind, size, NULL FROM entries"
+                " WHERE tenant = (SELECT id FROM t) AND depth = $3 AND path > $4 AND path < $5"
+                " AND left(substr(path, $7), 1) <> '.' AND substr(path, $7) <> 'node_modules'"
+                " ORDER BY path LIMIT $6)"
+                " UNION ALL (SELECT 2, path, kind, size, NULL FROM entries"
+                " WHERE tenant = (SELECT id FROM t) AND depth = $3 + 1 AND path > $4"
+                " AND path < $5 AND left(substr(path, $7), 1) <> '.'"
+                " AND split_part(substr(path, $7), '/', 1) <> 'node_modules'"
+                " AND left(split_part(substr(path, $7), '/', 2), 1) <> '.'"
+                " AND split_part(substr(path, $7), '/', 2) <> 'node_modules'"
+                " ORDER BY path LIMIT $6)",
+                7,
+                {OID_TEXT, OID_TEXT, OID_INT4, OID_TEXT, OID_TEXT, OID_INT8, OID_INT4}},
+    [P_GET] = {"SELECT kind, size, content FROM entries"
+               " WHERE tenant = (SELECT id FROM tenants WHERE name = $1) AND path = $2",
+               2,
+               {OID_TEXT, OID_TEXT}},
+    [P_LIST] = {"SELECT path, kind, size FROM entries"
+                " WHERE tenant = (SELECT id FROM tenants WHERE name = $1) AND depth = $2"
+                " AND path > $3 AND path < $4 ORDER BY path",
+                4,
+                {OID_TEXT, OID_INT4, OID_TEXT, OID_TEXT}},
+    [P_PING] = {"SELECT 1", 0, {0}},
+};
+
+struct pgc;
+
+struct pg_txn {
+    struct md_txn base;
+    struct pgc *c;
+    int write;
+    struct md_txn_stats st;
+    enum pst *q; /* statements sent whose results are not read yet */
+    size_t nq, capq;
+    PGresult *res;             /* the last wanted result; borrowed out */
+    struct md_dirsizes *sizes; /* the writer's; NULL for readers */
+    struct md_buf arr[3];      /* array parameters */
+};
+
+struct pgc {
+    PGconn *pq;
+    int broken;
+    struct md_tenant_cache *tenants;
+    struct pg_txn txn;
+    struct pgc *next_idle;
+};
+
+struct pg_store {
+    struct md_store base;
+    struct md_store_config cfg;
+    char *uri;
+    pthread_mutex_t pool_mu;
+    struct pgc *idle; /* reader connections not in use */
+    unsigned nidle;
+    struct pgc *writer;
+    pthread_mutex_t write_mu; /* one write transaction at a time; guards writer */
+    unsigned long heal_failures;
+};
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- connections ---- */
+
+PGconn *md_pg_connect(const char *uri, char *why, size_t why_len)
+{
+    /* Defaults first: the URI (expanded from "dbname") overrides them. */
+    const char *keys[] = {"connect_timeout", "application_name", "client_encoding", "dbname", NULL};
+    const char *vals[] = {"5", "memoryd", "UTF8", uri, NULL};
+    PGconn *conn = PQconnectdbParams(keys, vals, 1);
+    if (!conn) {
+        snprintf(why, why_len, "out of memory");
+        return NULL;
+    }
+    if (PQstatus(conn) != CONNECTION_OK) {
+        snprintf(why, why_len, "cannot connect to PostgreSQL: %s", PQerrorMessage(conn));
+        size_t n = strlen(why);
+        while (n > 0 && (why[n - 1] == '\n' || why[n - 1] == ' '))
+            why[--n] = '\0';
+        PQfinish(conn);
+        return NULL;
+    }
+    return conn;
+}
+
+enum md_err md_pg_classify(PGconn *conn, const PGresult *res)
+{
+    const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+    if (PQstatus(conn) != CONNECTION_OK)
+        return MD_EUNAVAIL;
+    if (!state)
+        return res ? MD_EDB : MD_EUNAVAIL;
+    if (strncmp(state, "08", 2) == 0 || strcmp(state, "57P01") == 0 ||
+        strcmp(state, "57P02") == 0 || strcmp(state, "57P03") == 0)
+        return MD_EUNAVAIL;
+    if (strcmp(state, "23505") == 0)
+        return MD_EEXIST;
+    if (strcmp(state, "55P03") == 0 || strcmp(state, "57014") == 0 || strcmp(state, "40001") == 0 ||
+        strcmp(state, "40P01") == 0)
+        return MD_EBUSY;
+    return MD_EDB;
+}
+
+static void log_pg(struct pgc *c, const PGresult *res, const char *what)
+{
+    struct md_logline l;
+    md_log_begin(&l, MD_LOG_ERROR, "postgres error");
+    md_log_str(&l, "op", what);
+    const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+    if (state)
+        md_log_str(&l, "sqlstate", state);
+    const char *msg = res ? PQresultErrorMessage(res) : PQerrorMessage(c->pq);
+    char text[512];
+    snprintf(text, sizeof text, "%s", msg && *msg ? msg : "connection lost");
+    size_t n = strlen(text);
+    while (n > 0 && (text[n - 1] == '\n' || text[n - 1] == ' '))
+        text[--n] = '\0';
+    md_log_str(&l, "error", text);
+    md_log_end(&l);
+}
+
+static void conn_close(struct pgc *c)
+{
+    if (!c)
+        return;
+    PQclear(c->txn.res);
+    free(c->txn.q);
+    for (size_t i = 0; i < sizeof c->txn.arr / sizeof c->txn.arr[0]; i++)
+        md_buf_free(&c->txn.arr[i]);
+    md_dirsizes_free(c->txn.sizes);
+    md_tenant_cache_free(c->tenants);
+    if (c->pq)
+        PQfinish(c->pq);
+    free(c);
+}
+
+/* Session settings, then every statement prepared, then pipeline mode. */
+static int conn_setup(struct pg_store *s, struct pgc *c, char *why, size_t why_len)
+{
+    const char *enc = PQparameterStatus(c->pq, "server_encoding");
+    if (!enc || (strcmp(enc, "UTF8") != 0 && strcmp(enc, "SQL_ASCII") != 0)) {
+        snprintf(why, why_len,
+                 "the database's encoding is %s: memoryd needs UTF8 (or SQL_ASCII); create it "
+                 "with ENCODING 'UTF8'",
+                 enc ? enc : "unknown");
+        return -1;
+    }
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "SET synchronous_commit = %s; SET lock_timeout = %d;"
+             " SET max_parallel_workers_per_gather = 0",
+             s->cfg.durability == MD_DURABILITY_FULL ? "on" : "off", s->cfg.busy_timeout_ms);
+    PGresult *r = PQexec(c->pq, sql);
+    int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+    PQclear(r);
+    if (!ok || !PQenterPipelineMode(c->pq)) {
+        snprintf(why, why_len, "cannot set up the session: %s", PQerrorMessage(c->pq));
+        return -1;
+    }
+    for (int i = 0; i < P_COUNT; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "m%d", i);
+        if (!PQsendPrepare(c->pq, name, pst[i].sql, pst[i].n, pst[i].types)) {
+            snprintf(why, why_len, "cannot prepare statements: %s", PQerrorMessage(c->pq));
+            return -1;
+        }
+    }
+    if (!PQpipelineSync(c->pq)) {
+        snprintf(why, why_len, "cannot prepare statements: %s", PQerrorMessage(c->pq));
+        return -1;
+    }
+    int bad = -1;
+    for (int i = 0; i < P_COUNT; i++) {
+        r = PQgetResult(c->pq);
+        if (PQresultStatus(r) != PGRES_COMMAND_OK && bad < 0) {
+            bad = i;
+            snprintf(why, why_len, "cannot prepare %s: %s", pst[i].sql,
+                     r ? PQresultErrorMessage(r) : PQerrorMessage(c->pq));
+        }
+        PQclear(r);
+        if (r)
+            PQclear(PQgetResult(c->pq)); /* the NULL that ends it */
+    }
+    r = PQgetResult(c->pq);
+    ok = PQresultStatus(r) == PGRES_PIPELINE_SYNC;
+    PQclear(r);
+    if (!ok && bad < 0)
+        snprintf(why, why_len, "cannot prepare statements: %s", PQerrorMessage(c->pq));
+    return ok && bad < 0 ? 0 : -1;
+}
+
+static struct pgc *conn_open(struct pg_store *s, int write, char *why, size_t why_len)
+{
+    struct pgc *c = calloc(1, sizeof *c);
+    if (!c) {
+        snprintf(why, why_len, "out of memory");
+        return NULL;
+    }
+    c->tenants = md_tenant_cache_new();
+    c->txn.base.store = &s->base;
+    c->txn.c = c;
+    c->txn.write = write;
+    for (size_t i = 0; i < sizeof c->txn.arr / sizeof c->txn.arr[0]; i++)
+        md_buf_init(&c->txn.arr[i], (size_t)64 << 20);
+    if (write)
+        c->txn.sizes = md_dirsizes_new();
+    if (!c->tenants || (write && !c->txn.sizes)) {
+        snprintf(why, why_len, "out of memory");
+        conn_close(c);
+        return NULL;
+    }
+    c->pq = md_pg_connect(s->uri, why, why_len);
+    if (!c->pq || conn_setup(s, c, why, why_len) != 0) {
+        conn_close(c);
+        return NULL;
+    }
+    return c;
+}
+
+/* ---- parameters and results (binary) ---- */
+
+struct params {
+    const char *v[MAX_PARAMS];
+    int len[MAX_PARAMS];
+    int fmt[MAX_PARAMS];
+    char num[MAX_PARAMS][8];
+    int n;
+};
+
+static void p_bytes(struct params *p, const void *data, size_t len)
+{
+    p->v[p->n] = data ? data : "";
+    p->len[p->n] = (int)len;
+    p->fmt[p->n] = 1;
+    p->n++;
+}
+
+static void p_text(struct params *p, const char *s)
+{
+    p_bytes(p, s, strlen(s));
+}
+
+static void p_i64(struct params *p, int64_t v)
+{
+    uint64_t be = htobe64((uint64_t)v);
+    memcpy(p->num[p->n], &be, 8);
+    p_bytes(p, p->num[p->n], 8);
+}
+
+static void p_i32(struct params *p, int32_t v)
+{
+    uint32_t be = htobe32((uint32_t)v);
+    memcpy(p->num[p->n], &be, 4);
+    p_bytes(p, p->num[p->n], 4);
+}
+
+/* A one-dimensional array in binary form: its header; then each element
+ * with arr_elem(). */
+static enum md_err arr_begin(struct md_buf *b, Oid elem, size_t n)
+{
+    md_buf_reset(b);
+    uint32_t h[5] = {htobe32(n ? 1 : 0), 0, htobe32(elem), htobe32((uint32_t)n), htobe32(1)};
+    return md_buf_append(b, h, n ? sizeof h : 3 * sizeof h[0]);
+}
+
+static enum md_err arr_elem(struct md_buf *b, const void *data, size_t len)
+{
+    uint32_t l = htobe32((uint32_t)len);
+    enum md_err e = md_buf_append(b, &l, 4);
+    return e ? e : md_buf_append(b, data, len);
+}
+
+static enum md_err arr_i64(struct md_buf *b, int64_t v)
+{
+    uint64_t be = htobe64((uint64_t)v);
+    return arr_elem(b, &be, 8);
+}
+
+static int64_t r_i64(const PGresult *r, int row, int col)
+{
+    uint64_t be;
+    memcpy(&be, PQgetvalue(r, row, col), 8);
+    return (int64_t)be64toh(be);
+}
+
+static int r_i16(const PGresult *r, int row, int col)
+{
+    uint16_t be;
+    memcpy(&be, PQgetvalue(r, row, col), 2);
+    return (int16_t)be16toh(be);
+}
+
+/* ---- the pipeline ---- */
+
+/* Queue statement `id`; its result is read by the next flush. */
+static enum md_err q_send(struct pg_txn *t, enum pst id, const struct params *p)
+{
+    struct pgc *c = t->c;
+    if (c->broken)
+        return MD_EUNAVAIL;
+    if (t->nq == t->capq) {
+        size_t cap = t->capq ? t->capq * 2 : 64;
+        enum pst *q = realloc(t->q, cap * sizeof *q);
+        if (!q)
+            return MD_ENOMEM;
+        t->q = q;
+        t->capq = cap;
+    }
+    char name[8];
+    snprintf(name, sizeof name, "m%d", (int)id);
+    static const struct params none = {{0}, {0}, {0}, {{0}}, 0};
+    if (!p)
+        p = &none;
+    if (!PQsendQueryPrepared(c->pq, name, p->n, p->v, p->len, p->fmt, 1)) {
+        log_pg(c, NULL, pst[id].sql);
+        c->broken = 1;
+        return MD_EUNAVAIL;
+    }
+    t->q[t->nq++] = id;
+    t->st.statements++;
+    return MD_OK;
+}
+
+/*
+ * Send a Sync and read the result of every queued statement, in order (one
+ * round trip). The rows of the first queued statement `want` (P_COUNT:
+ * none) are kept in t->res. Returns the first error; *failed (unless NULL)
+ * gets the statement that failed, P_COUNT when none did or the connection
+ * went before any answered.
+ */
+static enum md_err q_flush_at(struct pg_txn *t, enum pst want, enum pst *failed)
+{
+    struct pgc *c = t->c;
+    PQclear(t->res);
+    t->res = NULL;
+    if (failed)
+        *failed = P_COUNT;
+    if (t->nq == 0)
+        return MD_OK;
+    size_t n = t->nq;
+    t->nq = 0;
+    t->st.round_trips++;
+    if (c->broken || !PQpipelineSync(c->pq)) {
+        c->broken = 1;
+        return MD_EUNAVAIL;
+    }
+    enum md_err err = MD_OK;
+    for (size_t i = 0; i < n; i++) {
+        PGresult *r = PQgetResult(c->pq);
+        if (!r) { /* the connection broke */
+            if (!err)
+                log_pg(c, NULL, pst[t->q[i]].sql);
+            c->broken = 1;
+            return err ? err : MD_EUNAVAIL;
+        }
+        ExecStatusType st = PQresultStatus(r);
+        if (st == PGRES_FATAL_ERROR && !err) {
+            err = md_pg_classify(c->pq, r);
+            if (err != MD_EEXIST)
+                log_pg(c, r, pst[t->q[i]].sql);
+            if (failed)
+                *failed = t->q[i];
+        } else if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK && st != PGRES_FATAL_ERROR &&
+                   st != PGRES_PIPELINE_ABORTED && !err) {
+            log_pg(c, r, pst[t->q[i]].sql);
+            err = MD_EDB;
+        }
+        if (!err && t->q[i] == P_COMMIT && strcmp(PQcmdStatus(r), "COMMIT") != 0)
+            err = MD_EDB; /* the transaction had failed: COMMIT rolled it back */
+        if (t->q[i] == want && !t->res && st == PGRES_TUPLES_OK)
+            t->res = r;
+        else
+            PQclear(r);
+        PQclear(PQgetResult(c->pq)); /* the NULL that ends each statement */
+    }
+    PGresult *sync = PQgetResult(c->pq);
+    if (PQresultStatus(sync) != PGRES_PIPELINE_SYNC) {
+        c->broken = 1;
+        err = err ? err : MD_EUNAVAIL;
+    }
+    PQclear(sync);
+    if (err) {
+        PQclear(t->res);
+        t->res = NULL;
+    }
+    return err;
+}
+
+static enum md_err q_flush(struct pg_txn *t, enum pst want)
+{
+    return q_flush_at(t, want, NULL);
+}
+
+/* ---- readers ---- */
+
+static void reader_release(struct pg_store *s, struct pgc *c)
+{
+    PQclear(c->txn.res);
+    c->txn.res = NULL;
+    c->txn.nq = 0;
+    pthread_mutex_lock(&s->pool_mu);
+    int keep = !c->broken && s->nidle < s->cfg.readers;
+    if (keep) {
+        c->next_idle = s->idle;
+        s->idle = c;
+        s->nidle++;
+    }
+    pthread_mutex_unlock(&s->pool_mu);
+    if (!keep)
+        conn_close(c);
+}
+
+static enum md_err pg_read_begin(struct md_store *base, struct md_txn **out)
+{
+    struct pg_store *s = (struct pg_store *)base;
+    pthread_mutex_lock(&s->pool_mu);
+    struct pgc *c = s->idle;
+    if (c) {
+        s->idle = c->next_idle;
+        s->nidle--;
+    }
+    pthread_mutex_unlock(&s->pool_mu);
+    if (!c) {
+        char why[512];
+        c = conn_open(s, 0, why, sizeof why);
+        if (!c) {
+            md_log_msg(MD_LOG_ERROR, "cannot open a reader connection", why);
+            return MD_EUNAVAIL;
+        }
+    }
+    c->txn.st = (struct md_txn_stats){0, 0};
+    *out = &c->txn.base;
+    return MD_OK;
+}
+
+static void pg_txn_end(struct md_txn *base)
+{
+    struct pg_txn *t = (struct pg_txn *)base;
+    reader_release((struct pg_store *)base->store, t->c);
+}
+
+/* Run the one statement a read operation needs; a pooled connection found
+ * broken (the server restarted since it was last used, say) is replaced
+ * and the statement sent again, once. */
+static enum md_err read_exec(struct pg_txn *t, enum pst id, const struct params *p)
+{
+    for (int attempt = 0;; attempt++) {
+        enum md_err e = q_send(t, id, p);
+        if (!e)
+            e = q_flush(t, id);
+        if (e != MD_EUNAVAIL || attempt > 0 || t->write)
+            return e;
+        struct pg_store *s = (struct pg_store *)t->base.store;
+        char why[512];
+        struct pgc *fresh = conn_open(s, 0, why, sizeof why);
+        if (!fresh)
+            return MD_EUNAVAIL;
+        /* Swap the connections: the txn stays where its caller holds it. */
+        PGconn *old = t->c->pq;
+        t->c->pq = fresh->pq;
+        t->c->broken = 0;
+        fresh->pq = old;
+        conn_close(fresh);
+    }
+}
+
+/* ---- writer ---- */
+
+/* Reopen a broken writer connection; write_mu is held. Failures are logged
+ * the first time and then every 1000th time. */
+static enum md_err writer_heal(struct pg_store *s)
+{
+    if (s->writer && !s->writer->broken)
+        return MD_OK;
+    char why[512] = "";
+    struct pgc *c = conn_open(s, 1, why, sizeof why);
+    if (!c) {
+        if (s->heal_failures++ % 1000 == 0) {
+            struct md_logline l;
+            md_log_begin(&l, MD_LOG_ERROR, "cannot reopen the writer connection");
+            md_log_str(&l, "detail", why);
+            md_log_int(&l, "attempts", (int64_t)s->heal_failures);
+            md_log_end(&l);
+        }
+        return MD_EUNAVAIL;
+    }
+    if (s->writer) {
+        struct md_logline l;
+        md_log_begin(&l, MD_LOG_WARN, "writer connection reopened");
+        md_log_int(&l, "failed_attempts", (int64_t)s->heal_failures);
+        md_log_end(&l);
+    }
+    conn_close(s->writer);
+    s->writer = c;
+    s->heal_failures = 0;
+    return MD_OK;
+}
+
+/* End the writer's transaction state (after commit or rollback). */
+static void writer_done(struct pg_store *s, struct pg_txn *t, int failed)
+{
+    PQclear(t->res);
+    t->res = NULL;
+    md_dirsizes_reset(t->sizes);
+    if (failed)
+        md_tenant_cache_clear(t->c->tenants);
+    pthread_mutex_unlock(&s->write_mu);
+}
+
+static enum md_err pg_write_begin(struct md_store *base, struct md_txn **out)
+{
+    struct pg_store *s = (struct pg_store *)base;
+    pthread_mutex_lock(&s->write_mu);
+    enum md_err e = writer_heal(s);
+    if (!e) {
+        struct pg_txn *t = &s->writer->txn;
+        md_dirsizes_reset(t->sizes);
+        t->nq = 0;
+        e = q_send(t, P_BEGIN, NULL);
+        if (!e) {
+            *out = &t->base;
+            return MD_OK;
+        }
+    }
+    pthread_mutex_unlock(&s->write_mu);
+    return e;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static enum md_err pg_lock_tenants(struct md_txn *base, const char *const *names, size_t n)
+{
+    struct pg_txn *t = (struct pg_txn *)base;
+    int64_t *keys = malloc((n ? n : 1) * sizeof *keys);
+    if (!keys)
+        return MD_ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        keys[i] = md_store_tenant_key(names[i]);
+    qsort(keys, n, sizeof *keys, cmp_i64);
+    enum md_err e = MD_OK;
+    for (size_t i = 0; i < n && !e; i++) {
+        if (i > 0 && keys[i] == keys[i - 1])
+            continue;
+        struct params p = {.n = 0};
+        p_i64(&p, keys[i]);
+        e = q_send(t, P_LOCK, &p); /* run in order: ascending keys */
+    }
+    free(keys);
+    return e;
+}
+
+static enum md_err pg_savepoint(struct md_txn *base)
+{
+    struct pg_txn *t = (struct pg_txn *)base;
+    md_dirsizes_mark(t->sizes);
+    return q_send(t, P_SAVEPOINT, NULL);
+}
+
+static enum md_err pg_release(struct md_txn *base, int rollback)
+{
+    struct pg_txn *t = (struct pg_txn *)base;
+    enum md_err e = MD_OK;
+    if (rollback) {
+        md_tenant_cache_clear(t->c->tenants);
+        md_dirsizes_restore(t->sizes);
+        e = q_send(t, P_ROLLBACK_TO, NULL);
+    }
+    return e ? e : q_send(t, P_RELEASE, NULL);
+}
+
+/* Queue one statement writing every pending directory size change. */
+static enum md_err sizes_send(struct pg_txn *t)
+{
+    size_t n = md_dirsizes_count(t->sizes), live = 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t tenant, delta;
+        const char *path;
+        size_t len;
+        md_dirsizes_entry(t->sizes, i, &tenant, &path, &len, &delta);
+        live += delta != 0;
+    }
+    if (live == 0)
+        return MD_OK;
+    enum md_err e = arr_begin(&t->arr[0], OID_INT8, live);
+    if (!e)
+        e = arr_begin(&t->arr[1], OID_TEXT, live);
+    if (!e)
+        e = arr_begin(&t->arr[2], OID_INT8, live);
+    for (size_t i = 0; i < n && !e; i++) {
+        int64_t tenant, delta;
+        const char *path;
+        size_t len;
+        md_dirsizes_entry(t->sizes, i, &tenant, &path, &len, &delta);
+        if (delta == 0)
+            continue;
+        e = arr_i64(&t->arr[0], tenant);
+        if (!e)
+            e = arr_elem(&t->arr[1], path, len);
+        if (!e)
+            e = arr_i64(&t->arr[2], delta);
+    }
+    if (e)
+        return e;
+    struct params p = {.n = 0};
+    for (int i = 0; i < 3; i++)
+        p_bytes(&p, t->arr[i].data, t->arr[i].len);
+    e = q_send(t, P_SIZES, &p);
+    if (!e)
+        md_dirsizes_written(t->sizes);
+    return e;
+}
+
+static enum md_err pg_commit(struct md_txn *base)
+{
+    struct pg_txn *t = (struct pg_txn *)base;
+    struct pg_store *s = (struct pg_store *)base->store;
+    enum md_err e = sizes_send(t);
+    if (!e)
+        e = q_send(t, P_COMMIT, NULL);
+    enum pst failed = P_COUNT;
+    if (!e)
+        e = q_flush_at(t, P_COUNT, &failed);
+    /* The connection went before any statement failed: the COMMIT may have
+     * been carried out, or not. */
+    if (e == MD_EUNAVAIL && failed == P_COUNT)
+        e = MD_EUNSURE;
+    if (e && !t->c->broken) {
+        q_send(t, P_ROLLBACK, NULL); /* after a failed COMMIT: harmless */
+        q_flush(t, P_COUNT);
+    }
+    writer_done(s, t, e != MD_OK);
+    return e;
+}
+
+static void pg_rollback(struct md_txn *base)
+{
+    struct pg_txn *t = (struct pg_txn *)base;
+    if (!t->c->broken && q_send(t, P_ROLLBACK, NULL) == MD_OK)
+        q_flush(t, P_COUNT);
+    t->nq = 0;
+    writer_done((struct pg_store *)base->store, t, 1);
+}
+
+/* ---- reads shared by readers and the writer ---- */
+
+/* Bounds of the subtree of `dir`: (dir + "/", dir + "0"). */
+static enum md_err bounds(struct md_buf *lo, struct md_buf *hi, const char *dir, size_t len)
+{
+    md_buf_reset(lo);
+    md_buf_reset(hi);
+    enum md_err e = md_buf_append(lo, dir, len);
+    if (!e)
+        e = md_buf_putc(lo, '/');
+    if (!e)
+        e = md_buf_append(hi, dir, len);
+    if (!e)
+        e = md_buf_putc(hi, '0');
+    return e;
+}
+
+/* Characters (not bytes) of a UTF-8 string: substr() counts them. */
+static int32_t utf8_chars(const char *s, size_t n)
+{
+    int32_t c = 0;
+    for (size_t i = 0; i < n; i++)
+        c += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return c;
+}
+
+static int path_cmp(const char *a, size_t an, const char *b, size_t bn)
+{
+    int c = memcmp(a, b, an < bn ? an : bn);
+    return c ? c : (an > bn) - (an < bn);
+}
+
+struct row {
+    const char *path;
+    size_t len;
+    enum md_kind kind;
+    int64_t size;
+};
+
+static int row_cmp(const void *a, const void *b)
+{
+    const struct row *x = a, *y = b;
+    return path_cmp(x->path, x->len, y->path, y->len);
+}
+
+/* The first of `n` sorted rows at or after `key` (binary search). */
+static size_t lower_bound(const struct row *r, size_t n, const char *key, size_t klen)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (path_cmp(r[mid].path, r[mid].len, key, klen) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static enum md_err pg_view(struct md_txn *base, const char *tenant, const char *path, size_t len,
+                           struct md_entry *e, size_t max_entries, md_list_cb cb, void *ctx,
+                           int *complete)
+{
+    struct pg_txn *t = (struct pg_txn *)base;
+    *complete = 1;
+    enum md_err err = bounds(&t->arr[0], &t->arr[1], path, len);
+    if (err)
+        return err;
+    int64_t limit = max_entries ? (int64_t)max_entries : 1;
+    struct params p = {.n = 0};
+    p_text(&p, tenant);
+    p_bytes(&p, path, len);
+    p_i32(&p, md_path_depth(path, len) + 1);
+    p_bytes(&p, t->arr[0].data, t->arr[0].len);
+    p_bytes(&p, t->arr[1].data, t->arr[1].len);
+    p_i64(&p, limit);
+    p_i32(&p, utf8_chars(path, len) + 2);
+    err = read_exec(t, P_VIEW, &p);
+    if (err)
+        return err;
+    const PGresult *r = t->res;
+    int rows = PQntuples(r);
+    int found = 0;
+    size_t n1 = 0, n2 = 0;
+    for (int i = 0; i < rows; i++) {
+        int part = (int)(be32toh(*(const uint32_t *)(const void *)PQgetvalue(r, i, 0)));
+        if (part == 0) {
+            found = 1;
+            e->kind = r_i16(r, i, 2) == MD_KIND_DIR ? MD_KIND_DIR : MD_KIND_FILE;
+            e->size = r_i64(r, i, 3);
+            e->content = PQgetisnull(r, i, 4) ? "" : PQgetvalue(r, i, 4);
+            e->content_len = PQgetisnull(r, i, 4) ? 0 : (size_t)PQgetlength(r, i, 4);
+        } else if (part == 1) {
+            n1++;
+        } else {
+            n2++;
+        }
+    }
+    if (!found) {
+        if (len != MD_ROOT_LEN)
+            return MD_ENOENT;
+        *e = (struct md_entry){MD_KIND_DIR, 0, NULL, 0}; /* a tenant without data */
+        return MD_OK;
+    }
+    if (e->kind != MD_KIND_DIR)
+        return MD_OK;
+    struct row *lv = malloc((n1 + n2 + 1) * sizeof *lv);
+    if (!lv)
+        return MD_ENOMEM;
+    struct row *l1 = lv, *l2 = lv + n1;
+    size_t i1 = 0, i2 = 0;
+    for (int i = 0; i < rows; i++) {
+        int part = (int)(be32toh(*(const uint32_t *)(const void *)PQgetvalue(r, i, 0)));
+        if (part == 0)
+            continue;
+        struct row w = {PQgetvalue(r, i, 1), (size_t)PQgetlength(r, i, 1),
+                        r_i16(r, i, 2) == MD_KIND_DIR ? MD_KIND_DIR : MD_KIND_FILE, r_i64(r, i, 3)};
+        if (part == 1)
+            l1[i1++] = w;
+        else
+            l2[i2++] = w;
+    }
+    qsort(l1, n1, sizeof *l1, row_cmp);
+    qsort(l2, n2, sizeof *l2, row_cmp);
+    /* When a part was cut at its limit, what lies after its last row is
+     * unknown: the listing stops there. */
+    int cut1 = (int64_t)n1 >= limit, cut2 = (int64_t)n2 >= limit;
+    int stop = 0;
+    for (size_t i = 0; i < n1 && !stop; i++) {
+        const struct row *k = &l1[i];
+        if (cb(ctx, k->path, k->len, k->kind, k->size)) {
+            stop = 1;
+            break;
+        }
+        if (k->kind != MD_KIND_DIR)
+            continue;
+        char *key = malloc(k->len + 1);
+        if (!key) {
+            err = MD_ENOMEM;
+            break;
+        }
+        memcpy(key, k->path, k->len);
+        key[k->len] = '/';
+        size_t j = lower_bound(l2, n2, key, k->len + 1);
+        for (; j < n2 && l2[j].len > k->len && memcmp(l2[j].path, key, k->len + 1) == 0; j++) {
+            if (cb(ctx, l2[j].path, l2[j].len, l2[j].kind, l2[j].size)) {
+                stop = 1;
+                break;
+            }
+        }
+        /* Children past the last grandchild fetched may be missing. */
+        key[k->len] = '0';
+        if (!stop && cut2 && path_cmp(l2[n2 - 1].path, l2[n2 - 1].len, key, k->len + 1) < 0)
+            stop = 1;
+        free(key);
+    }
+    if (stop || cut1)
+        *complete = 0;
+    free(lv);
+    return err;
+}
+
+/* The tenant's id: cached, or read from the P_LOCATE rows of t->res. */
+static enum md_err pg_locate(struct md_txn *base, const char *tenant, struct md_locate *l, size_t n,
+                             int *tenant_exists)
+{
+    struct pg_txn *t = (struct pg_txn *)base;
+    /* Every path asked for, and every ancestor of those that want one. */
+    size_t count = 0;
+    const char *content_path = "";
+    size_t content_len = 0;
+    for (size_t i = 0; i < n; i++) {
+        count++;
+        if (l[i].want_parent)
+            count += (size_t)md_path_depth(l[i].path, l[i].len);
+        if (l[i].want_content) {
+            content_path = l[i].path;
+            content_len = l[i].len;
+        }
+    }
+    enum md_err e = arr_begin(&t->arr[0], OID_TEXT, count);
+    for (size_t i = 0; i < n && !e; i++) {
+        e = arr_elem(&t->arr[0], l[i].path, l[i].len);
+        for (size_t plen = l[i].len; !e && l[i].want_parent && plen > MD_ROOT_LEN;) {
+            plen = md_path_parent_len(l[i].path, plen);
+            e = arr_elem(&t->arr[0], l[i].path, plen);
+        }
+    }
+    if (e)
+        return e;
+    struct params p = {.n = 0};
+    p_text(&p, tenant);
+    p_bytes(&p, t->arr[0].data, t->arr[0].len);
+    p_bytes(&p, content_path, content_len);
+    if (t->write) {
+        e = q_send(t, P_LOCATE, &p);
+        if (!e)
+            e = q_flush(t, P_LOCATE);
+    } else {
+        e = read_exec(t, P_LOCATE, &p);
+    }
+    if (e)
+        return e;
+    const PGresult *r = t->res;
+    int rows = PQntuples(r);
+    *tenant_exists = rows > 0;
+    int64_t id = rows > 0 ? r_i64(r, 0, 0) : 0;
+    if (id)
+        md_tenant_cache_put(t->c->tenants, tenant, id);
+    for (size_t i = 0; i < n; i++) {
+        struct md_locate *q = &l[i];
+        q->found = 0;
+        q->anc_len = MD_ROOT_LEN;
+        q->anc_kind = MD_KIND_DIR;
+        q->e = (struct md_entry){MD_KIND_DIR, 0, NULL, 0};
+        if (!*tenant_exists) {
+            q->found = q->len == MD_ROOT_LEN;
+            continue;
+        }
+        size_t best = 0; /* the longest proper ancestor found */
+        for (int k = 0; k < rows; k++) {
+            if (PQgetisnull(r, k, 1))
+                continue;
+            const char *rp = PQgetvalue(r, k, 1);
+            size_t rl = (size_t)PQgetlength(r, k, 1);
+            enum md_kind kind = r_i16(r, k, 2) == MD_KIND_DIR ? MD_KIND_DIR : MD_KIND_FILE;
+            int64_t size = r_i64(r, k, 3);
+            if (kind == MD_KIND_DIR)
+                size += md_dirsizes_pending(t->sizes, id, rp, rl);
+            if (rl == q->len && memcmp(rp, q->path, rl) == 0) {
+                q->found = 1;
+                q->e = (struct md_entry){kind, size, NULL, 0};
+                if (q->want_content && kind == MD_KIND_FILE) {
+                    q->e.content = PQgetisnull(r, k, 4) ? "" : PQgetvalue(r, k, 4);
+                    q->e.content_len = PQgetisnull(r, k, 4) ? 0 : (size_t)PQgetlength(r, k, 4);
+                }
+            } else if (q->want_parent && rl < q->len && rl > best && q->path[rl] == '/' &&
+                       memcmp(rp, q->path, rl) == 0) {
+                best = rl;
+                q->anc_len = rl;
+                q->anc_kind = kind;
+            }
+        }
+    }
+    return MD_OK;
+}
+
+/* The tenant's id in the writer (known after md_txn_locate), 0 if none. */
+static int64_t known_tenant(struct pg_txn *t, const char *tenant)
+{
+    return md_tenant_cache_get(t->c->tenants, tenant);
+}
+
+/* Add `delta` to the size of every ancestor of `path`, pending. */
+static enum md_err sizes_add(struct pg_txn *t, int64_t id, const char *path, size_t len,
+                             int64_t delta)
+{
+    if (delta == 0 || len == MD_ROOT_LEN)
+        return MD_OK;
+    size_t plen = len;
+    do {
+        plen = md_path_parent_len(path, plen);
+        if (md_dirsizes_add(t->sizes, id, path, plen, delta) != 0) {
+            /* The pending table is full: write it, then keep this one. */
+            enum md_err e = sizes_send(t);
+            if (!e)
+                e = q_flush(t, P_COUNT);
+            if (e)
+                return e;
+            md_dirsizes_reset(t->sizes);
+            md_dirsizes_mark(t->sizes);
+            if (md_dirsizes_add(t->sizes, id, path, plen, delta) != 0)
+                return MD_ENOMEM;
+        }
+    } while (plen > MD_ROOT_LEN);
+    return MD_OK;
+}
+
+/* Queue an insert of the directories strictly between the ancestor of
+ * length `from` and `path` (with the root first when `with_root`), and of
+ * the file `path` itself when `file`. */
+static enum md_err insert_send(struct pg_txn *t, const char *tenant, const char *path, size_t len,
+                               size_t from, int with_root, int file, const char *content,
+                               size_t content_len)
+{
+    size_t count = (size_t)with_root + (size_t)file;
+    for (size_t i = from + 1; i < len; i++)
+        count += path[i] == '/';
+    if (count == 0)
+        return MD_OK;
+    enum md_err e = arr_begin(&t->arr[0], OID_TEXT, count);
+    if (!e)
+        e = arr_begin(&t->arr[1], OID_INT4, count);
+    if (!e)
+        e = arr_begin(&t->arr[2], OID_INT2, count);
+    for (size_t i = with_root ? MD_ROOT_LEN : from + 1; !e && i <= len; i++) {
+        int dir = i < len && (path[i] == '/' && (i > from || i == MD_ROOT_LEN));
+        if (!dir && !(file && i == len))
+            continue;
+        uint32_t depth = htobe32((uint32_t)md_path_depth(path, i));
+        uint16_t kind = htobe16(dir ? MD_KIND_DIR : MD_KIND_FILE);
+        e = arr_elem(&t->arr[0], path, i);
+        if (!e)
+            e = arr_elem(&t->arr[1], &depth, 4);
+        if (!e)
+            e = arr_elem(&t->arr[2], &kind, 2);
+    }
+    if (e)
+        return e;
+    struct params p = {.n = 0};
+    p_text(&p, tenant);
+    for (int i = 0; i < 3; i++)
+        p_bytes(&p, t->arr[i].data, t->arr[i].len);
+    p_i64(&p, now_ms());
+    p_bytes(&p, content, content_len);
+    p_i64(&p, (int64_t)content_len);
+    return q_send(t, P_INSERT, &p);
+}
+
+static enum md_err pg_put_file(struct md_txn *base, const char *tenant, const char *path,
+                               size_t len, const char *content, size_t content_len,
+                               int64_t old_size, size_t parents_from)
+{
+    struct pg_txn *t = (struct pg_txn *)base;
+    int64_t id = known_tenant(t, tenant);
+    enum md_err e = MD_OK;
+    if (old_size >= 0) {
+        struct params p = {.n = 0};
+        p_i64(&p, id);
+        p_bytes(&p, path, len);
+        p_bytes(&p, content, content_len);
+        p_i64(&p, (int64_t)content_len);
+        p_i64(&p, now_ms());
+        e = q_send(t, P_SET_CONTENT, &p);
+        if (!e)
+            e = q_flush(t, P_COUNT);
+    } else {
+        /* A tenant's first write makes the tenant and its root; its id comes
+         * back in the same round trip. */
+        int new_tenant = id == 0;
+        if (new_tenant) {
+            struct params p = {.n = 0};
+            p_text(&p, tenant);
+            p_i64(&p, now_ms() / 1000);
+            e = q_send(t, P_TENANT_NEW, &p);
+        }
+        if (!e)
+            e = insert_send(t, tenant, path, len, parents_from, new_tenant, 1, content,
+                            content_len);
+        if (!e)
+            e = q_flush(t, new_tenant ? P_TENANT_NEW : P_COUNT);
+        if (!e && new_tenant) {
+            if (!t->res || PQntuples(t->res) != 1)
+                return MD_EDB;
+            id = r_i64(t->res, 0, 0);
+            md_tenant_cache_put(t->c->tenants, tenant, id);
+        }
+    }
+    if (!e)
+        e = sizes_add(t, id, path, len, (int64_t)content_len - (old_size < 0 ? 0 : old_size));
+    return e;
+}
+
+/* Queue the two statements of a subtree operation on `path`: remove, or
+ * move to `to` when it is not NULL. */
+static enum md_err subtree_send(struct pg_txn *t, int64_t id, const char *path, size_t len,
+                                const char *to, size_t tlen)
+{
+    /* Rows about to move or go must carry their true sizes first. */
+    enum md_err e = sizes_send(t);
+    if (!e)
+        e = bounds(&t->arr[0], &t->arr[1], path, len);
+    if (e)
+        return e;
+    int32_t cut = utf8_chars(path, len) + 1;
+    int32_t ddepth = to ? md_path_depth(to, tlen) - md_path_depth(path, len) : 0;
+    int64_t mtime = now_ms();
+    struct params one = {.n = 0}, below = {.n = 0};
+    p_i64(&one, id);
+    p_bytes(&one, path, len);
+    p_i64(&below, id);
+    p_bytes(&below, t->arr[0].data, t->arr[0].len);
+    p_bytes(&below, t->arr[1].data, t->arr[1].len);
+    if (to) {
+        for (struct params *p = &one; p; p = p == &one ? &below : NULL) {
+            p_bytes(p, to, tlen);
+            p_i32(p, cut);
+            p_i32(p, ddepth);
+            p_i64(p, mtime);
+        }
+    }
+    e = q_send(t, to ? P_MOVE_ONE : P_REMOVE_ONE, &one);
+    return e ? e : q_send(t, to ? P_MOVE_BELOW : P_REMOVE_BELOW, &below);
+}
+
+static enum md_err pg_remove_tree(struct md_txn *base, const char *tenant, const char *path,
+                                  size_t len, int64_t size)
+{
+    struct pg_txn *t = (struct pg_txn *)base;
+    int64_t id = known_tenant(t, tenant);
+    enum md_err e = id ? subtree_send(t, id, path, len, NULL, 0) : MD_ENOENT;
+    if (!e)
+        e = q_flush(t, P_COUNT);
+    if (!e)
+        e = sizes_add(t, id, path, len, -size);
+    return e;
+}
+
+static enum md_err pg_move_tree(struct md_txn *base, const char *tenant, const char *from,
+                                size_t flen, const char *to, size_t tlen, int64_t size,
+                                size_t parents_from)
+{
+    struct pg_txn *t = (struct pg_txn *)base;
+    int64_t id = known_tenant(t, tenant);
+    enum md_err e = id ? insert_send(t, tenant, to, tlen, parents_from, 0, 0, NULL, 0) : MD_ENOENT;
+    if (!e)
+        e = subtree_send(t, id, from, flen, to, tlen);
+    if (!e)
+        e = q_flush(t, P_COUNT);
+    if (!e)
+        e = sizes_add(t, id, from, flen, -size);
+    if (!e)
+        e = sizes_add(t, id, to, tlen, size);
+    return e;
+}
+
+/* ---- for tools and tests ---- */
+
+static enum md_err pg_get(struct md_txn *base, const char *tenant, const char *path, size_t len,
+                          int want_content, struct md_entry *e)
+{
+    struct pg_txn *t = (struct pg_txn *)base;
+    struct params p = {.n = 0};
+    p_text(&p, tenant);
+    p_bytes(&p, path, len);
+    enum md_err err = t->write ? q_send(t, P_GET, &p) : read_exec(t, P_GET, &p);
+    if (!err && t->write)
+        err = q_flush(t, P_GET);
+    if (err)
+        return err;
+    if (PQntuples(t->res) != 1)
+        return MD_ENOENT;
+    e->kind = r_i16(t->res, 0, 0) == MD_KIND_DIR ? MD_KIND_DIR : MD_KIND_FILE;
+    e->size = r_i64(t->res, 0, 1);
+    int64_t id = t->write ? known_tenant(t, tenant) : 0;
+    if (e->kind == MD_KIND_DIR && id)
+        e->size += md_dirsizes_pending(t->sizes, id, path, len);
+    int null = PQgetisnull(t->res, 0, 2);
+    e->content =
+        want_content && e->kind == MD_KIND_FILE ? (null ? "" : PQgetvalue(t->res, 0, 2)) : NULL;
+    e->content_len = e->content && !null ? (size_t)PQgetlength(t->res, 0, 2) : 0;
+    return MD_OK;
+}
+
+static enum md_err pg_list(struct md_txn *base, const char *tenant, const char *dir, size_t len,
+                           md_list_cb cb, void *ctx)
+{
+    struct pg_txn *t = (struct pg_txn *)base;
+    enum md_err e = t->write ? sizes_send(t) : MD_OK; /* the listing shows sizes */
+    if (!e)
+        e = bounds(&t->arr[0], &t->arr[1], dir, len);
+    if (e)
+        return e;
+    struct params p = {.n = 0};
+    p_text(&p, tenant);
+    p_i32(&p, md_path_depth(dir, len) + 1);
+    p_bytes(&p, t->arr[0].data, t->arr[0].len);
+    p_bytes(&p, t->arr[1].data, t->arr[1].len);
+    e = t->write ? q_send(t, P_LIST, &p) : read_exec(t, P_LIST, &p);
+    if (!e && t->write)
+        e = q_flush(t, P_LIST);
+    if (e)
+        return e;
+    /* The result is kept in t->res while cb runs: cb must not call the txn. */
+    PGresult *r = t->res;
+    t->res = NULL;
+    for (int i = 0; i < PQntuples(r); i++) {
+        enum md_kind kind = r_i16(r, i, 1) == MD_KIND_DIR ? MD_KIND_DIR : MD_KIND_FILE;
+        if (cb(ctx, PQgetvalue(r, i, 0), (size_t)PQgetlength(r, i, 0), kind, r_i64(r, i, 2)))
+            break;
+    }
+    PQclear(r);
+    return MD_OK;
+}
+
+static enum md_err pg_ping(struct md_store *base)
+{
+    struct md_txn *t;
+    enum md_err e = pg_read_begin(base, &t);
+    if (e)
+        return e;
+    e = read_exec((struct pg_txn *)t, P_PING, NULL);
+    pg_txn_end(t);
+    return e;
+}
+
+static void pg_stats(struct md_txn *base, struct md_txn_stats *st)
+{
+    *st = ((struct pg_txn *)base)->st;
+}
+
+/* ---- open / close ---- */
+
+static void pg_close(struct md_store *base)
+{
+    struct pg_store *s = (struct pg_store *)base;
+    for (struct pgc *c = s->idle, *next; c; c = next) {
+        next = c->next_idle;
+        conn_close(c);
+    }
+    conn_close(s->writer);
+    pthread_mutex_destroy(&s->pool_mu);
+    pthread_mutex_destroy(&s->write_mu);
+    free(s->uri);
+    free(s);
+}
+
+static const struct md_store_ops pg_ops = {
+    .name = "postgres",
+    .close = pg_close,
+    .read_begin = pg_read_begin,
+    .write_begin = pg_write_begin,
+    .txn_end = pg_txn_end,
+    .commit = pg_commit,
+    .rollback = pg_rollback,
+    .lock_tenants = pg_lock_tenants,
+    .savepoint = pg_savepoint,
+    .release = pg_release,
+    .view = pg_view,
+    .locate = pg_locate,
+    .put_file = pg_put_file,
+    .remove_tree = pg_remove_tree,
+    .move_tree = pg_move_tree,
+    .get = pg_get,
+    .list = pg_list,
+    .ping = pg_ping,
+    .stats = pg_stats,
+};
 
 enum md_err md_store_pg_open(const struct md_store_config *cfg, struct md_store **out, char *why,
                              size_t why_len)
 {
-    (void)cfg;
-    (void)out;
-    snprintf(why, why_len, "PostgreSQL is not supported by this build");
-    return MD_EDB;
-}
-
-int md_store_pg_schema_version(void)
-{
-    return 0;
+    struct pg_store *s = calloc(1, sizeof *s);
+    if (!s) {
+        snprintf(why, why_len, "out of memory");
+        return MD_ENOMEM;
+    }
+    s->base.ops = &pg_ops;
+    s->cfg = *cfg;
+    s->uri = strdup(cfg->db);
+    s->cfg.db = s->uri;
+    if (s->cfg.readers == 0)
+        s->cfg.readers = 1;
+    pthread_mutex_init(&s->pool_mu, NULL);
+    pthread_mutex_init(&s->write_mu, NULL);
+    enum md_err e = MD_EUNAVAIL;
+    PGconn *m = s->uri ? md_pg_connect(s->uri, why, why_len) : NULL;
+    if (m) {
+        e = md_pg_migrate(m, why, why_len) == 0 ? MD_OK : MD_EDB;
+        PQfinish(m);
+    }
+    if (!e) {
+        s->writer = conn_open(s, 1, why, why_len);
+        e = s->writer ? MD_OK : MD_EUNAVAIL;
+    }
+    if (e) {
+        pg_close(&s->base);
+        return e;
+    }
+    *out = &s->base;
+    return MD_OK;
 }

@@ -27,11 +27,12 @@
 
 #include "md_dirsizes.h"
 #include "md_log.h"
+#include "md_tenant_cache.h"
 #include "md_path.h"
 
-/* Generated from the sql/ files by CMake (cmake/embed_sql.cmake). */
-extern const char *const md_schema_migrations[];
-extern const int md_schema_migration_count;
+/* Generated from sql/sqlite/ by CMake (cmake/embed_sql.cmake). */
+extern const char *const md_sqlite_migrations[];
+extern const int md_sqlite_migrations_count;
 
 enum stmt_id {
     S_BEGIN,
@@ -103,17 +104,7 @@ struct sq_txn {
     struct md_dirsizes *sizes; /* the writer's; NULL for readers */
 };
 
-/* Tenant ids a connection has looked up. A tenant row never changes and is
- * never deleted once committed, and a reader only sees committed rows, so a
- * reader may keep them. The writer may see a tenant that its open
- * transaction created, which a rollback undoes (and its id may be reused):
- * any rollback, or a failed commit, empties the writer's cache. */
-#define TENANT_CACHE    64  /* slots, power of two */
-#define TENANT_NAME_MAX 128 /* longer names are not cached */
-struct tenant_slot {
-    int64_t id; /* 0: empty */
-    char name[TENANT_NAME_MAX + 1];
-};
+/* Tenant ids a connection has looked up: md_tenant_cache.h. */
 
 struct sq_conn {
     sqlite3 *db;
@@ -121,7 +112,7 @@ struct sq_conn {
     /* Readers: the commit generation (sq_store.commit_gen) of the read
      * transaction this connection keeps open between requests; 0: none. */
     unsigned long snap_gen;
-    struct tenant_slot *tenants; /* TENANT_CACHE slots */
+    struct md_tenant_cache *tenants;
     sqlite3_stmt *st[S_COUNT];
     struct sq_txn txn;
     struct sq_conn *next_idle;
@@ -241,11 +232,6 @@ static enum md_err conn_rc(struct sq_conn *c, int rc, const char *what)
     return map_rc(c->db, rc, what);
 }
 
-static void tenant_cache_clear(struct sq_conn *c)
-{
-    memset(c->tenants, 0, TENANT_CACHE * sizeof *c->tenants);
-}
-
 static void conn_close(struct sq_conn *c)
 {
     if (!c)
@@ -253,7 +239,7 @@ static void conn_close(struct sq_conn *c)
     for (int i = 0; i < S_COUNT; i++)
         sqlite3_finalize(c->st[i]);
     sqlite3_close(c->db);
-    free(c->tenants);
+    md_tenant_cache_free(c->tenants);
     md_dirsizes_free(c->txn.sizes);
     free(c);
 }
@@ -299,7 +285,7 @@ static int user_version(sqlite3 *db)
     return pragma_int(db, "PRAGMA user_version");
 }
 
-/* Bring the schema up to date: every sql/ migration not yet applied, in
+/* Bring the schema up to date: every sql/sqlite/ migration not yet applied, in
  * one transaction, each recorded in PRAGMA user_version. */
 static int migrate(sqlite3 *db, char *why, size_t why_len)
 {
@@ -307,19 +293,19 @@ static int migrate(sqlite3 *db, char *why, size_t why_len)
     if (rc != SQLITE_OK)
         return rc;
     int version = user_version(db);
-    if (version < 0 || version > md_schema_migration_count) {
+    if (version < 0 || version > md_sqlite_migrations_count) {
         if (version < 0)
             snprintf(why, why_len, "cannot read PRAGMA user_version: %s", sqlite3_errmsg(db));
         else
             snprintf(why, why_len,
                      "database schema version %d is newer than this memoryd (%d); refusing to "
                      "open it",
-                     version, md_schema_migration_count);
+                     version, md_sqlite_migrations_count);
         exec_simple(db, "ROLLBACK", NULL, 0);
         return SQLITE_ERROR;
     }
-    for (int i = version; i < md_schema_migration_count; i++) {
-        rc = exec_simple(db, md_schema_migrations[i], why, why_len);
+    for (int i = version; i < md_sqlite_migrations_count; i++) {
+        rc = exec_simple(db, md_sqlite_migrations[i], why, why_len);
         if (rc == SQLITE_OK) {
             char sql[64];
             snprintf(sql, sizeof sql, "PRAGMA user_version=%d", i + 1);
@@ -373,7 +359,7 @@ static int conn_open(struct sq_store *s, enum role role, struct sq_conn **out, c
          * fail with a storage error and the writer is reopened until the
          * file is writable again. */
         int version = user_version(c->db);
-        if (role == ROLE_WRITER || version != md_schema_migration_count) {
+        if (role == ROLE_WRITER || version != md_sqlite_migrations_count) {
             snprintf(why, why_len, "%s is read-only%s", s->path,
                      role == ROLE_WRITER ? "" : " and its schema is not current");
             rc = SQLITE_READONLY;
@@ -407,7 +393,7 @@ static int conn_open(struct sq_store *s, enum role role, struct sq_conn **out, c
     c->txn.base.store = &s->base;
     c->txn.c = c;
     c->txn.write = role != ROLE_READER;
-    c->tenants = calloc(TENANT_CACHE, sizeof *c->tenants);
+    c->tenants = md_tenant_cache_new();
     if (role != ROLE_READER)
         c->txn.sizes = md_dirsizes_new();
     if (!c->tenants || (role != ROLE_READER && !c->txn.sizes)) {
@@ -736,7 +722,7 @@ static enum md_err sq_commit(struct md_txn *base)
      * their kept snapshot is out of date. */
     atomic_fetch_add_explicit(&s->commit_gen, 1, memory_order_release);
     if (e) {
-        tenant_cache_clear(t->c);
+        md_tenant_cache_clear(t->c->tenants);
         if (sqlite3_get_autocommit(t->c->db) == 0)
             sqlite3_exec(t->c->db, "ROLLBACK", NULL, NULL, NULL);
     }
@@ -748,7 +734,7 @@ static void sq_rollback(struct md_txn *base)
 {
     struct sq_txn *t = (struct sq_txn *)base;
     struct sq_store *s = (struct sq_store *)base->store;
-    tenant_cache_clear(t->c);
+    md_tenant_cache_clear(t->c->tenants);
     md_dirsizes_reset(t->sizes);
     if (sqlite3_get_autocommit(t->c->db) == 0)
         run(t, stmt(t, S_ROLLBACK), "rollback");
@@ -767,12 +753,12 @@ static enum md_err sq_release(struct md_txn *base, int rollback)
     struct sq_txn *t = (struct sq_txn *)base;
     enum md_err e = MD_OK;
     if (sqlite3_get_autocommit(t->c->db)) {
-        tenant_cache_clear(t->c);
+        md_tenant_cache_clear(t->c->tenants);
         md_dirsizes_reset(t->sizes);
         return MD_EDB; /* the whole transaction was rolled back by SQLite */
     }
     if (rollback) {
-        tenant_cache_clear(t->c);
+        md_tenant_cache_clear(t->c->tenants);
         e = run(t, stmt(t, S_ROLLBACK_TO), "rollback to savepoint");
         md_dirsizes_restore(t->sizes); /* the pending changes as they were at the savepoint */
     }
@@ -783,38 +769,20 @@ static enum md_err sq_release(struct md_txn *base, int rollback)
 
 /* ---- primitives ---- */
 
-/* The cache slot of a tenant name (FNV-1a). */
-static struct tenant_slot *tenant_slot(struct sq_conn *c, const char *name, size_t len)
-{
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ (unsigned char)name[i]) * 16777619u;
-    return &c->tenants[h & (TENANT_CACHE - 1)];
-}
-
 /* A tenant's id by name. create=0: MD_ENOENT when the tenant has no data
  * yet; create=1: creates the tenant and its root entry when missing. */
 static enum md_err tenant_id(struct sq_txn *t, const char *name, int create, int64_t *id)
 {
     size_t len = strlen(name);
-    struct tenant_slot *slot = NULL;
-    if (len <= TENANT_NAME_MAX) {
-        slot = tenant_slot(t->c, name, len);
-        if (slot->id && strcmp(slot->name, name) == 0) {
-            *id = slot->id;
-            return MD_OK;
-        }
-    }
+    if ((*id = md_tenant_cache_get(t->c->tenants, name)) != 0)
+        return MD_OK;
     sqlite3_stmt *st = stmt(t, S_TENANT_GET);
     bind_text(st, 1, name, len);
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
         *id = sqlite3_column_int64(st, 0);
         done(st);
-        if (slot) {
-            memcpy(slot->name, name, len + 1);
-            slot->id = *id;
-        }
+        md_tenant_cache_put(t->c->tenants, name, *id);
         return MD_OK;
     }
     done(st);
@@ -1323,7 +1291,7 @@ int md_store_sqlite_check_plans(const char *path, char *why, size_t why_len)
 
 int md_store_sqlite_schema_version(void)
 {
-    return md_schema_migration_count;
+    return md_sqlite_migrations_count;
 }
 
 void md_store_sqlite_forget_tenants(struct md_store *base)
@@ -1333,12 +1301,12 @@ void md_store_sqlite_forget_tenants(struct md_store *base)
     struct sq_store *s = (struct sq_store *)base;
     pthread_mutex_lock(&s->pool_mu);
     for (struct sq_conn *c = s->all; c; c = c->next_all)
-        tenant_cache_clear(c);
+        md_tenant_cache_clear(c->tenants);
     pthread_mutex_unlock(&s->pool_mu);
     atomic_fetch_add_explicit(&s->commit_gen, 1, memory_order_release);
     pthread_mutex_lock(&s->write_mu);
     if (s->writer)
-        tenant_cache_clear(s->writer);
+        md_tenant_cache_clear(s->writer->tenants);
     pthread_mutex_unlock(&s->write_mu);
 }
 

@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
+import { isPg } from '../lib/pg.mjs';
 import { startServer, runMemoryd } from '../lib/server.mjs';
 
 const FLAGS = [
@@ -292,6 +293,27 @@ test('the request log counts the SQL statements of each command: a directory ren
     await ok({ command: 'view', path: '/memories' });
     await waitForLogs(srv, (logs) => logs.filter((l) => l.msg === 'request').length >= 306, 'the view line');
     assert.ok(srv.logs.filter((l) => l.msg === 'request').at(-1).sql <= 4);
+    if (isPg()) {
+      // On PostgreSQL, round trips to the database: a view in one, a write command in at most
+      // two, a directory rename or delete in at most three whatever its size.
+      const more = [
+        { command: 'create', path: '/memories/k/f.txt', file_text: 'x' },
+        { command: 'view', path: '/memories/k/f.txt' },
+        { command: 'create', path: '/memories/new/deep/er/f.txt', file_text: 'x' },
+        { command: 'str_replace', path: '/memories/k/f.txt', old_str: 'x', new_str: 'y' },
+        { command: 'insert', path: '/memories/k/f.txt', insert_line: 0, insert_text: 'z' },
+        { command: 'rename', old_path: '/memories/new', new_path: '/memories/moved/new' },
+        { command: 'delete', path: '/memories/moved' },
+      ];
+      for (const cmd of more) await ok(cmd);
+      await waitForLogs(srv, (logs) => logs.filter((l) => l.msg === 'request').length >= 313, 'the request lines');
+      const rt = srv.logs.filter((l) => l.msg === 'request').slice(-13).map((l) => [l.command, l.round_trips]);
+      const limit = { view: 1, create: 2, str_replace: 2, insert: 2, rename: 3, delete: 3 };
+      for (const [command, n] of rt) assert.ok(n >= 1 && n <= limit[command], `${command}: ${n} round trips (${JSON.stringify(rt)})`);
+      // (the 2nd..5th of these are the renames and deletes of the 1-file and 301-file directories)
+      assert.deepEqual(rt.slice(1, 5), [['rename', rt[1][1]], ['rename', rt[1][1]], ['delete', rt[3][1]], ['delete', rt[3][1]]],
+        'a directory of 1 file or of 301: the same round trips');
+    }
   } finally {
     await srv.stop();
     fs.rmSync(srv.dir, { recursive: true, force: true });

@@ -20,6 +20,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { makeClient, readText } from '../lib/client.mjs';
+import { createDatabase, isPg, pgInconsistencies } from '../lib/pg.mjs';
 import { startServer, tempDir } from '../lib/server.mjs';
 import { formatSize, mulberry32 } from '../lib/util.mjs';
 
@@ -81,6 +82,10 @@ function newLedger() {
 
 let sqliteWarned = false;
 function integrityCheck(t, db) {
+  if (isPg()) {
+    assert.deepEqual(pgInconsistencies(db), [], 'the data in PostgreSQL is consistent');
+    return;
+  }
   let out;
   try {
     out = execFileSync('sqlite3', [db, 'PRAGMA integrity_check;'], { encoding: 'utf8' });
@@ -284,7 +289,7 @@ async function crashLoop(t, durability, kills) {
   const rand = mulberry32(seed);
   t.diagnostic(`kill moments drawn with MD_CRASH_SEED=${seed}`);
   const dir = tempDir('memoryd-sigkill-');
-  const db = path.join(dir, 'memoryd.db');
+  const db = isPg() ? await createDatabase() : path.join(dir, 'memoryd.db');
   const L = newLedger();
   const args = durability === 'full' ? [] : ['--durability', durability]; // full is the default
   let srv = null;

@@ -8,6 +8,10 @@
 //   startServer({ bare: true, cwd })            // memoryd's own defaults: no --port/--db,
 //                                               // no MEMORYD_* variable, run in `cwd`
 //
+// With MD_TEST_PG set (the PostgreSQL variant of a test, tests/lib/pg.mjs), each server gets a
+// fresh database on the suite's PostgreSQL instead of a SQLite file: srv.dbPath is then its
+// URI, and startServer({ db: srv.dbPath }) starts another memoryd on the same data.
+//
 // The binary comes from MD_TEST_BIN (set by ctest), else build/memoryd.
 // `wrapper` (or the environment's MD_TEST_WRAPPER, split on spaces) is a
 // command that runs memoryd in the same process (it must exec it), e.g.
@@ -18,6 +22,7 @@ import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { createDatabase, pgCluster } from './pg.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const BIN = process.env.MD_TEST_BIN || path.resolve(here, '../../build/memoryd');
@@ -36,8 +41,9 @@ function command(args, wrapper = []) {
 }
 
 export async function startServer({ args = [], env = {}, db, wrapper, startTimeoutMs = 20000, bare = false, cwd } = {}) {
-  const dir = cwd ?? (db ? path.dirname(db) : tempDir());
-  const dbPath = db ?? path.join(dir, 'memoryd.db');
+  const pg = !bare && pgCluster();
+  const dir = cwd ?? (db && !pg ? path.dirname(db) : tempDir());
+  const dbPath = db ?? (pg ? await createDatabase(pg) : path.join(dir, 'memoryd.db'));
   const inherited = bare ? Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('MEMORYD_'))) : process.env;
   const childEnv = { ...inherited, ...env };
   const [file, argv] = command(bare ? args : ['--port', '0', '--db', dbPath, ...args], wrapper);

@@ -1,6 +1,6 @@
 -- memoryd schema, version 1.
--- Applied by memoryd at start inside one transaction; PRAGMA user_version
--- records how many files of sql/ have been applied.
+-- SQLite. Applied by memoryd at start inside one transaction; PRAGMA user_version
+-- records how many files of sql/sqlite/ have been applied.
 
 -- One row per tenant that has ever written. Entries refer to it by id.
 CREATE TABLE tenants (
