@@ -8,7 +8,8 @@
 # Packages already installed are left alone; nothing is installed twice.
 set -euo pipefail
 
-pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev libsqlite3-dev libutf8proc-dev curl)
+pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev libsqlite3-dev libutf8proc-dev libpq-dev
+  curl)
 mode="${1:-}"
 node_needed=0
 if [[ "$mode" == "--test" || "$mode" == "--bench" ]]; then
@@ -16,6 +17,11 @@ if [[ "$mode" == "--test" || "$mode" == "--bench" ]]; then
   # benchmark writes its 100,000-file database with the CLI.
   pkgs+=(wrk sqlite3)
   node_needed=1
+fi
+if [[ "$mode" == "--test" || "$mode" == "--bench" ]]; then
+  # PostgreSQL 15: the suite and the benchmark start servers of their own (tests/lib/pg.mjs,
+  # bench/); psql creates their databases; pgbench is the benchmark's reference.
+  pkgs+=(postgresql-15 postgresql-client-15)
 fi
 if [[ "$mode" == "--test" ]]; then
   # valgrind: memcheck runs (scripts/valgrind.sh); the rest: static checks (scripts/lint.sh).
@@ -52,6 +58,12 @@ done
 missing+=("${node_upgrade[@]}")
 if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}" >&2
+  # Debian's postgresql package makes and starts a cluster of its own ("main"), which nothing
+  # here uses: not that one.
+  if [[ " ${missing[*]} " == *" postgresql-15 "* && ! -e /etc/postgresql-common/createcluster.d/memoryd.conf ]]; then
+    mkdir -p /etc/postgresql-common/createcluster.d
+    echo "create_main_cluster = false" >/etc/postgresql-common/createcluster.d/memoryd.conf
+  fi
   SUDO=""
   [[ $(id -u) -eq 0 ]] || SUDO="sudo"
   $SUDO apt-get update -qq
