@@ -8,6 +8,7 @@
 #include "md_config.h"
 #include "md_http.h"
 #include "md_log.h"
+#include "md_migrate.h"
 #include "md_store.h"
 #include "md_version.h"
 #include "md_writer.h"
@@ -40,6 +41,8 @@ static void raise_nofile_limit(const struct md_config *cfg)
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "migrate") == 0)
+        return md_migrate_main(argc - 1, argv + 1);
     struct md_config cfg;
     switch (md_config_load(&cfg, argc, argv)) {
     case MD_CONFIG_EXIT_OK:

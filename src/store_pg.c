@@ -22,7 +22,6 @@
  */
 #include "md_store_pg.h"
 
-#include <endian.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,17 +34,6 @@
 #include "md_path.h"
 #include "md_tenant_cache.h"
 #include "store_pg_internal.h"
-
-/* Type OIDs (pg_type.dat). */
-#define OID_INT2      21
-#define OID_INT4      23
-#define OID_INT8      20
-#define OID_TEXT      25
-#define OID_BYTEA     17
-#define OID_TEXTARRAY 1009
-#define OID_INT8ARRAY 1016
-#define OID_INT4ARRAY 1007
-#define OID_INT2ARRAY 1005
 
 enum pst {
     P_BEGIN,
@@ -71,12 +59,10 @@ enum pst {
     P_COUNT
 };
 
-#define MAX_PARAMS 8
-
 static const struct {
     const char *sql;
     int n;
-    Oid types[MAX_PARAMS];
+    Oid types[MD_PG_MAX_PARAMS];
 } pst[P_COUNT] = {
     [P_BEGIN] = {"BEGIN", 0, {0}},
     [P_COMMIT] = {"COMMIT", 0, {0}},
@@ -206,45 +192,6 @@ static int64_t now_ms(void)
 
 /* ---- connections ---- */
 
-PGconn *md_pg_connect(const char *uri, char *why, size_t why_len)
-{
-    /* Defaults first: the URI (expanded from "dbname") overrides them. */
-    const char *keys[] = {"connect_timeout", "application_name", "client_encoding", "dbname", NULL};
-    const char *vals[] = {"5", "memoryd", "UTF8", uri, NULL};
-    PGconn *conn = PQconnectdbParams(keys, vals, 1);
-    if (!conn) {
-        snprintf(why, why_len, "out of memory");
-        return NULL;
-    }
-    if (PQstatus(conn) != CONNECTION_OK) {
-        snprintf(why, why_len, "cannot connect to PostgreSQL: %s", PQerrorMessage(conn));
-        size_t n = strlen(why);
-        while (n > 0 && (why[n - 1] == '\n' || why[n - 1] == ' '))
-            why[--n] = '\0';
-        PQfinish(conn);
-        return NULL;
-    }
-    return conn;
-}
-
-enum md_err md_pg_classify(PGconn *conn, const PGresult *res)
-{
-    const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
-    if (PQstatus(conn) != CONNECTION_OK)
-        return MD_EUNAVAIL;
-    if (!state)
-        return res ? MD_EDB : MD_EUNAVAIL;
-    if (strncmp(state, "08", 2) == 0 || strcmp(state, "57P01") == 0 ||
-        strcmp(state, "57P02") == 0 || strcmp(state, "57P03") == 0)
-        return MD_EUNAVAIL;
-    if (strcmp(state, "23505") == 0)
-        return MD_EEXIST;
-    if (strcmp(state, "55P03") == 0 || strcmp(state, "57014") == 0 || strcmp(state, "40001") == 0 ||
-        strcmp(state, "40P01") == 0)
-        return MD_EBUSY;
-    return MD_EDB;
-}
-
 static void log_pg(struct pgc *c, const PGresult *res, const char *what)
 {
     struct md_logline l;
@@ -361,83 +308,10 @@ static struct pgc *conn_open(struct pg_store *s, int write, char *why, size_t wh
     return c;
 }
 
-/* ---- parameters and results (binary) ---- */
-
-struct params {
-    const char *v[MAX_PARAMS];
-    int len[MAX_PARAMS];
-    int fmt[MAX_PARAMS];
-    char num[MAX_PARAMS][8];
-    int n;
-};
-
-static void p_bytes(struct params *p, const void *data, size_t len)
-{
-    p->v[p->n] = data ? data : "";
-    p->len[p->n] = (int)len;
-    p->fmt[p->n] = 1;
-    p->n++;
-}
-
-static void p_text(struct params *p, const char *s)
-{
-    p_bytes(p, s, strlen(s));
-}
-
-static void p_i64(struct params *p, int64_t v)
-{
-    uint64_t be = htobe64((uint64_t)v);
-    memcpy(p->num[p->n], &be, 8);
-    p_bytes(p, p->num[p->n], 8);
-}
-
-static void p_i32(struct params *p, int32_t v)
-{
-    uint32_t be = htobe32((uint32_t)v);
-    memcpy(p->num[p->n], &be, 4);
-    p_bytes(p, p->num[p->n], 4);
-}
-
-/* A one-dimensional array in binary form: its header; then each element
- * with arr_elem(). */
-static enum md_err arr_begin(struct md_buf *b, Oid elem, size_t n)
-{
-    md_buf_reset(b);
-    uint32_t h[5] = {htobe32(n ? 1 : 0), 0, htobe32(elem), htobe32((uint32_t)n), htobe32(1)};
-    return md_buf_append(b, h, n ? sizeof h : 3 * sizeof h[0]);
-}
-
-static enum md_err arr_elem(struct md_buf *b, const void *data, size_t len)
-{
-    uint32_t l = htobe32((uint32_t)len);
-    enum md_err e = md_buf_append(b, &l, 4);
-    return e ? e : md_buf_append(b, data, len);
-}
-
-static enum md_err arr_i64(struct md_buf *b, int64_t v)
-{
-    uint64_t be = htobe64((uint64_t)v);
-    return arr_elem(b, &be, 8);
-}
-
-static int64_t r_i64(const PGresult *r, int row, int col)
-{
-    uint64_t be;
-    memcpy(&be, PQgetvalue(r, row, col), 8);
-    return (int64_t)be64toh(be);
-}
-
-static int r_i16(const PGresult *r, int row, int col)
-{
-    uint16_t be;
-    memcpy(&be, PQgetvalue(r, row, col), 2);
-    return (int16_t)be16toh(be);
-}
-
 /* ---- the pipeline ---- */
 
 /* Queue statement `id`; its result is read by the next flush. */
-static enum md_err q_send(struct pg_txn *t, enum pst id, const struct params *p)
+static enum md_err q_send(struct pg_txn *t, enum pst id, const struct md_pg_params *p)
 {
     struct pgc *c = t->c;
     if (c->broken)
@@ -452,7 +326,7 @@ static enum md_err q_send(struct pg_txn *t, enum pst id, const struct params *p)
     }
     char name[8];
     snprintf(name, sizeof name, "m%d", (int)id);
-    static const struct params none = {{0}, {0}, {0}, {{0}}, 0};
+    static const struct md_pg_params none = {{0}, {0}, {0}, {{0}}, 0};
     if (!p)
         p = &none;
     if (!PQsendQueryPrepared(c->pq, name, p->n, p->v, p->len, p->fmt, 1)) {
@@ -586,7 +460,7 @@ static void pg_txn_end(struct md_txn *base)
 /* Run the one statement a read operation needs; a pooled connection found
  * broken (the server restarted since it was last used, say) is replaced
  * and the statement sent again, once. */
-static enum md_err read_exec(struct pg_txn *t, enum pst id, const struct params *p)
+static enum md_err read_exec(struct pg_txn *t, enum pst id, const struct md_pg_params *p)
 {
     for (int attempt = 0;; attempt++) {
         enum md_err e = q_send(t, id, p);
@@ -689,8 +563,8 @@ static enum md_err pg_lock_tenants(struct md_txn *base, const char *const *names
     for (size_t i = 0; i < n && !e; i++) {
         if (i > 0 && keys[i] == keys[i - 1])
             continue;
-        struct params p = {.n = 0};
-        p_i64(&p, keys[i]);
+        struct md_pg_params p = {.n = 0};
+        md_pg_i64(&p, keys[i]);
         e = q_send(t, P_LOCK, &p); /* run in order: ascending keys */
     }
     free(keys);
@@ -729,11 +603,11 @@ static enum md_err sizes_send(struct pg_txn *t)
     }
     if (live == 0)
         return MD_OK;
-    enum md_err e = arr_begin(&t->arr[0], OID_INT8, live);
+    enum md_err e = md_pg_arr_begin(&t->arr[0], OID_INT8, live);
     if (!e)
-        e = arr_begin(&t->arr[1], OID_TEXT, live);
+        e = md_pg_arr_begin(&t->arr[1], OID_TEXT, live);
     if (!e)
-        e = arr_begin(&t->arr[2], OID_INT8, live);
+        e = md_pg_arr_begin(&t->arr[2], OID_INT8, live);
     for (size_t i = 0; i < n && !e; i++) {
         int64_t tenant, delta;
         const char *path;
@@ -741,17 +615,17 @@ static enum md_err sizes_send(struct pg_txn *t)
         md_dirsizes_entry(t->sizes, i, &tenant, &path, &len, &delta);
         if (delta == 0)
             continue;
-        e = arr_i64(&t->arr[0], tenant);
+        e = md_pg_arr_i64(&t->arr[0], tenant);
         if (!e)
-            e = arr_elem(&t->arr[1], path, len);
+            e = md_pg_arr_elem(&t->arr[1], path, len);
         if (!e)
-            e = arr_i64(&t->arr[2], delta);
+            e = md_pg_arr_i64(&t->arr[2], delta);
     }
     if (e)
         return e;
-    struct params p = {.n = 0};
+    struct md_pg_params p = {.n = 0};
     for (int i = 0; i < 3; i++)
-        p_bytes(&p, t->arr[i].data, t->arr[i].len);
+        md_pg_bytes(&p, t->arr[i].data, t->arr[i].len);
     e = q_send(t, P_SIZES, &p);
     if (!e)
         md_dirsizes_written(t->sizes);
@@ -858,14 +732,14 @@ static enum md_err pg_view(struct md_txn *base, const char *tenant, const char *
     if (err)
         return err;
     int64_t limit = max_entries ? (int64_t)max_entries : 1;
-    struct params p = {.n = 0};
-    p_text(&p, tenant);
-    p_bytes(&p, path, len);
-    p_i32(&p, md_path_depth(path, len) + 1);
-    p_bytes(&p, t->arr[0].data, t->arr[0].len);
-    p_bytes(&p, t->arr[1].data, t->arr[1].len);
-    p_i64(&p, limit);
-    p_i32(&p, utf8_chars(path, len) + 2);
+    struct md_pg_params p = {.n = 0};
+    md_pg_text(&p, tenant);
+    md_pg_bytes(&p, path, len);
+    md_pg_i32(&p, md_path_depth(path, len) + 1);
+    md_pg_bytes(&p, t->arr[0].data, t->arr[0].len);
+    md_pg_bytes(&p, t->arr[1].data, t->arr[1].len);
+    md_pg_i64(&p, limit);
+    md_pg_i32(&p, utf8_chars(path, len) + 2);
     err = read_exec(t, P_VIEW, &p);
     if (err)
         return err;
@@ -874,11 +748,11 @@ static enum md_err pg_view(struct md_txn *base, const char *tenant, const char *
     int found = 0;
     size_t n1 = 0, n2 = 0;
     for (int i = 0; i < rows; i++) {
-        int part = (int)(be32toh(*(const uint32_t *)(const void *)PQgetvalue(r, i, 0)));
+        int part = md_pg_r_i32(r, i, 0);
         if (part == 0) {
             found = 1;
-            e->kind = r_i16(r, i, 2) == MD_KIND_DIR ? MD_KIND_DIR : MD_KIND_FILE;
-            e->size = r_i64(r, i, 3);
+            e->kind = md_pg_r_i16(r, i, 2) == MD_KIND_DIR ? MD_KIND_DIR : MD_KIND_FILE;
+            e->size = md_pg_r_i64(r, i, 3);
             e->content = PQgetisnull(r, i, 4) ? "" : PQgetvalue(r, i, 4);
             e->content_len = PQgetisnull(r, i, 4) ? 0 : (size_t)PQgetlength(r, i, 4);
         } else if (part == 1) {
@@ -901,11 +775,12 @@ static enum md_err pg_view(struct md_txn *base, const char *tenant, const char *
     struct row *l1 = lv, *l2 = lv + n1;
     size_t i1 = 0, i2 = 0;
     for (int i = 0; i < rows; i++) {
-        int part = (int)(be32toh(*(const uint32_t *)(const void *)PQgetvalue(r, i, 0)));
+        int part = md_pg_r_i32(r, i, 0);
         if (part == 0)
             continue;
         struct row w = {PQgetvalue(r, i, 1), (size_t)PQgetlength(r, i, 1),
-                        r_i16(r, i, 2) == MD_KIND_DIR ? MD_KIND_DIR : MD_KIND_FILE, r_i64(r, i, 3)};
+                        md_pg_r_i16(r, i, 2) == MD_KIND_DIR ? MD_KIND_DIR : MD_KIND_FILE,
+                        md_pg_r_i64(r, i, 3)};
         if (part == 1)
             l1[i1++] = w;
         else
@@ -969,20 +844,20 @@ static enum md_err pg_locate(struct md_txn *base, const char *tenant, struct md_
             content_len = l[i].len;
         }
     }
-    enum md_err e = arr_begin(&t->arr[0], OID_TEXT, count);
+    enum md_err e = md_pg_arr_begin(&t->arr[0], OID_TEXT, count);
     for (size_t i = 0; i < n && !e; i++) {
-        e = arr_elem(&t->arr[0], l[i].path, l[i].len);
+        e = md_pg_arr_elem(&t->arr[0], l[i].path, l[i].len);
         for (size_t plen = l[i].len; !e && l[i].want_parent && plen > MD_ROOT_LEN;) {
             plen = md_path_parent_len(l[i].path, plen);
-            e = arr_elem(&t->arr[0], l[i].path, plen);
+            e = md_pg_arr_elem(&t->arr[0], l[i].path, plen);
         }
     }
     if (e)
         return e;
-    struct params p = {.n = 0};
-    p_text(&p, tenant);
-    p_bytes(&p, t->arr[0].data, t->arr[0].len);
-    p_bytes(&p, content_path, content_len);
+    struct md_pg_params p = {.n = 0};
+    md_pg_text(&p, tenant);
+    md_pg_bytes(&p, t->arr[0].data, t->arr[0].len);
+    md_pg_bytes(&p, content_path, content_len);
     if (t->write) {
         e = q_send(t, P_LOCATE, &p);
         if (!e)
@@ -995,7 +870,7 @@ static enum md_err pg_locate(struct md_txn *base, const char *tenant, struct md_
     const PGresult *r = t->res;
     int rows = PQntuples(r);
     *tenant_exists = rows > 0;
-    int64_t id = rows > 0 ? r_i64(r, 0, 0) : 0;
+    int64_t id = rows > 0 ? md_pg_r_i64(r, 0, 0) : 0;
     if (id)
         md_tenant_cache_put(t->c->tenants, tenant, id);
     for (size_t i = 0; i < n; i++) {
@@ -1014,8 +889,8 @@ static enum md_err pg_locate(struct md_txn *base, const char *tenant, struct md_
                 continue;
             const char *rp = PQgetvalue(r, k, 1);
             size_t rl = (size_t)PQgetlength(r, k, 1);
-            enum md_kind kind = r_i16(r, k, 2) == MD_KIND_DIR ? MD_KIND_DIR : MD_KIND_FILE;
-            int64_t size = r_i64(r, k, 3);
+            enum md_kind kind = md_pg_r_i16(r, k, 2) == MD_KIND_DIR ? MD_KIND_DIR : MD_KIND_FILE;
+            int64_t size = md_pg_r_i64(r, k, 3);
             if (kind == MD_KIND_DIR)
                 size += md_dirsizes_pending(t->sizes, id, rp, rl);
             if (rl == q->len && memcmp(rp, q->path, rl) == 0) {
@@ -1079,32 +954,30 @@ static enum md_err insert_send(struct pg_txn *t, const char *tenant, const char 
         count += path[i] == '/';
     if (count == 0)
         return MD_OK;
-    enum md_err e = arr_begin(&t->arr[0], OID_TEXT, count);
+    enum md_err e = md_pg_arr_begin(&t->arr[0], OID_TEXT, count);
     if (!e)
-        e = arr_begin(&t->arr[1], OID_INT4, count);
+        e = md_pg_arr_begin(&t->arr[1], OID_INT4, count);
     if (!e)
-        e = arr_begin(&t->arr[2], OID_INT2, count);
+        e = md_pg_arr_begin(&t->arr[2], OID_INT2, count);
     for (size_t i = with_root ? MD_ROOT_LEN : from + 1; !e && i <= len; i++) {
         int dir = i < len && (path[i] == '/' && (i > from || i == MD_ROOT_LEN));
         if (!dir && !(file && i == len))
             continue;
-        uint32_t depth = htobe32((uint32_t)md_path_depth(path, i));
-        uint16_t kind = htobe16(dir ? MD_KIND_DIR : MD_KIND_FILE);
-        e = arr_elem(&t->arr[0], path, i);
+        e = md_pg_arr_elem(&t->arr[0], path, i);
         if (!e)
-            e = arr_elem(&t->arr[1], &depth, 4);
+            e = md_pg_arr_i32(&t->arr[1], md_path_depth(path, i));
         if (!e)
-            e = arr_elem(&t->arr[2], &kind, 2);
+            e = md_pg_arr_i16(&t->arr[2], dir ? MD_KIND_DIR : MD_KIND_FILE);
     }
     if (e)
         return e;
-    struct params p = {.n = 0};
-    p_text(&p, tenant);
+    struct md_pg_params p = {.n = 0};
+    md_pg_text(&p, tenant);
     for (int i = 0; i < 3; i++)
-        p_bytes(&p, t->arr[i].data, t->arr[i].len);
-    p_i64(&p, now_ms());
-    p_bytes(&p, content, content_len);
-    p_i64(&p, (int64_t)content_len);
+        md_pg_bytes(&p, t->arr[i].data, t->arr[i].len);
+    md_pg_i64(&p, now_ms());
+    md_pg_bytes(&p, content, content_len);
+    md_pg_i64(&p, (int64_t)content_len);
     return q_send(t, P_INSERT, &p);
 }
 
@@ -1116,12 +989,12 @@ static enum md_err pg_put_file(struct md_txn *base, const char *tenant, const ch
     int64_t id = known_tenant(t, tenant);
     enum md_err e = MD_OK;
     if (old_size >= 0) {
-        struct params p = {.n = 0};
-        p_i64(&p, id);
-        p_bytes(&p, path, len);
-        p_bytes(&p, content, content_len);
-        p_i64(&p, (int64_t)content_len);
-        p_i64(&p, now_ms());
+        struct md_pg_params p = {.n = 0};
+        md_pg_i64(&p, id);
+        md_pg_bytes(&p, path, len);
+        md_pg_bytes(&p, content, content_len);
+        md_pg_i64(&p, (int64_t)content_len);
+        md_pg_i64(&p, now_ms());
         e = q_send(t, P_SET_CONTENT, &p);
         if (!e)
             e = q_flush(t, P_COUNT);
@@ -1130,9 +1003,9 @@ static enum md_err pg_put_file(struct md_txn *base, const char *tenant, const ch
          * back in the same round trip. */
         int new_tenant = id == 0;
         if (new_tenant) {
-            struct params p = {.n = 0};
-            p_text(&p, tenant);
-            p_i64(&p, now_ms() / 1000);
+            struct md_pg_params p = {.n = 0};
+            md_pg_text(&p, tenant);
+            md_pg_i64(&p, now_ms() / 1000);
             e = q_send(t, P_TENANT_NEW, &p);
         }
         if (!e)
@@ -1143,7 +1016,7 @@ static enum md_err pg_put_file(struct md_txn *base, const char *tenant, const ch
         if (!e && new_tenant) {
             if (!t->res || PQntuples(t->res) != 1)
                 return MD_EDB;
-            id = r_i64(t->res, 0, 0);
+            id = md_pg_r_i64(t->res, 0, 0);
             md_tenant_cache_put(t->c->tenants, tenant, id);
         }
     }
@@ -1166,18 +1039,18 @@ static enum md_err subtree_send(struct pg_txn *t, int64_t id, const char *path, 
     int32_t cut = utf8_chars(path, len) + 1;
     int32_t ddepth = to ? md_path_depth(to, tlen) - md_path_depth(path, len) : 0;
     int64_t mtime = now_ms();
-    struct params one = {.n = 0}, below = {.n = 0};
-    p_i64(&one, id);
-    p_bytes(&one, path, len);
-    p_i64(&below, id);
-    p_bytes(&below, t->arr[0].data, t->arr[0].len);
-    p_bytes(&below, t->arr[1].data, t->arr[1].len);
+    struct md_pg_params one = {.n = 0}, below = {.n = 0};
+    md_pg_i64(&one, id);
+    md_pg_bytes(&one, path, len);
+    md_pg_i64(&below, id);
+    md_pg_bytes(&below, t->arr[0].data, t->arr[0].len);
+    md_pg_bytes(&below, t->arr[1].data, t->arr[1].len);
     if (to) {
-        for (struct params *p = &one; p; p = p == &one ? &below : NULL) {
-            p_bytes(p, to, tlen);
-            p_i32(p, cut);
-            p_i32(p, ddepth);
-            p_i64(p, mtime);
+        for (struct md_pg_params *p = &one; p; p = p == &one ? &below : NULL) {
+            md_pg_bytes(p, to, tlen);
+            md_pg_i32(p, cut);
+            md_pg_i32(p, ddepth);
+            md_pg_i64(p, mtime);
         }
     }
     e = q_send(t, to ? P_MOVE_ONE : P_REMOVE_ONE, &one);
@@ -1221,9 +1094,9 @@ static enum md_err pg_get(struct md_txn *base, const char *tenant, const char *p
                           int want_content, struct md_entry *e)
 {
     struct pg_txn *t = (struct pg_txn *)base;
-    struct params p = {.n = 0};
-    p_text(&p, tenant);
-    p_bytes(&p, path, len);
+    struct md_pg_params p = {.n = 0};
+    md_pg_text(&p, tenant);
+    md_pg_bytes(&p, path, len);
     enum md_err err = t->write ? q_send(t, P_GET, &p) : read_exec(t, P_GET, &p);
     if (!err && t->write)
         err = q_flush(t, P_GET);
@@ -1231,8 +1104,8 @@ static enum md_err pg_get(struct md_txn *base, const char *tenant, const char *p
         return err;
     if (PQntuples(t->res) != 1)
         return MD_ENOENT;
-    e->kind = r_i16(t->res, 0, 0) == MD_KIND_DIR ? MD_KIND_DIR : MD_KIND_FILE;
-    e->size = r_i64(t->res, 0, 1);
+    e->kind = md_pg_r_i16(t->res, 0, 0) == MD_KIND_DIR ? MD_KIND_DIR : MD_KIND_FILE;
+    e->size = md_pg_r_i64(t->res, 0, 1);
     int64_t id = t->write ? known_tenant(t, tenant) : 0;
     if (e->kind == MD_KIND_DIR && id)
         e->size += md_dirsizes_pending(t->sizes, id, path, len);
@@ -1252,11 +1125,11 @@ static enum md_err pg_list(struct md_txn *base, const char *tenant, const char *
         e = bounds(&t->arr[0], &t->arr[1], dir, len);
     if (e)
         return e;
-    struct params p = {.n = 0};
-    p_text(&p, tenant);
-    p_i32(&p, md_path_depth(dir, len) + 1);
-    p_bytes(&p, t->arr[0].data, t->arr[0].len);
-    p_bytes(&p, t->arr[1].data, t->arr[1].len);
+    struct md_pg_params p = {.n = 0};
+    md_pg_text(&p, tenant);
+    md_pg_i32(&p, md_path_depth(dir, len) + 1);
+    md_pg_bytes(&p, t->arr[0].data, t->arr[0].len);
+    md_pg_bytes(&p, t->arr[1].data, t->arr[1].len);
     e = t->write ? q_send(t, P_LIST, &p) : read_exec(t, P_LIST, &p);
     if (!e && t->write)
         e = q_flush(t, P_LIST);
@@ -1266,8 +1139,8 @@ static enum md_err pg_list(struct md_txn *base, const char *tenant, const char *
     PGresult *r = t->res;
     t->res = NULL;
     for (int i = 0; i < PQntuples(r); i++) {
-        enum md_kind kind = r_i16(r, i, 1) == MD_KIND_DIR ? MD_KIND_DIR : MD_KIND_FILE;
-        if (cb(ctx, PQgetvalue(r, i, 0), (size_t)PQgetlength(r, i, 0), kind, r_i64(r, i, 2)))
+        enum md_kind kind = md_pg_r_i16(r, i, 1) == MD_KIND_DIR ? MD_KIND_DIR : MD_KIND_FILE;
+        if (cb(ctx, PQgetvalue(r, i, 0), (size_t)PQgetlength(r, i, 0), kind, md_pg_r_i64(r, i, 2)))
             break;
     }
     PQclear(r);

@@ -8,8 +8,23 @@
 
 #include <libpq-fe.h>
 #include <stddef.h>
+#include <stdint.h>
 
+#include "md_buf.h"
 #include "md_err.h"
+
+/* Type OIDs (pg_type.dat). */
+#define OID_INT2      21
+#define OID_INT4      23
+#define OID_INT8      20
+#define OID_TEXT      25
+#define OID_BYTEA     17
+#define OID_TEXTARRAY 1009
+#define OID_INT8ARRAY 1016
+#define OID_INT4ARRAY 1007
+#define OID_INT2ARRAY 1005
+
+/* ---- src/pg_wire.c ---- */
 
 /* Open a libpq connection to `uri` with memoryd's defaults (a 5 s connect
  * timeout, application_name memoryd; the URI may override both). NULL
@@ -18,6 +33,38 @@ PGconn *md_pg_connect(const char *uri, char *why, size_t why_len);
 
 /* The error class of a failed result (NULL: the connection's state). */
 enum md_err md_pg_classify(PGconn *conn, const PGresult *res);
+
+/* The parameters of one statement, all in binary form. Values are borrowed
+ * (libpq copies them when the statement is sent); numbers live in `num`. */
+#define MD_PG_MAX_PARAMS 8
+struct md_pg_params {
+    const char *v[MD_PG_MAX_PARAMS];
+    int len[MD_PG_MAX_PARAMS];
+    int fmt[MD_PG_MAX_PARAMS];
+    char num[MD_PG_MAX_PARAMS][8];
+    int n;
+};
+void md_pg_bytes(struct md_pg_params *p, const void *data, size_t len); /* text or bytea */
+void md_pg_text(struct md_pg_params *p, const char *s);
+void md_pg_i64(struct md_pg_params *p, int64_t v);
+void md_pg_i32(struct md_pg_params *p, int32_t v);
+
+/* A one-dimensional array parameter in binary form, built in `b`: the
+ * header for `n` elements of type `elem`, then each element. */
+enum md_err md_pg_arr_begin(struct md_buf *b, Oid elem, size_t n);
+enum md_err md_pg_arr_elem(struct md_buf *b, const void *data, size_t len);
+/* Change the element count of an array begun with n > 0 (to n > 0). */
+void md_pg_arr_count(struct md_buf *b, size_t n);
+enum md_err md_pg_arr_i64(struct md_buf *b, int64_t v);
+enum md_err md_pg_arr_i32(struct md_buf *b, int32_t v);
+enum md_err md_pg_arr_i16(struct md_buf *b, int16_t v);
+
+/* Columns of a binary result. */
+int64_t md_pg_r_i64(const PGresult *r, int row, int col);
+int32_t md_pg_r_i32(const PGresult *r, int row, int col);
+int md_pg_r_i16(const PGresult *r, int row, int col);
+
+/* ---- src/store_pg_migrate.c ---- */
 
 /* Apply the migrations of sql/postgres/ not yet applied, under a session
  * advisory lock; refuse a database whose schema is newer. 0, or -1 with a

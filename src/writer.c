@@ -44,9 +44,11 @@ static int is_storage_err(enum md_err e)
 }
 
 /* Run a batch in one transaction; *exec_us and *commit_us get the time
- * spent running its commands and committing. */
-static void run_batch(struct md_writer *w, struct md_job *batch, size_t n, uint64_t *exec_us,
-                      uint64_t *commit_us)
+ * spent running its commands and committing. Returns 1 when the database
+ * could not be reached before the commit was sent (nothing of the batch is
+ * applied: it may run again, on a new connection), else 0. */
+static int run_batch_once(struct md_writer *w, struct md_job *batch, size_t n, uint64_t *exec_us,
+                          uint64_t *commit_us)
 {
     struct md_txn *t = NULL;
     uint64_t t0 = now_us();
@@ -56,7 +58,7 @@ static void run_batch(struct md_writer *w, struct md_job *batch, size_t n, uint6
             storage_failure(j, e);
         *exec_us = now_us() - t0;
         *commit_us = 0;
-        return;
+        return e == MD_EUNAVAIL;
     }
     /* Every tenant of the batch, locked before any command runs. */
     const char **tenants = malloc(n * sizeof *tenants);
@@ -65,6 +67,7 @@ static void run_batch(struct md_writer *w, struct md_job *batch, size_t n, uint6
         tenants[i++] = j->tenant;
     enum md_err fatal = tenants ? md_txn_lock_tenants(t, tenants, n) : MD_ENOMEM;
     free(tenants);
+    int lost = 0; /* the database went away while the commands ran */
     for (struct md_job *j = batch; j; j = j->next) {
         if (fatal) {
             storage_failure(j, fatal);
@@ -82,12 +85,14 @@ static void run_batch(struct md_writer *w, struct md_job *batch, size_t n, uint6
         md_txn_stats(t, &after);
         j->cost.statements = after.statements - before.statements;
         j->cost.round_trips = after.round_trips - before.round_trips;
+        lost |= j->err == MD_EUNAVAIL;
         e = md_txn_release(t, j->err != MD_OK);
         if (is_storage_err(j->err))
             storage_failure(j, j->err);
         if (e)
             fatal = e;
     }
+    lost |= fatal == MD_EUNAVAIL;
     uint64_t t1 = now_us();
     if (!fatal)
         fatal = md_txn_commit(t);
@@ -114,6 +119,26 @@ static void run_batch(struct md_writer *w, struct md_job *batch, size_t n, uint6
         md_log_str(&l, "error", md_strerror(fatal));
         md_log_end(&l);
     }
+    return lost;
+}
+
+/* A batch that met an unreachable database before its commit (a connection
+ * the server dropped while idle, say) runs once more on a new connection. */
+static void run_batch(struct md_writer *w, struct md_job *batch, size_t n, uint64_t *exec_us,
+                      uint64_t *commit_us)
+{
+    if (!run_batch_once(w, batch, n, exec_us, commit_us))
+        return;
+    md_log_msg(MD_LOG_WARN, "write batch run again: the database was unreachable", NULL);
+    for (struct md_job *j = batch; j; j = j->next) {
+        j->err = MD_OK;
+        j->cost = (struct md_txn_stats){0, 0};
+        md_buf_reset(j->out);
+    }
+    uint64_t more_exec, more_commit;
+    run_batch_once(w, batch, n, &more_exec, &more_commit);
+    *exec_us += more_exec;
+    *commit_us += more_commit;
 }
 
 static void *writer_main(void *arg)
