@@ -376,7 +376,9 @@ static enum md_err q_flush_at(struct pg_txn *t, enum pst want, enum pst *failed)
             err = md_pg_classify(c->pq, r);
             if (err != MD_EEXIST)
                 log_pg(c, r, pst[t->q[i]].sql);
-            if (failed)
+            /* The server's own error (not libpq's for a lost connection). */
+            if (failed && PQresultErrorField(r, PG_DIAG_SQLSTATE) &&
+                PQstatus(c->pq) == CONNECTION_OK)
                 *failed = t->q[i];
         } else if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK && st != PGRES_FATAL_ERROR &&
                    st != PGRES_PIPELINE_ABORTED && !err) {

@@ -317,9 +317,19 @@ test('docker/Dockerfile carried out in a throwaway root: setup.sh + build.sh, th
   assert.match(memoryd.log, /== runtime: RUN \/usr\/local\/lib\/memoryd\/install-runtime\.sh --uid 10001 --clean-apt\ninstall-runtime: created user memoryd \(uid=10001\(memoryd\) gid=10001\(memoryd\) groups=10001\(memoryd\)\)\n/);
   assert.ok(fs.existsSync(`${build.layer}/src/build/memoryd`));
   const layer = runtime.layer;
-  const st = (p) => { const s = fs.statSync(`${layer}${p}`); return `${s.uid}:${s.gid} ${(s.mode & 0o7777).toString(8)}`; };
-  assert.deepEqual([st('/usr/local/bin/memoryd'), st('/usr/local/lib/memoryd/install-runtime.sh'), st('/usr/local/lib/memoryd/healthcheck.sh'), st('/var/lib/memoryd')],
-    ['0:0 755', '0:0 755', '0:0 755', '10001:10001 750']);
+  // What matters of a program's mode, whatever umask the checkout was made with (0755 or
+  // 0775 on the sources): owned by root:root, executable by everyone (the image runs as
+  // 10001), not writable by others, no set-id bit. Group write for group root is harmless.
+  const program = (p) => {
+    const s = fs.statSync(`${layer}${p}`);
+    return { owner: `${s.uid}:${s.gid}`, executableByAll: (s.mode & 0o111) === 0o111, otherWrite: Boolean(s.mode & 0o002), setid: Boolean(s.mode & 0o6000) };
+  };
+  for (const p of ['/usr/local/bin/memoryd', '/usr/local/lib/memoryd/install-runtime.sh', '/usr/local/lib/memoryd/healthcheck.sh']) {
+    assert.deepEqual(program(p), { owner: '0:0', executableByAll: true, otherWrite: false, setid: false }, p);
+  }
+  // The state directory's mode is set by install-runtime.sh itself, so it is exact.
+  const state = fs.statSync(`${layer}/var/lib/memoryd`);
+  assert.equal(`${state.uid}:${state.gid} ${(state.mode & 0o7777).toString(8)}`, '10001:10001 750');
   assert.deepEqual(fs.readdirSync(`${layer}/usr/local/bin`), ['memoryd'], 'nothing else was installed in /usr/local/bin');
   assert.ok(!fs.existsSync(`${layer}/src`), 'no sources in the runtime image');
 
@@ -334,11 +344,11 @@ rec aptlists sh -c ${sh(`ls -A ${m}/var/lib/apt/lists | wc -l`)}
 `, { net: 'private' });
   assert.deepEqual(res.version.rc, 0, res.version.err);
   assert.match(res.version.out, /^memoryd \d+\.\d+\.\d+/);
-  assert.deepEqual(res.needed.out.split('\n').filter(Boolean).sort(), ['libc.so.6', 'libjansson.so.4', 'libmicrohttpd.so.12', 'libsqlite3.so.0']);
+  assert.deepEqual(res.needed.out.split('\n').filter(Boolean).sort(), ['libc.so.6', 'libjansson.so.4', 'libmicrohttpd.so.12', 'libpq.so.5', 'libsqlite3.so.0', 'libutf8proc.so.2']);
   // Every library memoryd links comes from a package install-runtime.sh installs, or libc6
   // (essential: in every Debian image).
-  assert.deepEqual(res.owners.out.split('\n').filter(Boolean), ['libc6', 'libjansson4', 'libmicrohttpd12', 'libsqlite3-0']);
-  assert.match(readDocker('install-runtime.sh'), /\npkgs=\(libmicrohttpd12 libjansson4 libsqlite3-0\)\n/);
+  assert.deepEqual(res.owners.out.split('\n').filter(Boolean), ['libc6', 'libjansson4', 'libmicrohttpd12', 'libpq5', 'libsqlite3-0', 'libutf8proc2']);
+  assert.match(readDocker('install-runtime.sh'), /\npkgs=\(libmicrohttpd12 libjansson4 libsqlite3-0 libutf8proc2 libpq5\)\n/);
   assert.deepEqual([res.ldd.out, res.aptlists.out], ['0\n', '0\n']);
 });
 

@@ -191,7 +191,7 @@ const PROVOKE = {
   invalidJson: { raw: '{"command": "view", "path": "/memories"' },
   missingField: { body: { command: 'create', path: '/memories/a.md' } },
   wrongType: { body: { command: 'insert', path: '/memories/notes.txt', insert_line: '2', insert_text: 'x' } },
-  badViewRange: { body: { command: 'view', path: '/memories/notes.txt', view_range: [2] } },
+  badViewRange: { body: { command: 'view', path: '/memories/notes.txt', view_range: [1.5, 2] } },
   emptyOldStr: { body: { command: 'str_replace', path: '/memories/notes.txt', old_str: '', new_str: 'x' } },
   unknownCommand: { body: { command: 'copy', path: '/memories/notes.txt' } },
   otherTool: { body: { type: 'tool_use', id: 'toolu_01', name: 'bash', input: { command: 'ls' } } },
