@@ -5,6 +5,7 @@
 #   scripts/lint.sh tidy [BUILD_DIR]      clang-tidy with .clang-tidy (needs BUILD_DIR's
 #                                         compile_commands.json; default build/)
 #   scripts/lint.sh [all] [BUILD_DIR]     all three
+#   scripts/lint.sh files                 the C files the format check covers (for tests)
 # ctest runs each as lint/<name> in the plain build.
 #
 # cppcheck and clang-tidy check memoryd's sources (src/, include/) and the test and benchmark
@@ -21,14 +22,27 @@ cd "$(dirname "$0")/.."
 what=${1:-all}
 build=${2:-build}
 
-c_files() { git ls-files -co --exclude-standard -- 'src/*.c' 'src/*.h' 'include/*.h' 'tests/*.c' 'tests/*.h' 'bench/*.c'; }
+# The file lists come from the tree itself (find), not from git: the checks run the same in a
+# git checkout, an exported tarball or a copy, and a failure to list is an error (each list
+# is read into an array first, so that the lister's exit status is seen).
+source_files() { # DIRS... -- NAME-PATTERNS...
+    local dirs=() names=()
+    while (($#)) && [[ $1 != -- ]]; do dirs+=("$1"); shift; done
+    shift
+    for n in "$@"; do names+=(-o -name "$n"); done
+    find "${dirs[@]}" -name node_modules -prune -o -type f \( "${names[@]:1}" \) -print | LC_ALL=C sort
+}
+c_files() { source_files src include tests bench -- '*.c' '*.h'; }
 
 run_format() {
-    c_files | xargs clang-format --dry-run -Werror
+    local files
+    files=$(c_files)
+    [[ -n $files ]] || { echo "lint: no C files found" >&2; exit 1; }
+    xargs clang-format --dry-run -Werror <<<"$files"
 }
 
 # The C files cppcheck and clang-tidy check (headers come in through them).
-checked_c_files() { git ls-files -co --exclude-standard -- 'src/*.c' 'tests/unit/*.c' 'tests/fuzz/*.c' 'bench/*.c'; }
+checked_c_files() { source_files src tests/unit tests/fuzz bench -- '*.c'; }
 
 run_cppcheck() {
     cppcheck --enable=warning,style,performance,portability --std=c11 --inline-suppr --quiet \
@@ -46,7 +60,9 @@ run_tidy() {
         echo "lint: $build/compile_commands.json missing; build first (scripts/build.sh)" >&2
         exit 1
     fi
-    local in_db=() fuzz=() f
+    local in_db=() fuzz=() f files
+    files=$(checked_c_files)
+    [[ -n $files ]] || { echo "lint: no C files found" >&2; exit 1; }
     while read -r f; do
         if grep -qF "\"file\": \"$PWD/$f\"" "$build/compile_commands.json"; then
             in_db+=("$f")
@@ -56,7 +72,7 @@ run_tidy() {
             echo "lint: $f has no entry in $build/compile_commands.json" >&2
             exit 1
         fi
-    done < <(checked_c_files)
+    done <<<"$files"
     # One clang-tidy process per file: clang-tidy 14's static analyzer carries state from one
     # file to the next (after bench/*.c it reports a false valist.Uninitialized in src/buf.c).
     # (Its "N warnings generated" lines count suppressed warnings in system headers.)
@@ -75,13 +91,14 @@ case "$what" in
 format) run_format ;;
 cppcheck) run_cppcheck ;;
 tidy) run_tidy ;;
+files) c_files ;;
 all)
     run_format
     run_cppcheck
     run_tidy
     ;;
 *)
-    echo "usage: scripts/lint.sh [format|cppcheck|tidy|all] [BUILD_DIR]" >&2
+    echo "usage: scripts/lint.sh [format|cppcheck|tidy|all|files] [BUILD_DIR]" >&2
     exit 2
     ;;
 esac

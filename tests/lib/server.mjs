@@ -25,7 +25,7 @@ import { fileURLToPath } from 'node:url';
 import { createDatabase, pgCluster } from './pg.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-export const BIN = process.env.MD_TEST_BIN || path.resolve(here, '../../build/memoryd');
+export const BIN = path.resolve(process.env.MD_TEST_BIN || path.join(here, '../../build/memoryd'));
 
 export function tempDir(prefix = 'memoryd-test-') {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
