@@ -99,6 +99,7 @@ int main(int argc, char **argv)
     md_log_int(&l, "port", md_http_port(http));
     char db[512];
     md_log_str(&l, "db", md_store_redact(cfg.db, db, sizeof db));
+    md_log_str(&l, "store", store->ops->name);
     md_log_str(&l, "durability", cfg.durability == MD_DURABILITY_FULL ? "full" : "normal");
     md_log_int(&l, "threads", cfg.threads);
     md_log_end(&l);

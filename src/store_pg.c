@@ -225,8 +225,17 @@ static void conn_close(struct pgc *c)
     free(c);
 }
 
-/* Session settings, then every statement prepared, then pipeline mode. */
-static int conn_setup(struct pg_store *s, struct pgc *c, char *why, size_t why_len)
+/* The statements a reader connection prepares: only those that read, so
+ * that a reader can connect while a write lock is held on the tables
+ * (preparing an INSERT would wait for it). */
+static int is_read_statement(int id)
+{
+    return id == P_LOCATE || id == P_VIEW || id == P_GET || id == P_LIST || id == P_PING;
+}
+
+/* Session settings, then the statements prepared (a writer's all, a
+ * reader's those that read), then pipeline mode. */
+static int conn_setup(struct pg_store *s, struct pgc *c, int write, char *why, size_t why_len)
 {
     const char *enc = PQparameterStatus(c->pq, "server_encoding");
     if (!enc || (strcmp(enc, "UTF8") != 0 && strcmp(enc, "SQL_ASCII") != 0)) {
@@ -248,9 +257,13 @@ static int conn_setup(struct pg_store *s, struct pgc *c, char *why, size_t why_l
         snprintf(why, why_len, "cannot set up the session: %s", PQerrorMessage(c->pq));
         return -1;
     }
+    int prepared = 0;
     for (int i = 0; i < P_COUNT; i++) {
+        if (!write && !is_read_statement(i))
+            continue;
         char name[8];
         snprintf(name, sizeof name, "m%d", i);
+        prepared++;
         if (!PQsendPrepare(c->pq, name, pst[i].sql, pst[i].n, pst[i].types)) {
             snprintf(why, why_len, "cannot prepare statements: %s", PQerrorMessage(c->pq));
             return -1;
@@ -261,11 +274,11 @@ static int conn_setup(struct pg_store *s, struct pgc *c, char *why, size_t why_l
         return -1;
     }
     int bad = -1;
-    for (int i = 0; i < P_COUNT; i++) {
+    for (int i = 0; i < prepared; i++) {
         r = PQgetResult(c->pq);
         if (PQresultStatus(r) != PGRES_COMMAND_OK && bad < 0) {
             bad = i;
-            snprintf(why, why_len, "cannot prepare %s: %s", pst[i].sql,
+            snprintf(why, why_len, "cannot prepare statements: %s",
                      r ? PQresultErrorMessage(r) : PQerrorMessage(c->pq));
         }
         PQclear(r);
@@ -301,7 +314,7 @@ static struct pgc *conn_open(struct pg_store *s, int write, char *why, size_t wh
         return NULL;
     }
     c->pq = md_pg_connect(s->uri, why, why_len);
-    if (!c->pq || conn_setup(s, c, why, why_len) != 0) {
+    if (!c->pq || conn_setup(s, c, write, why, why_len) != 0) {
         conn_close(c);
         return NULL;
     }
