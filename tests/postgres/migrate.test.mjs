@@ -1,0 +1,366 @@
+// `memoryd migrate --from SQLITE_PATH --to URI` (src/migrate.c), for real:
+//   - a SQLite database filled by a running memoryd (several tenants, among them one with
+//     2,500 entries and one with 17 MiB of files, so that the copy's chunks of 1,000 rows
+//     and of 16 MiB are both crossed; nested and empty directories, empty files, names in
+//     other scripts and in NFD beside NFC, hidden files and node_modules, files of exactly
+//     1 MiB, NULs, control characters, \r, tabs and characters outside the BMP; edited,
+//     renamed and deleted entries) is copied into a fresh PostgreSQL database; memoryd on
+//     that database then answers every view (every file, every directory, its sizes) exactly
+//     as memoryd on the SQLite file did, every row (tenant, creation time, path, depth,
+//     kind, size, mtime, content bytes) is equal on both sides, the copy is consistent and
+//     memoryd writes on it as on any database;
+//   - a target that already has one of the tenants: refused, naming it, nothing written;
+//   - a missing SQLite file, a file that is not memoryd's database, an unreachable target:
+//     a clear error, exit 1, the target untouched;
+//   - bad arguments: the usage, exit 2.
+// Runs only on PostgreSQL (MD_TEST_PG; tests/CMakeLists.txt).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { makeClient, readText } from '../lib/client.mjs';
+import { createDatabase, pgCluster, pgInconsistencies, psql } from '../lib/pg.mjs';
+import { runMemoryd, startServer, tempDir } from '../lib/server.mjs';
+
+const MiB = 1 << 20;
+const dir = tempDir('memoryd-migrate-');
+const sqlitePath = path.join(dir, 'memoryd.db');
+// Views of 1 MiB files whole, not cut at the default 256 KiB.
+const ARGS = ['--max-view', '4M'];
+
+before(() => assert.ok(pgCluster(), 'MD_TEST_PG is not set: this test needs the suite\'s PostgreSQL'));
+after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+// ---- the data set ----
+
+// A file's content of exactly `bytes` bytes of UTF-8, every line different: tabs, \r\n and a
+// lone \r, NUL and other control characters, Latin-1, a BOM, U+FFFD, U+10FFFF, a clef
+// (outside the BMP), quotes and backslashes.
+function oddText(seed, bytes) {
+  const parts = [];
+  let n = 0;
+  for (let i = 0; n < bytes - 200; i++) {
+    const line = `${seed}:${i}\tcol\tñ é ü ß ✓ 𝄞 \u0000\u0001\u001f\u007f\u0080\u00ff\ufeff\ufffd\u{10ffff} "q" \\b\\${i % 3 === 0 ? '\r\n' : i % 3 === 1 ? '\r' : '\n'}`;
+    parts.push(line);
+    n += Buffer.byteLength(line);
+  }
+  parts.push('x'.repeat(bytes - n));
+  const text = parts.join('');
+  assert.equal(Buffer.byteLength(text), bytes);
+  return text;
+}
+
+const LONG_TENANT = `t${'x'.repeat(126)}Z`; // 128 characters, the longest tenant id
+
+// Per tenant: the commands run, in order, and the files they leave (path -> content).
+function dataSet() {
+  const tenants = {};
+  const add = (tenant, commands) => { (tenants[tenant] ??= []).push(...commands); };
+  const create = (p, text) => ({ command: 'create', path: p, file_text: text });
+
+  add('alpha', [
+    create('/memories/notes.md', '# Notes\n- one\n- two\n'),
+    create('/memories/a/b/c/d/e/deep.txt', 'five levels down\n'),
+    create('/memories/a/b/side.txt', 'beside c\n'),
+    create('/memories/empty.txt', ''),
+    create('/memories/a/empty-too.txt', ''),
+    // An empty directory: its only file deleted.
+    create('/memories/hollow/gone.txt', 'soon gone'),
+    { command: 'delete', path: '/memories/hollow/gone.txt' },
+    // Empty directories nested in each other.
+    create('/memories/x1/x2/x3/gone.txt', 'soon gone'),
+    { command: 'delete', path: '/memories/x1/x2/x3/gone.txt' },
+    create('/memories/café/naïve résumé.md', 'NFC names\n'),
+    create('/memories/nfd/cafe\u0301.md', 'NFD: e + combining acute\n'),
+    create('/memories/nfd/caf\u00e9.md', 'NFC: one code point\n'),
+    create('/memories/日本語/メモ.txt', 'CJK\n'),
+    create('/memories/emoji 📁/🗒 list.txt', 'outside the BMP\n'),
+    create('/memories/odd q?&=#%\'"; name.txt', 'URL-ish characters in a name\n'),
+    create('/memories/.hidden.md', 'a hidden file\n'),
+    create('/memories/.config/settings.json', '{"hidden": true}\n'),
+    create('/memories/proj/node_modules/pkg/index.js', 'module.exports = 1;\n'),
+    create('/memories/proj/.git/HEAD', 'ref: refs/heads/main\n'),
+    create('/memories/proj/src/main.c', 'int main(void)\r\n{\r\n\treturn 0;\r\n}\r\n'),
+    create('/memories/bytes.bin.txt', oddText('small', 4000)),
+    create('/memories/lone-cr.txt', 'a\rb\rc\r'),
+    create('/memories/tabs.tsv', 'a\tb\tc\n1\t2\t3\n\t\t\n'),
+    create('/memories/nul.txt', '\u0000'),
+    // Edited, inserted into, renamed: mtimes and sizes that changed after the create.
+    create('/memories/edit.md', 'alpha beta gamma\n'),
+    { command: 'str_replace', path: '/memories/edit.md', old_str: 'beta', new_str: 'BETA (edited)' },
+    { command: 'insert', path: '/memories/edit.md', insert_line: 0, insert_text: 'first line\n' },
+    create('/memories/move/me.txt', 'moved\n'),
+    { command: 'rename', old_path: '/memories/move', new_path: '/memories/moved/here' },
+  ]);
+  add('beta.2', [
+    create('/memories/one.txt', 'beta\'s only file\n'),
+  ]);
+  // A tenant whose only file was deleted: its row and root, nothing else.
+  add('Gamma_3-x', [create('/memories/tmp.txt', 'gone'), { command: 'delete', path: '/memories/tmp.txt' }]);
+  add(LONG_TENANT, [create('/memories/long-tenant.txt', 'the longest tenant id\n')]);
+  // 2,500 entries: the copy sends rows 1,000 at a time.
+  add('bulk', Array.from({ length: 2450 }, (_, i) => create(`/memories/d${String(i % 49).padStart(2, '0')}/f${i}.txt`, `file ${i}\n`)));
+  // 17 files of exactly 1 MiB: the copy also cuts chunks at 16 MiB of content.
+  add('big', Array.from({ length: 17 }, (_, i) => create(`/memories/mb/${i}.txt`, oddText(`big${i}`, MiB))));
+  add('big', [create('/memories/mb/.hidden-1mib', oddText('hidden', MiB)), create('/memories/small.txt', 'small\n')]);
+  return tenants;
+}
+
+// The creates whose file nothing changed or removed afterwards.
+const under = (p, q) => p === q || p.startsWith(`${q}/`);
+const untouched = (commands) => commands.filter((c, i) => c.command === 'create'
+  && !commands.slice(i + 1).some((d) => (d.path !== undefined && under(c.path, d.path)) || (d.old_path !== undefined && under(c.path, d.old_path))));
+
+// Run each tenant's commands, in order per tenant, the tenants at once (each on a few
+// connections for the independent creates).
+async function fill(port, tenants) {
+  await Promise.all(Object.entries(tenants).map(async ([tenant, commands]) => {
+    const clients = Array.from({ length: 4 }, () => makeClient(port, { tenant }));
+    const independent = commands.every((c) => c.command === 'create');
+    if (independent) {
+      let next = 0;
+      await Promise.all(clients.map(async (c) => {
+        while (next < commands.length) {
+          const cmd = commands[next++];
+          const r = await c.post(cmd);
+          assert.equal(r.status, 200, `${tenant}: ${JSON.stringify(cmd).slice(0, 200)}: ${r.text}`);
+        }
+      }));
+    } else {
+      for (const cmd of commands) {
+        const r = await clients[0].post(cmd);
+        assert.equal(r.status, 200, `${tenant}: ${JSON.stringify(cmd).slice(0, 200)}: ${r.text}`);
+      }
+    }
+    clients.forEach((c) => c.close());
+  }));
+}
+
+// ---- what each side holds ----
+
+// Every row, one line each: tenant, its creation time, path, depth, kind, size, mtime and the
+// content in hex, in byte order of (tenant, path) — the order of both databases' C collation.
+const SQLITE_ROWS = `SELECT t.name || char(9) || t.created_at || char(9) || e.path || char(9) || e.depth || char(9)
+  || e.kind || char(9) || e.size || char(9) || e.mtime || char(9) || hex(e.content)
+  FROM entries e JOIN tenants t ON t.id = e.tenant ORDER BY t.name, e.path`;
+const PG_ROWS = `SELECT t.name || E'\\t' || t.created_at || E'\\t' || e.path || E'\\t' || e.depth || E'\\t'
+  || e.kind || E'\\t' || e.size || E'\\t' || e.mtime || E'\\t' || coalesce(upper(encode(e.content, 'hex')), '')
+  FROM entries e JOIN tenants t ON t.id = e.tenant ORDER BY t.name, e.path`;
+const BIG = { encoding: 'utf8', maxBuffer: 256 * MiB };
+
+const sqliteRows = (db) => execFileSync('sqlite3', ['-readonly', db, SQLITE_ROWS], BIG).split('\n').filter(Boolean);
+const pgRows = (uri) => execFileSync('psql', ['-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-d', uri, '-c', PG_ROWS], BIG)
+  .split('\n').filter(Boolean);
+const pgTenants = (uri) => psql(uri, 'SELECT name FROM tenants ORDER BY name').split('\n').filter(Boolean);
+const pgTables = (uri) => psql(uri, "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1").split('\n').filter(Boolean);
+
+// Every entry of every tenant as memoryd shows it: the exact answer to a view of each path
+// (files: content with line numbers; directories: the listing with sizes), hidden ones and
+// node_modules included (their paths come from the rows, not from listings, which leave them
+// out). Returns {`${tenant} ${path}`: [status, content]}.
+async function views(port, entries) {
+  const out = {};
+  const byTenant = new Map();
+  for (const e of entries) byTenant.set(e.tenant, [...(byTenant.get(e.tenant) ?? []), e]);
+  await Promise.all([...byTenant].map(async ([tenant, list]) => {
+    const client = makeClient(port, { tenant });
+    for (const { path: p } of list) {
+      const r = await client.post({ command: 'view', path: p });
+      out[`${tenant} ${p}`] = [r.status, r.content];
+    }
+    client.close();
+  }));
+  return out;
+}
+
+const entriesOf = (rows) => rows.map((l) => {
+  const [tenant, , p, , kind] = l.split('\t');
+  return { tenant, path: p, kind: Number(kind) };
+});
+
+// ---- the tests ----
+
+let source; // what the SQLite side showed: {rows, views, files}
+let uri; // the database migrated into
+
+test('every tenant of a SQLite database copied exactly: rows, views, sizes; then served and written by memoryd', { timeout: 600000 }, async () => {
+  const tenants = dataSet();
+  const md = await startServer({ db: sqlitePath, args: ARGS });
+  try {
+    await fill(md.port, tenants);
+  } finally {
+    await md.stop();
+  }
+  const rows = sqliteRows(sqlitePath);
+  const entries = entriesOf(rows);
+
+  // The source holds what the test says it does.
+  const tenantNames = [...new Set(entries.map((e) => e.tenant))];
+  assert.deepEqual(tenantNames, ['Gamma_3-x', 'alpha', 'beta.2', 'big', 'bulk', LONG_TENANT]);
+  const has = (tenant, p, kind) => entries.some((e) => e.tenant === tenant && e.path === p && e.kind === kind);
+  for (const [t, p, k] of [['alpha', '/memories/hollow', 1], ['alpha', '/memories/x1/x2/x3', 1], ['alpha', '/memories/empty.txt', 0],
+    ['alpha', '/memories/nfd/cafe\u0301.md', 0], ['alpha', '/memories/nfd/caf\u00e9.md', 0], ['alpha', '/memories/.config/settings.json', 0],
+    ['alpha', '/memories/proj/node_modules/pkg/index.js', 0], ['alpha', '/memories/moved/here/me.txt', 0], ['Gamma_3-x', '/memories', 1]]) {
+    assert.ok(has(t, p, k), `${t} ${p} (kind ${k}) in the source`);
+  }
+  assert.ok(!has('alpha', '/memories/hollow/gone.txt', 0) && !has('alpha', '/memories/move', 1));
+  assert.equal(entries.filter((e) => e.tenant === 'Gamma_3-x').length, 1);
+  assert.equal(entries.filter((e) => e.tenant === 'bulk').length, 2450 + 49 + 1);
+  assert.equal(entries.filter((e) => e.tenant === 'big').length, 18 + 2 + 1);
+
+  // What memoryd on SQLite shows, and that it is the data set's content.
+  const md2 = await startServer({ db: sqlitePath, args: ARGS });
+  let sqliteViews;
+  const files = {};
+  try {
+    sqliteViews = await views(md2.port, entries);
+    for (const [tenant, commands] of Object.entries(tenants)) {
+      const client = makeClient(md2.port, { tenant });
+      for (const c of untouched(commands)) {
+        files[`${tenant} ${c.path}`] = c.file_text;
+        assert.equal(await readText(client, c.path), c.file_text, `${tenant} ${c.path} on SQLite`);
+      }
+      client.close();
+    }
+  } finally {
+    await md2.stop();
+  }
+  assert.deepEqual(sqliteViews['alpha /memories/edit.md'], [200,
+    'Here\'s the content of /memories/edit.md with line numbers:\n     1\tfirst line\n     2\talpha BETA (edited) gamma\n     3\t']);
+  assert.equal(Object.values(sqliteViews).filter(([s]) => s !== 200).length, 0);
+
+  // The copy.
+  uri = await createDatabase();
+  const bytes = rows.reduce((sum, l) => sum + l.slice(l.lastIndexOf('\t') + 1).length / 2, 0);
+  const m = await runMemoryd(['migrate', '--from', sqlitePath, '--to', uri]);
+  assert.deepEqual([m.code, m.stdout], [0,
+    `memoryd migrate: copied 6 tenants, ${rows.length} entries, ${bytes} bytes of files from ${sqlitePath} to ${uri}\n`]);
+  // The schema made in the fresh database, in memoryd's log format (the backend's migration).
+  assert.match(m.stderr, /^\{"time":"[^"]+","level":"info","msg":"schema migrated","engine":"postgres","version":1\}\n$/);
+  assert.ok(bytes > 18 * MiB);
+
+  // Every row equal, byte for byte; the copy consistent.
+  assert.deepEqual(pgRows(uri), rows);
+  assert.deepEqual(pgInconsistencies(uri), []);
+  source = { rows, views: sqliteViews, files };
+
+  // memoryd on PostgreSQL shows exactly what memoryd on SQLite showed.
+  const pg = await startServer({ db: uri, args: ARGS });
+  try {
+    const pgViews = await views(pg.port, entries);
+    assert.deepEqual(Object.keys(pgViews).sort(), Object.keys(sqliteViews).sort());
+    for (const k of Object.keys(sqliteViews)) assert.deepEqual(pgViews[k], sqliteViews[k], k);
+    for (const [k, text] of Object.entries(files)) {
+      const [tenant, p] = [k.slice(0, k.indexOf(' ')), k.slice(k.indexOf(' ') + 1)];
+      const client = makeClient(pg.port, { tenant });
+      assert.equal(await readText(client, p), text, `${k} on PostgreSQL`);
+      client.close();
+    }
+    // A listing's sizes as both show them (the tenant's 18 MiB and its first level).
+    assert.equal(pgViews['big /memories'][1].split('\n').slice(1, 3).join('\n'), '18.0M\t/memories\n18.0M\t/memories/mb/');
+
+    // And it is a live database: writes land, directory sizes follow.
+    const a = makeClient(pg.port, { tenant: 'alpha' });
+    let r = await a.post({ command: 'create', path: '/memories/a/b/c/after.txt', file_text: '12345' });
+    assert.equal(r.status, 200, r.text);
+    r = await a.post({ command: 'str_replace', path: '/memories/a/b/c/d/e/deep.txt', old_str: 'five', new_str: 'FIVE' });
+    assert.equal(r.status, 200, r.text);
+    r = await a.post({ command: 'view', path: '/memories/a/b' });
+    assert.deepEqual([r.status, r.content], [200,
+      'Here\'re the files and directories up to 2 levels deep in /memories/a/b, excluding hidden items and node_modules:\n'
+      + '31B\t/memories/a/b\n22B\t/memories/a/b/c/\n5B\t/memories/a/b/c/after.txt\n17B\t/memories/a/b/c/d/\n9B\t/memories/a/b/side.txt']);
+    r = await a.post({ command: 'rename', old_path: '/memories/hollow', new_path: '/memories/x1/x2/x3/hollow' });
+    assert.equal(r.status, 200, r.text);
+    r = await a.post({ command: 'delete', path: '/memories/moved' });
+    assert.equal(r.status, 200, r.text);
+    a.close();
+    const n = makeClient(pg.port, { tenant: 'new-tenant' });
+    r = await n.post({ command: 'create', path: '/memories/first.txt', file_text: 'new' });
+    assert.equal(r.status, 200, r.text);
+    n.close();
+  } finally {
+    await pg.stop();
+  }
+  assert.deepEqual(pgInconsistencies(uri), []);
+  assert.deepEqual(pgTenants(uri), ['Gamma_3-x', 'alpha', 'beta.2', 'big', 'bulk', 'new-tenant', LONG_TENANT]);
+});
+
+test('a target that already has one of the tenants: refused, naming it; nothing written', async () => {
+  assert.ok(source, 'the copy test ran first');
+  const target = await createDatabase();
+  const md = await startServer({ db: target });
+  try {
+    const c = makeClient(md.port, { tenant: 'beta.2' });
+    const r = await c.post({ command: 'create', path: '/memories/mine.txt', file_text: 'already here' });
+    assert.equal(r.status, 200, r.text);
+    c.close();
+  } finally {
+    await md.stop();
+  }
+  const before = pgRows(target);
+  const m = await runMemoryd(['migrate', '--from', sqlitePath, '--to', target]);
+  assert.deepEqual([m.code, m.stdout, m.stderr], [1, '',
+    'memoryd migrate: tenant beta.2 already exists in the target\n'
+    + 'memoryd migrate: refusing to copy over existing tenants (nothing was written)\n']);
+  assert.deepEqual(pgRows(target), before);
+  assert.deepEqual(pgTenants(target), ['beta.2']);
+
+  // Into the database already migrated: every tenant of the source is there (the first five
+  // are named), still nothing written.
+  const rowsBefore = pgRows(uri);
+  const again = await runMemoryd(['migrate', '--from', sqlitePath, '--to', uri]);
+  assert.deepEqual([again.code, again.stdout, again.stderr], [1, '',
+    ['Gamma_3-x', 'alpha', 'beta.2', 'big', 'bulk'].map((t) => `memoryd migrate: tenant ${t} already exists in the target\n`).join('')
+    + 'memoryd migrate: refusing to copy over existing tenants (nothing was written)\n']);
+  assert.deepEqual(pgRows(uri), rowsBefore);
+  // The SQLite file was only read.
+  assert.deepEqual(sqliteRows(sqlitePath), source.rows);
+});
+
+test('a missing SQLite file, a file that is not memoryd\'s, an unreachable target: a clear error, exit 1, the target untouched', async () => {
+  const target = await createDatabase();
+  const missing = path.join(dir, 'no-such.db');
+  let m = await runMemoryd(['migrate', '--from', missing, '--to', target]);
+  assert.deepEqual([m.code, m.stdout, m.stderr], [1, '', `memoryd migrate: ${missing}: unable to open database file\n`]);
+  assert.equal(fs.existsSync(missing), false, 'the missing file was not created');
+
+  const notDb = path.join(dir, 'notes.txt');
+  fs.writeFileSync(notDb, 'just some text, not a database\n'.repeat(100));
+  m = await runMemoryd(['migrate', '--from', notDb, '--to', target]);
+  assert.deepEqual([m.code, m.stdout, m.stderr], [1, '', `memoryd migrate: ${notDb}: not a SQLite database of memoryd\n`]);
+  assert.deepEqual(pgTables(target), [], 'nothing was created in the target');
+
+  const nowhere = `postgresql:///memoryd?host=${encodeURIComponent(path.join(dir, 'no-socket-here'))}`;
+  m = await runMemoryd(['migrate', '--from', sqlitePath, '--to', nowhere]);
+  assert.equal(m.code, 1);
+  assert.equal(m.stdout, '');
+  assert.match(m.stderr, /^memoryd migrate: cannot connect to PostgreSQL: connection to server on socket "[^"]*no-socket-here\/\.s\.PGSQL\.5432" failed: No such file or directory\n/);
+});
+
+test('bad arguments: the usage on stderr, exit 2; --help: the usage on stdout, exit 0', async () => {
+  const help = await runMemoryd(['migrate', '--help']);
+  assert.equal(help.code, 0);
+  assert.equal(help.stderr, '');
+  assert.match(help.stdout, /^Usage: memoryd migrate --from SQLITE_PATH --to URI\n\nCopy every tenant of memoryd's SQLite database at SQLITE_PATH into the PostgreSQL\n/);
+  const usage = help.stdout;
+  const target = await createDatabase();
+  const cases = [
+    [[], 'both --from and --to are needed'],
+    [['--from', sqlitePath], 'both --from and --to are needed'],
+    [['--to', target], 'both --from and --to are needed'],
+    [['--from=', `--to=${target}`], 'both --from and --to are needed'],
+    [['--from', sqlitePath, '--to'], 'unknown or incomplete argument: --to'],
+    [['--from', sqlitePath, '--to', target, '--force'], 'unknown or incomplete argument: --force'],
+    [['--fromage', sqlitePath, '--to', target], 'unknown or incomplete argument: --fromage'],
+    [[sqlitePath, target], `unknown or incomplete argument: ${sqlitePath}`],
+    [['--from', target, '--to', sqlitePath], '--from is a SQLite file and --to a PostgreSQL URI (postgresql://... or postgres://...)'],
+    [['--from', sqlitePath, '--to', path.join(dir, 'other.db')], '--from is a SQLite file and --to a PostgreSQL URI (postgresql://... or postgres://...)'],
+  ];
+  for (const [args, message] of cases) {
+    const r = await runMemoryd(['migrate', ...args]);
+    assert.deepEqual([r.code, r.stdout, r.stderr], [2, '', `memoryd migrate: ${message}\n\n${usage}`], JSON.stringify(args));
+  }
+  assert.deepEqual(pgTables(target), [], 'nothing was created in the target');
+  assert.equal(fs.existsSync(path.join(dir, 'other.db')), false);
+});
