@@ -22,7 +22,9 @@
 #include <stdint.h>
 
 #include "md_buf.h"
+#include "md_history.h"
 #include "md_path.h"
+#include "md_sha256.h"
 #include "md_store.h"
 #include "md_text.h"
 
@@ -33,7 +35,33 @@ enum md_cmd_kind {
     MD_CMD_INSERT,
     MD_CMD_DELETE,
     MD_CMD_RENAME,
+    /* Not memory tool commands: POST /v1/restore and /v1/redact, run by
+     * the writer like them (md_cmd_parse_op). */
+    MD_CMD_RESTORE,
+    MD_CMD_REDACT,
     MD_CMD_COUNT
+};
+/* The memory tool's own commands are the first ones. */
+#define MD_CMD_TOOL_COUNT (MD_CMD_RENAME + 1)
+
+/* Preconditions of a write (If-Match, If-None-Match), checked against the
+ * file the command names first (`path`; for rename, `old_path`). */
+#define MD_PRECOND_MAX 8
+struct md_precond {
+    int if_none_match; /* If-None-Match: * : nothing may be there */
+    int if_match_any;  /* If-Match: * : a file must be there */
+    size_t n_match;    /* If-Match: "sha256-<hex>", ...: the file's must be one of them */
+    unsigned char match[MD_PRECOND_MAX][MD_SHA256_LEN];
+};
+
+/* What a command produced besides its text. */
+struct md_cmd_result {
+    int has_etag; /* a file viewed or written: its content's SHA-256 (the ETag) */
+    unsigned char etag[MD_SHA256_LEN];
+    struct md_change_rec change; /* a write: its change-feed entry */
+    /* restore: files written back, removed (they did not exist then), and
+     * left as they were (already so). */
+    int64_t restored, removed, unchanged;
 };
 
 struct md_str {
@@ -65,6 +93,10 @@ struct md_cmd {
     struct md_view_range range;
     struct md_str tool_use_id; /* set when a tool_use block was sent */
     void *json;                /* the jansson root document (owned) */
+    int64_t version, before;   /* restore, redact: 0 when absent */
+    /* Set by the caller after parsing (request headers): */
+    struct md_precond pre;
+    const char *actor; /* X-Memory-Actor (borrowed), or NULL */
 };
 
 /* Parse a request body. On failure returns MD_EINVAL with the text in
@@ -72,11 +104,29 @@ struct md_cmd {
 enum md_err md_cmd_parse(struct md_cmd *cmd, const char *body, size_t len,
                          const struct md_limits *lim, struct md_buf *out);
 
-/* Execute on `t` for tenant `tenant`; the result text goes to `out`. Write
- * commands need a write transaction (and should run inside a savepoint:
- * on error the caller rolls back). */
+/* Parse the JSON body of an operation that is not a memory tool command
+ * (MD_CMD_RESTORE, MD_CMD_REDACT): an object with that route's fields. As
+ * md_cmd_parse otherwise. */
+enum md_err md_cmd_parse_op(struct md_cmd *cmd, enum md_cmd_kind kind, const char *body,
+                            size_t len, const struct md_limits *lim, struct md_buf *out);
+
+/* Execute on `t` for tenant `tenant`; the result text goes to `out`, the
+ * rest to `res` (zeroed first). Write commands need a write transaction
+ * and must run inside a savepoint (on error the caller rolls back): they
+ * record their versions and change-feed entry (md_txn_cmd_begin/_end). */
 enum md_err md_cmd_exec(struct md_txn *t, const char *tenant, const struct md_cmd *cmd,
-                        const struct md_limits *lim, struct md_buf *out);
+                        const struct md_limits *lim, struct md_buf *out,
+                        struct md_cmd_result *res);
+
+/* The entity tag of a content hash as sent in ETag: "sha256-<hex>" with
+ * its quotes (MD_ETAG_LEN bytes plus a NUL). */
+#define MD_ETAG_LEN (MD_SHA256_HEX + 9)
+void md_etag_format(const unsigned char sha256[MD_SHA256_LEN], char out[MD_ETAG_LEN + 1]);
+
+/* Parse an If-Match / If-None-Match value into `pre` (`if_none` selects
+ * which). MD_EINVAL with the reason in `out` when malformed. */
+enum md_err md_precond_parse(struct md_precond *pre, int if_none, const char *value, size_t len,
+                             struct md_buf *out);
 
 void md_cmd_free(struct md_cmd *cmd);
 

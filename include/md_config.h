@@ -39,6 +39,7 @@ struct md_config {
     size_t max_queue;                /* write commands waiting; beyond -> 503 */
     unsigned busy_timeout_ms;        /* wait for another process's database lock */
     unsigned shutdown_timeout;       /* seconds to finish in-flight requests */
+    struct md_retention history;     /* versions kept; 0 in either: history off */
     int log_level;
 };
 

@@ -3,6 +3,8 @@
  *
  * Every module returns an `enum md_err`; MD_OK (0) is success. Only the HTTP
  * layer (src/http.c, md_err_http_status) turns these into status codes.
+ * The numbers are stored (the first answer kept for an idempotent retry):
+ * new ones are added at the end, none is ever renumbered.
  */
 #ifndef MD_ERR_H
 #define MD_ERR_H
@@ -26,6 +28,11 @@ enum md_err {
     MD_EBUSY,      /* overloaded or shutting down               -> 503 */
     MD_EUNAVAIL,   /* the database cannot be reached right now:
                       nothing was done                          -> 503 */
+    MD_EPRECOND,   /* If-Match / If-None-Match not met          -> 412 */
+    MD_EIDEMPOTENT, /* an Idempotency-Key reused with another
+                      request                                   -> 422 */
+    MD_EGONE,      /* asked for what is no longer kept (changes
+                      pruned)                                   -> 410 */
 };
 
 /* Static, human-readable name of an error; never NULL. */

@@ -46,6 +46,7 @@
 #include <stdint.h>
 
 #include "md_err.h"
+#include "md_history.h"
 
 enum md_kind { MD_KIND_FILE = 0, MD_KIND_DIR = 1 };
 
@@ -54,6 +55,8 @@ struct md_entry {
     int64_t size;        /* file: bytes; directory: bytes of files below */
     const char *content; /* files only, when asked for; borrowed */
     size_t content_len;
+    int has_sha256; /* files found by view and locate: the content's SHA-256 */
+    unsigned char sha256[MD_SHA256_LEN];
 };
 
 /* Called once per entry, in order; return nonzero to stop early. */
@@ -100,7 +103,8 @@ struct md_store_ops {
     enum md_err (*locate)(struct md_txn *t, const char *tenant, struct md_locate *l, size_t n,
                           int *tenant_exists);
     enum md_err (*put_file)(struct md_txn *t, const char *tenant, const char *path, size_t len,
-                            const char *content, size_t content_len, int64_t old_size,
+                            const char *content, size_t content_len,
+                            const unsigned char sha256[MD_SHA256_LEN], int64_t old_size,
                             size_t parents_from);
     enum md_err (*remove_tree)(struct md_txn *t, const char *tenant, const char *path, size_t len,
                                int64_t size);
@@ -112,6 +116,25 @@ struct md_store_ops {
                         md_list_cb cb, void *ctx);
     enum md_err (*ping)(struct md_store *s);
     void (*stats)(struct md_txn *t, struct md_txn_stats *st);
+    /* History, the change feed, idempotency (md_history.h); see the
+     * wrappers below. */
+    enum md_err (*cmd_begin)(struct md_txn *t, const char *tenant, const struct md_write_meta *m);
+    enum md_err (*cmd_end)(struct md_txn *t, const char *const *paths, const size_t *lens,
+                           size_t n, struct md_change_rec *rec);
+    enum md_err (*idem_get)(struct md_txn *t, const char *tenant, const char *key, size_t key_len,
+                            struct md_idem *out);
+    enum md_err (*idem_put)(struct md_txn *t, const char *tenant, const char *key, size_t key_len,
+                            const struct md_idem *answer, const char *path, size_t path_len);
+    enum md_err (*history)(struct md_txn *t, const char *tenant, const char *path, size_t len,
+                           int64_t below, size_t limit, md_version_cb cb, void *ctx);
+    enum md_err (*version_get)(struct md_txn *t, const char *tenant, int64_t version,
+                               int want_content, struct md_version *v);
+    enum md_err (*state_before)(struct md_txn *t, const char *tenant, const char *dir, size_t len,
+                                int64_t before, md_version_cb cb, void *ctx);
+    enum md_err (*changes)(struct md_txn *t, const char *tenant, int64_t after, size_t limit,
+                           md_change_cb cb, void *ctx, int64_t *oldest, int64_t *last_seq);
+    enum md_err (*redact)(struct md_txn *t, const char *tenant, int64_t version);
+    enum md_err (*prune)(struct md_txn *t, int64_t now_ms, size_t budget, size_t *deleted);
 };
 
 /* Every backend's store and txn structs begin with these. */
@@ -132,6 +155,7 @@ struct md_store_config {
     enum md_durability durability;
     int busy_timeout_ms; /* wait this long for a lock another process holds */
     unsigned readers;    /* PostgreSQL: read connections kept open (a pool) */
+    struct md_retention history;
 };
 
 /* Open the store `cfg->db` names: a PostgreSQL connection URI
@@ -226,9 +250,10 @@ static inline enum md_err md_txn_locate(struct md_txn *t, const char *tenant, st
  * made first. Every ancestor's size changes by the difference. */
 static inline enum md_err md_txn_put_file(struct md_txn *t, const char *tenant, const char *path,
                                           size_t len, const char *content, size_t content_len,
+                                          const unsigned char sha256[MD_SHA256_LEN],
                                           int64_t old_size, size_t parents_from)
 {
-    return t->store->ops->put_file(t, tenant, path, len, content, content_len, old_size,
+    return t->store->ops->put_file(t, tenant, path, len, content, content_len, sha256, old_size,
                                    parents_from);
 }
 /* Delete the entry at `path` (not the root) and everything below it, of
@@ -263,6 +288,90 @@ static inline enum md_err md_txn_list(struct md_txn *t, const char *tenant, cons
 static inline void md_txn_stats(struct md_txn *t, struct md_txn_stats *st)
 {
     t->store->ops->stats(t, st);
+}
+
+/* ---- history, the change feed, idempotency (md_history.h) ---- */
+
+/* In a write transaction, after md_txn_savepoint and before a write
+ * command runs: what it is. Its writes (put_file, remove_tree, move_tree)
+ * record versions when history is on; tenant counters are loaded here. */
+static inline enum md_err md_txn_cmd_begin(struct md_txn *t, const char *tenant,
+                                           const struct md_write_meta *m)
+{
+    return t->store->ops->cmd_begin(t, tenant, m);
+}
+/* The command succeeded: record its change-feed entry naming `paths`
+ * (rename: old and new), and what it recorded in *rec. */
+static inline enum md_err md_txn_cmd_end(struct md_txn *t, const char *const *paths,
+                                         const size_t *lens, size_t n, struct md_change_rec *rec)
+{
+    return t->store->ops->cmd_end(t, paths, lens, n, rec);
+}
+/* The stored first answer for (tenant, key), kept MD_IDEMPOTENCY_MS;
+ * MD_ENOENT when none. */
+static inline enum md_err md_txn_idem_get(struct md_txn *t, const char *tenant, const char *key,
+                                          size_t key_len, struct md_idem *out)
+{
+    return t->store->ops->idem_get(t, tenant, key, key_len, out);
+}
+/* Store the first answer for (tenant, key) in the open write transaction
+ * (with the command's effect or, for a refused command, alone). `path`:
+ * the file the command wrote (a redaction of its versions scrubs the
+ * answer), or NULL. */
+static inline enum md_err md_txn_idem_put(struct md_txn *t, const char *tenant, const char *key,
+                                          size_t key_len, const struct md_idem *answer,
+                                          const char *path, size_t path_len)
+{
+    return t->store->ops->idem_put(t, tenant, key, key_len, answer, path, path_len);
+}
+/* Versions of `path` below version `below` (0: all), newest first, at most
+ * `limit`, without their content. */
+static inline enum md_err md_txn_history(struct md_txn *t, const char *tenant, const char *path,
+                                         size_t len, int64_t below, size_t limit, md_version_cb cb,
+                                         void *ctx)
+{
+    return t->store->ops->history(t, tenant, path, len, below, limit, cb, ctx);
+}
+/* One version (MD_ENOENT when not kept). */
+static inline enum md_err md_txn_version_get(struct md_txn *t, const char *tenant,
+                                             int64_t version, int want_content,
+                                             struct md_version *v)
+{
+    return t->store->ops->version_get(t, tenant, version, want_content, v);
+}
+/* For every path at or below `dir` with a version >= `before`: the
+ * earliest such version, with its content (what the path was just before
+ * `before`). In path order. */
+static inline enum md_err md_txn_state_before(struct md_txn *t, const char *tenant,
+                                              const char *dir, size_t len, int64_t before,
+                                              md_version_cb cb, void *ctx)
+{
+    return t->store->ops->state_before(t, tenant, dir, len, before, cb, ctx);
+}
+/* Change-feed entries with seq > after, in order, at most `limit`;
+ * *oldest: the oldest seq kept (0: none kept), *last_seq: the tenant's
+ * last (0: none ever). */
+static inline enum md_err md_txn_changes(struct md_txn *t, const char *tenant, int64_t after,
+                                         size_t limit, md_change_cb cb, void *ctx,
+                                         int64_t *oldest, int64_t *last_seq)
+{
+    return t->store->ops->changes(t, tenant, after, limit, cb, ctx, oldest, last_seq);
+}
+/* Erase the content (and hash) of a version for good; the answers kept for
+ * idempotent retries of writes to its path are scrubbed. The backend makes
+ * sure the bytes leave its files after the commit (see the backends). */
+static inline enum md_err md_txn_redact(struct md_txn *t, const char *tenant, int64_t version)
+{
+    return t->store->ops->redact(t, tenant, version);
+}
+/* In a write transaction of its own: delete up to `budget` rows that
+ * retention no longer keeps (versions past --history-versions per file or
+ * older than --history-days, change-feed entries, idempotency keys older
+ * than a day). *deleted: how many. */
+static inline enum md_err md_txn_prune(struct md_txn *t, int64_t now_ms, size_t budget,
+                                       size_t *deleted)
+{
+    return t->store->ops->prune(t, now_ms, budget, deleted);
 }
 
 /* ---- helpers shared by the backends (src/store.c) ---- */

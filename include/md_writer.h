@@ -23,20 +23,36 @@
 #include "md_store.h"
 
 struct md_job {
-    struct md_job *next;              /* queue link, writer's */
-    const struct md_cmd *cmd;         /* borrowed */
-    const char *tenant;               /* borrowed */
-    struct md_buf *out;               /* result text (caller-initialised) */
+    struct md_job *next;      /* queue link, writer's */
+    const struct md_cmd *cmd; /* borrowed */
+    const char *tenant;       /* borrowed */
+    struct md_buf *out;       /* result text (caller-initialised) */
+    /* An Idempotency-Key (borrowed; NULL: none) and the request's
+     * fingerprint: the first answer to (tenant, key) is stored with the
+     * command's effect, and a retry with the same fingerprint gets it back
+     * (`replayed`) without running again; another fingerprint gets
+     * MD_EIDEMPOTENT. */
+    const char *idem_key;
+    size_t idem_key_len;
+    unsigned char fingerprint[MD_SHA256_LEN];
+    int replayed;
     enum md_err err;                  /* result class */
+    struct md_cmd_result res;         /* what the command produced besides its text */
     struct md_txn_stats cost;         /* what the command cost in the store */
     void (*done)(struct md_job *job); /* called once, from the notifier */
 };
+
+/* Called by the notifier after each commit, before the jobs are told,
+ * with the tenants that had a successful write in it (for the change
+ * feed's waiters). */
+typedef void (*md_writer_commit_cb)(void *ctx, const char *const *tenants, size_t n);
 
 struct md_writer_stats {
     unsigned long long batches;   /* transactions */
     unsigned long long jobs;      /* commands */
     unsigned long long exec_us;   /* time running commands (with BEGIN) */
     unsigned long long commit_us; /* time committing (the flush) */
+    unsigned long long pruned;    /* rows retention deleted (md_txn_prune) */
 };
 
 struct md_writer;
@@ -44,6 +60,9 @@ struct md_writer;
 /* Start the writer thread. Returns NULL on failure. */
 struct md_writer *md_writer_start(struct md_store *store, const struct md_limits *lim,
                                   size_t max_batch, size_t max_queue);
+
+/* Set the commit hook (before any job is submitted). */
+void md_writer_on_commit(struct md_writer *w, md_writer_commit_cb cb, void *ctx);
 
 /* Queue a job. MD_EBUSY when the queue is full or the writer is stopping
  * (then `done` will not be called). */

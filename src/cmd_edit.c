@@ -23,6 +23,8 @@ enum md_err cmd_create(struct cmd_ctx *c)
     struct md_locate l = {.path = p->canon, .len = p->canon_len, .want_parent = 1};
     int exists;
     enum md_err e = md_txn_locate(c->t, c->tenant, &l, 1, &exists);
+    if (!e)
+        e = cmd_precond(c, p, l.found, &l.e);
     if (e)
         return e;
     if (l.found)
@@ -30,21 +32,27 @@ enum md_err cmd_create(struct cmd_ctx *c)
     if (l.anc_kind == MD_KIND_FILE)
         return cmd_say(c->out, MD_ECONFLICT, "Error: Cannot create ", p->raw, ": ",
                        (struct md_str){p->canon, l.anc_len}, " is a file, not a directory");
-    e = md_txn_put_file(c->t, c->tenant, p->canon, p->canon_len, c->cmd->file_text.p,
-                        c->cmd->file_text.n, -1, l.anc_len);
+    unsigned char sha[MD_SHA256_LEN];
+    e = cmd_hash(c, c->cmd->file_text.p, c->cmd->file_text.n, sha);
+    if (!e)
+        e = md_txn_put_file(c->t, c->tenant, p->canon, p->canon_len, c->cmd->file_text.p,
+                            c->cmd->file_text.n, sha, -1, l.anc_len);
     if (!e)
         e = cmd_say1(c->out, MD_OK, "File created successfully at: ", p->raw, NULL);
     return e;
 }
 
-/* Read a file for editing. On MD_ENOENT (missing, or a directory) the
- * caller writes its own message. */
+/* Read a file for editing. The preconditions first (MD_EPRECOND, text
+ * written); on MD_ENOENT (missing, or a directory) the caller writes its
+ * own message. */
 static enum md_err load_file(struct cmd_ctx *c, struct md_entry *ent)
 {
     const struct md_patharg *p = &c->cmd->path;
     struct md_locate l = {.path = p->canon, .len = p->canon_len, .want_content = 1};
     int exists;
     enum md_err e = md_txn_locate(c->t, c->tenant, &l, 1, &exists);
+    if (!e)
+        e = cmd_precond(c, p, l.found, &l.e);
     if (!e && (!l.found || l.e.kind != MD_KIND_FILE))
         e = MD_ENOENT;
     *ent = l.e;
@@ -55,9 +63,12 @@ static enum md_err load_file(struct cmd_ctx *c, struct md_entry *ent)
 static enum md_err save_file(struct cmd_ctx *c, const struct md_buf *content, int64_t old_size)
 {
     const struct md_patharg *p = &c->cmd->path;
-    return md_txn_put_file(c->t, c->tenant, p->canon, p->canon_len,
-                           content->data ? content->data : "", content->len, old_size,
-                           md_path_parent_len(p->canon, p->canon_len));
+    const char *data = content->data ? content->data : "";
+    unsigned char sha[MD_SHA256_LEN];
+    enum md_err e = cmd_hash(c, data, content->len, sha);
+    return e ? e
+             : md_txn_put_file(c->t, c->tenant, p->canon, p->canon_len, data, content->len, sha,
+                               old_size, md_path_parent_len(p->canon, p->canon_len));
 }
 
 enum md_err cmd_str_replace(struct cmd_ctx *c)

@@ -14,6 +14,7 @@ struct cmd_ctx {
     const struct md_cmd *cmd;
     const struct md_limits *lim;
     struct md_buf *out;
+    struct md_cmd_result *res;
 };
 
 typedef enum md_err (*cmd_fn)(struct cmd_ctx *c);
@@ -24,6 +25,19 @@ enum md_err cmd_str_replace(struct cmd_ctx *c);
 enum md_err cmd_insert(struct cmd_ctx *c);
 enum md_err cmd_delete(struct cmd_ctx *c);
 enum md_err cmd_rename(struct cmd_ctx *c);
+enum md_err cmd_restore(struct cmd_ctx *c);
+enum md_err cmd_redact(struct cmd_ctx *c);
+
+/* The command's preconditions (If-Match, If-None-Match) against what is at
+ * `p` now (`found`, and then `e`): MD_OK, or MD_EPRECOND with the text the
+ * model can act on in c->out. */
+enum md_err cmd_precond(struct cmd_ctx *c, const struct md_patharg *p, int found,
+                        const struct md_entry *e);
+
+/* The SHA-256 of a new content into c->res (the ETag of the file written)
+ * and `out`. */
+enum md_err cmd_hash(struct cmd_ctx *c, const char *content, size_t len,
+                     unsigned char out[MD_SHA256_LEN]);
 
 /* Append pre + a + mid + b + post to out (any may be empty/NULL) and
  * return `result` (or a buffer error). */

@@ -9,10 +9,13 @@
 #include <jansson.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cmd_internal.h"
+#include "md_json.h"
 #include "md_json_read.h"
 #include "md_log.h"
 #include "md_utf8.h"
@@ -74,6 +77,17 @@ static const struct route routes[MD_CMD_COUNT] = {
      1,
      cmd_rename,
      {FIELD("old_path", F_PATH, 1, path), FIELD("new_path", F_PATH, 1, path2)}},
+    {"restore",
+     MD_CMD_RESTORE,
+     1,
+     cmd_restore,
+     {FIELD("path", F_PATH, 1, path), FIELD("version", F_INT, 0, version),
+      FIELD("before", F_INT, 0, before)}},
+    {"redact",
+     MD_CMD_REDACT,
+     1,
+     cmd_redact,
+     {FIELD("path", F_PATH, 1, path), FIELD("version", F_INT, 1, version)}},
 };
 
 const char *md_cmd_kind_name(enum md_cmd_kind kind)
@@ -345,6 +359,20 @@ static json_t *reparse_big_numbers(const char *body, size_t len, json_error_t *e
     return root;
 }
 
+static enum md_err parse_fields(struct md_cmd *cmd, const struct route *r, const json_t *obj,
+                                const struct md_limits *lim, struct md_buf *out)
+{
+    cmd->kind = r->kind;
+    cmd->name = r->name;
+    cmd->write = r->write;
+    for (size_t i = 0; i < sizeof r->fields / sizeof r->fields[0] && r->fields[i].name; i++) {
+        enum md_err e = parse_field(cmd, r, &r->fields[i], obj, lim, out);
+        if (e)
+            return e;
+    }
+    return MD_OK;
+}
+
 enum md_err md_cmd_parse(struct md_cmd *cmd, const char *body, size_t len,
                          const struct md_limits *lim, struct md_buf *out)
 {
@@ -384,7 +412,7 @@ enum md_err md_cmd_parse(struct md_cmd *cmd, const char *body, size_t len,
     if (!json_is_string(command))
         return einval(md_buf_puts(out, "Error: Parameter `command` must be a string"));
     const struct route *r = NULL;
-    for (size_t i = 0; i < MD_CMD_COUNT; i++) {
+    for (size_t i = 0; i < MD_CMD_TOOL_COUNT; i++) {
         if (strlen(routes[i].name) == json_string_length(command) &&
             strcmp(routes[i].name, json_string_value(command)) == 0)
             r = &routes[i];
@@ -392,22 +420,174 @@ enum md_err md_cmd_parse(struct md_cmd *cmd, const char *body, size_t len,
     if (!r)
         return cmd_say(out, MD_EINVAL, "Error: ", jstr(command), " not implemented",
                        (struct md_str){0}, NULL);
-    cmd->kind = r->kind;
-    cmd->name = r->name;
-    cmd->write = r->write;
-    for (size_t i = 0; i < sizeof r->fields / sizeof r->fields[0] && r->fields[i].name; i++) {
-        e = parse_field(cmd, r, &r->fields[i], obj, lim, out);
-        if (e)
-            return e;
+    return parse_fields(cmd, r, obj, lim, out);
+}
+
+enum md_err md_cmd_parse_op(struct md_cmd *cmd, enum md_cmd_kind kind, const char *body,
+                            size_t len, const struct md_limits *lim, struct md_buf *out)
+{
+    memset(cmd, 0, sizeof *cmd);
+    json_error_t jerr;
+    json_t *root = json_loadb(body ? body : "", len, MD_JSON_READ_FLAGS, &jerr);
+    if (!root && json_error_code(&jerr) == json_error_numeric_overflow)
+        root = reparse_big_numbers(body, len, &jerr);
+    if (!root) {
+        enum md_err e = md_buf_puts(out, "Error: Invalid JSON in request body: ");
+        if (!e)
+            e = put_json_error(out, jerr.text);
+        if (!e)
+            e = md_buf_printf(out, " (line %d, column %d)", jerr.line, jerr.column);
+        return einval(e);
     }
-    return MD_OK;
+    cmd->json = root;
+    if (!json_is_object(root))
+        return einval(md_buf_puts(out, "Error: The request body must be a JSON object"));
+    return parse_fields(cmd, &routes[kind], root, lim, out);
+}
+
+/* The wall clock in milliseconds (what versions and changes record). */
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The JSON answer of a restore or a redaction (POST /v1/...), written
+ * here because it names the change-feed entry the write got. */
+static enum md_err op_answer(const struct md_cmd *cmd, const struct md_cmd_result *res,
+                             struct md_buf *out)
+{
+    md_buf_reset(out);
+    enum md_err e = md_buf_puts(out, "{\"path\":");
+    if (!e)
+        e = md_json_put_string(out, cmd->path.canon, cmd->path.canon_len);
+    if (!e && cmd->kind == MD_CMD_REDACT)
+        e = md_buf_printf(out, ",\"version\":%lld,\"redacted\":true", (long long)cmd->version);
+    if (!e && cmd->kind == MD_CMD_RESTORE)
+        e = md_buf_printf(out, ",\"%s\":%lld,\"restored\":%lld,\"removed\":%lld,\"unchanged\":%lld",
+                          cmd->version ? "version" : "before",
+                          (long long)(cmd->version ? cmd->version : cmd->before),
+                          (long long)res->restored, (long long)res->removed,
+                          (long long)res->unchanged);
+    if (!e)
+        e = md_buf_printf(out, ",\"seq\":%lld,\"versions_recorded\":%lld}",
+                          (long long)res->change.seq, (long long)res->change.versions);
+    return e;
 }
 
 enum md_err md_cmd_exec(struct md_txn *t, const char *tenant, const struct md_cmd *cmd,
-                        const struct md_limits *lim, struct md_buf *out)
+                        const struct md_limits *lim, struct md_buf *out,
+                        struct md_cmd_result *res)
 {
-    struct cmd_ctx c = {t, tenant, cmd, lim, out};
-    return routes[cmd->kind].run(&c);
+    memset(res, 0, sizeof *res);
+    struct cmd_ctx c = {t, tenant, cmd, lim, out, res};
+    if (cmd->write) {
+        struct md_write_meta m = {cmd->name, cmd->actor, wall_ms()};
+        enum md_err e = md_txn_cmd_begin(t, tenant, &m);
+        if (e)
+            return e;
+    }
+    enum md_err e = routes[cmd->kind].run(&c);
+    if (e || !cmd->write)
+        return e;
+    /* The change names the canonical paths (rename: both). */
+    const char *paths[2] = {cmd->path.canon, cmd->path2.canon};
+    size_t lens[2] = {cmd->path.canon_len, cmd->path2.canon_len};
+    e = md_txn_cmd_end(t, paths, lens, cmd->path2.canon ? 2 : 1, &res->change);
+    if (!e && (cmd->kind == MD_CMD_RESTORE || cmd->kind == MD_CMD_REDACT))
+        e = op_answer(cmd, res, out);
+    return e;
+}
+
+/* ---- entity tags and preconditions ---- */
+
+void md_etag_format(const unsigned char sha256[MD_SHA256_LEN], char out[MD_ETAG_LEN + 1])
+{
+    char hex[MD_SHA256_HEX + 1];
+    md_sha256_hex(sha256, hex);
+    snprintf(out, MD_ETAG_LEN + 1, "\"sha256-%s\"", hex);
+}
+
+enum md_err md_precond_parse(struct md_precond *pre, int if_none, const char *value, size_t len,
+                             struct md_buf *out)
+{
+    const char *name = if_none ? "If-None-Match" : "If-Match";
+    size_t i = 0;
+    int any = 0;
+    while (i < len) {
+        while (i < len && (value[i] == ' ' || value[i] == '\t' || value[i] == ','))
+            i++;
+        if (i == len)
+            break;
+        if (value[i] == '*') {
+            any = 1;
+            i++;
+            continue;
+        }
+        /* "sha256-<64 hex>" (a weak W/ tag never matches a strong comparison: refused). */
+        static const char prefix[] = "\"sha256-";
+        size_t pl = sizeof prefix - 1;
+        unsigned char d[MD_SHA256_LEN];
+        if (len - i < pl + MD_SHA256_HEX + 1 || memcmp(value + i, prefix, pl) != 0 ||
+            value[i + pl + MD_SHA256_HEX] != '"' ||
+            md_sha256_parse_hex(value + i + pl, MD_SHA256_HEX, d) != 0 || if_none)
+            return cmd_say(out, MD_EINVAL, "Error: The ", cstr(name),
+                           if_none ? " header must be `*`"
+                                   : " header must be `*` or entity tags \"sha256-<64 hex "
+                                     "digits>\" as sent in ETag",
+                           (struct md_str){0}, NULL);
+        if (pre->n_match == MD_PRECOND_MAX)
+            return cmd_say(out, MD_EINVAL, "Error: The ", cstr(name),
+                           " header lists more than 8 entity tags", (struct md_str){0}, NULL);
+        memcpy(pre->match[pre->n_match++], d, MD_SHA256_LEN);
+        i += pl + MD_SHA256_HEX + 1;
+    }
+    if (!any && (if_none || pre->n_match == 0))
+        return cmd_say(out, MD_EINVAL, "Error: The ", cstr(name), " header is empty",
+                       (struct md_str){0}, NULL);
+    if (any && (if_none ? 0 : pre->n_match > 0))
+        return cmd_say(out, MD_EINVAL, "Error: The ", cstr(name),
+                       " header must be `*` alone or a list of entity tags", (struct md_str){0},
+                       NULL);
+    if (if_none)
+        pre->if_none_match = 1;
+    else
+        pre->if_match_any = any;
+    return MD_OK;
+}
+
+enum md_err cmd_precond(struct cmd_ctx *c, const struct md_patharg *p, int found,
+                        const struct md_entry *e)
+{
+    const struct md_precond *pre = &c->cmd->pre;
+    if (pre->if_none_match && found)
+        return cmd_say1(c->out, MD_EPRECOND, "The file ", p->raw,
+                        " already exists (the request asked for If-None-Match: *); view it "
+                        "before changing it.");
+    if (!pre->if_match_any && pre->n_match == 0)
+        return MD_OK;
+    int ok = found && e->kind == MD_KIND_FILE;
+    if (ok && pre->n_match) {
+        ok = 0;
+        for (size_t i = 0; i < pre->n_match && !ok; i++)
+            ok = e->has_sha256 && memcmp(pre->match[i], e->sha256, MD_SHA256_LEN) == 0;
+    }
+    if (ok)
+        return MD_OK;
+    return cmd_say1(c->out, MD_EPRECOND, "The file ", p->raw,
+                    " changed since you viewed it; view it again before editing.");
+}
+
+enum md_err cmd_hash(struct cmd_ctx *c, const char *content, size_t len,
+                     unsigned char out[MD_SHA256_LEN])
+{
+    enum md_err e = md_sha256(content, len, out);
+    if (!e) {
+        memcpy(c->res->etag, out, MD_SHA256_LEN);
+        c->res->has_etag = 1;
+    }
+    return e;
 }
 
 /* ---- helpers shared by the implementations ---- */

@@ -11,6 +11,8 @@ enum md_err cmd_delete(struct cmd_ctx *c)
     struct md_locate l = {.path = p->canon, .len = p->canon_len};
     int exists;
     enum md_err e = md_txn_locate(c->t, c->tenant, &l, 1, &exists);
+    if (!e)
+        e = cmd_precond(c, p, l.found, &l.e);
     if (!e && !l.found)
         return cmd_not_found(c->out, "Error: The path ", p->raw, " does not exist");
     if (!e)
@@ -31,6 +33,8 @@ enum md_err cmd_rename(struct cmd_ctx *c)
                              {.path = from->canon, .len = from->canon_len}};
     int exists;
     enum md_err e = md_txn_locate(c->t, c->tenant, l, 2, &exists);
+    if (!e)
+        e = cmd_precond(c, from, l[1].found, &l[1].e);
     if (e)
         return e;
     const struct md_locate *dst = &l[0], *src = &l[1];

@@ -79,9 +79,20 @@ enum md_err cmd_view(struct cmd_ctx *c)
                              " does not exist. Please provide a valid path.");
     if (e)
         return e;
-    if (ent.kind == MD_KIND_FILE)
+    if (ent.kind == MD_KIND_FILE) {
+        /* The ETag: kept with the file (hashed here only for a row written
+         * without one). */
+        if (ent.has_sha256) {
+            memcpy(c->res->etag, ent.sha256, MD_SHA256_LEN);
+            c->res->has_etag = 1;
+        } else {
+            unsigned char sha[MD_SHA256_LEN];
+            if ((e = cmd_hash(c, ent.content, ent.content_len, sha)) != MD_OK)
+                return e;
+        }
         return md_view_file(c->out, p->raw.p, p->raw.n, ent.content, ent.content_len,
                             &c->cmd->range, max_view);
+    }
     if (l.err)
         return l.err;
     if (!l.started)

@@ -89,6 +89,11 @@ static const struct opt opts[] = {
     {"busy-timeout", "MEMORYD_BUSY_TIMEOUT", O_UINT, OFF(busy_timeout_ms), 1, 600000, "MS",
      "wait this long for a database lock held by another\n"
      "                          process, then answer 503                          [5000]"},
+    {"history-versions", "MEMORYD_HISTORY_VERSIONS", O_UINT, OFF(history.versions), 0, 100000,
+     "N", "versions kept per file; 0 turns history off         [20]"},
+    {"history-days", "MEMORYD_HISTORY_DAYS", O_UINT, OFF(history.days), 0, 36500, "DAYS",
+     "versions (and change-feed entries) kept this long;\n"
+     "                          0 turns history off (the feed keeps a day)          [30]"},
     {"shutdown-timeout", "MEMORYD_SHUTDOWN_TIMEOUT", O_UINT, OFF(shutdown_timeout), 0, 3600,
      "SECONDS", "on SIGTERM, wait this long for in-flight requests [10]"},
     {"log-level", "MEMORYD_LOG_LEVEL", O_LOGLEVEL, OFF(log_level), 0, 0, "error|warn|info|debug",
@@ -271,6 +276,7 @@ enum md_config_result md_config_load(struct md_config *cfg, int argc, char **arg
         .max_queue = 4096,
         .busy_timeout_ms = 5000,
         .shutdown_timeout = 10,
+        .history = {.versions = 20, .days = 30},
         .log_level = MD_LOG_INFO,
     };
     for (size_t i = 0; i < NOPTS; i++) {

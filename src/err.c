@@ -32,6 +32,12 @@ const char *md_strerror(enum md_err err)
         return "busy";
     case MD_EUNAVAIL:
         return "storage unavailable";
+    case MD_EPRECOND:
+        return "precondition failed";
+    case MD_EIDEMPOTENT:
+        return "idempotency key reused";
+    case MD_EGONE:
+        return "gone";
     }
     return "unknown error";
 }
@@ -63,6 +69,12 @@ unsigned md_err_http_status(enum md_err err)
     case MD_EBUSY:
     case MD_EUNAVAIL:
         return 503;
+    case MD_EPRECOND:
+        return 412;
+    case MD_EIDEMPOTENT:
+        return 422;
+    case MD_EGONE:
+        return 410;
     }
     return 500;
 }

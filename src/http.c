@@ -1,9 +1,11 @@
 /*
- * http.c — libmicrohttpd front end (see md_http.h).
+ * http.c — libmicrohttpd front end (see md_http.h): the daemon, connections
+ * and their limits, request bodies, the route table and the replies. The
+ * handlers are in http_memory.c (POST /memory) and http_v1.c (the /v1 API).
  *
- * One request context per request (struct req), allocated on MHD's first
- * call and freed in the completion callback. The only place where
- * enum md_err becomes an HTTP status (md_err_http_status).
+ * One request context per request (struct req, http_internal.h), allocated
+ * on MHD's first call and freed in the completion callback. The only place
+ * where enum md_err becomes an HTTP status (md_err_http_status).
  */
 #include "md_http.h"
 
@@ -19,85 +21,64 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "http_internal.h"
 #include "md_connlimit.h"
 #include "md_json.h"
 #include "md_log.h"
 #include "md_tenant.h"
-
-/* Bounds of every response text: results are bounded by the limits, but
- * an error text repeating a long path or a list of lines can be large. */
-#define OUT_LIMIT ((size_t)256 << 20)
 
 /* An oversized body of unannounced length is read and dropped up to this
  * many times the body limit before the connection is closed. */
 #define DISCARD_FACTOR 4
 #define DISCARD_FLOOR  ((size_t)64 << 20)
 
-struct md_http {
-    const struct md_config *cfg;
-    struct md_store *store;
-    struct md_writer *writer;
-    struct MHD_Daemon *d;
-    MHD_socket quiesced_fd;
-    unsigned port;
-    atomic_int stopping;
-    atomic_uint in_flight;
-    struct md_connlimit *conns; /* open connections per client address */
-    atomic_size_t body_bytes;   /* request body bytes held, all requests */
-    atomic_llong refused_at;    /* last connection refusal logged, seconds */
-};
+/* The routes: a path (or a prefix, for /v1/versions/{version}), the
+ * methods it takes (the rest get 405 with this Allow), whether a body is
+ * read, and the handler. */
+typedef enum MHD_Result (*handler_fn)(struct req *r);
+static enum MHD_Result handle_health(struct req *r);
 
-enum route { R_MEMORY, R_HEALTHZ, R_READYZ, R_OTHER };
-
-enum state {
-    ST_NEW,       /* headers seen, body may follow */
-    ST_WAITING,   /* suspended, the writer has the job */
-    ST_READY,     /* result ready, to be sent */
-    ST_RESPONDED, /* a response is queued */
+static const struct route_def {
+    const char *path;
+    int prefix;
+    enum route id;
+    const char *allow;
+    int body;
+    handler_fn run;
+} route_table[] = {
+    {"/memory", 0, R_MEMORY, "POST", 1, md_http_memory},
+    {"/healthz", 0, R_HEALTHZ, "GET, HEAD", 0, handle_health},
+    {"/readyz", 0, R_READYZ, "GET, HEAD", 0, handle_health},
+    {"/v1/history", 0, R_HISTORY, "GET", 0, md_http_v1},
+    {"/v1/versions/", 1, R_VERSIONS, "GET", 0, md_http_v1},
+    {"/v1/restore", 0, R_RESTORE, "POST", 1, md_http_v1},
+    {"/v1/redact", 0, R_REDACT, "POST", 1, md_http_v1},
+    {"/v1/changes", 0, R_CHANGES, "GET", 0, md_http_v1},
 };
+#define NROUTES (sizeof route_table / sizeof route_table[0])
 
-/* One header memoryd reads: how often it came and its first value, without
- * the spaces and tabs around it (RFC 9110 5.5: they are not part of it). */
-struct header_seen {
-    unsigned count;
-    const char *value; /* into libmicrohttpd's copy, valid for the request */
-    size_t len;        /* of the trimmed value */
-    int padded;        /* the value as sent had whitespace around it */
-};
+static const struct route_def *route_of(const char *url)
+{
+    for (size_t i = 0; i < NROUTES; i++) {
+        const struct route_def *d = &route_table[i];
+        size_t n = strlen(d->path);
+        if (d->prefix ? strncmp(url, d->path, n) == 0 : strcmp(url, d->path) == 0)
+            return d;
+    }
+    return NULL;
+}
 
-/* The headers memoryd reads, gathered in one pass over the request's. */
-struct headers {
-    const char *tenant_name; /* --tenant-header */
-    size_t tenant_name_len;
-    struct header_seen content_length, transfer_encoding, accept, tenant;
-};
-
-struct req {
-    struct md_http *h;
-    struct MHD_Connection *conn;
-    uint64_t t0;
-    enum route route;
-    const char *method;
-    struct md_buf body;
-    int too_big;
-    int want_text;
-    struct headers headers; /* read once, when the request's headers are in */
-    char tenant[MD_TENANT_MAX + 1];
-    struct md_cmd cmd;
-    struct md_buf out;
-    enum md_err err;
-    struct md_job job;
-    _Atomic int state;
-    unsigned status;
-    size_t bytes_out;
-    size_t received;          /* body bytes seen, kept or not */
-    size_t reserved;          /* body bytes counted in h->body_bytes */
-    int busy;                 /* bodies in memory over --max-body-memory: 503 */
-    struct md_txn_stats cost; /* what the command cost in the store */
-    int late;                 /* arrived after shutdown began: refused with 503 */
-    const char *refuse;       /* ambiguous framing: 400 before the body, then close */
-    int over_cap;             /* its connection is over --max-connections-per-ip: 503 */
-};
+/* The method is one the route takes (HEAD goes with GET). */
+static int method_allowed(const struct route_def *d, const char *method)
+{
+    if (strcmp(method, MHD_HTTP_METHOD_HEAD) == 0)
+        method = strstr(d->allow, "HEAD") ? "HEAD" : "none";
+    size_t n = strlen(method);
+    for (const char *p = d->allow; (p = strstr(p, method)) != NULL; p += n)
+        if ((p == d->allow || p[-1] == ' ') && (p[n] == ',' || p[n] == '\0'))
+            return 1;
+    return 0;
+}
 
 /* Socket contexts of connections counted per address: within the limit, or
  * over it (answered 503 and closed). */
@@ -137,15 +118,14 @@ static int body_reserve(struct req *r, size_t total)
     return 1;
 }
 
-/* Free the request body and give its bytes back. */
-static void body_drop(struct req *r)
+void md_http_body_drop(struct req *r)
 {
     md_buf_free(&r->body);
     atomic_fetch_sub(&r->h->body_bytes, r->reserved);
     r->reserved = 0;
 }
 
-static uint64_t now_us(void)
+uint64_t md_http_now_us(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -215,9 +195,12 @@ int md_http_wants_text(const char *accept)
 
 /* ---- responses ---- */
 
-static enum MHD_Result queue(struct req *r, unsigned status, const char *type, char *body,
-                             size_t len, int is_error, int close_conn)
+enum MHD_Result md_http_queue(struct req *r, unsigned status, const char *type, char *body,
+                              size_t len, int is_error, const char *const *extra)
 {
+    int close_conn = r->too_big || r->refuse != NULL || r->over_cap ||
+                     (atomic_load(&r->h->stopping) && r->route != R_HEALTHZ &&
+                      r->route != R_READYZ);
     struct MHD_Response *resp = MHD_create_response_from_buffer_with_free_callback(len, body, free);
     if (!resp) {
         free(body);
@@ -228,9 +211,12 @@ static enum MHD_Result queue(struct req *r, unsigned status, const char *type, c
         MHD_add_response_header(resp, "X-Memory-Is-Error", is_error ? "true" : "false");
     if (status == 503)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
-    if (status == 405)
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW,
-                                r->route == R_MEMORY ? "POST" : "GET, HEAD");
+    if (status == 405) {
+        const struct route_def *d = route_of(r->url);
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, d ? d->allow : "GET");
+    }
+    for (; extra && extra[0]; extra += 2)
+        MHD_add_response_header(resp, extra[0], extra[1]);
     if (close_conn)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
     enum MHD_Result ret = MHD_queue_response(r->conn, status, resp);
@@ -241,46 +227,6 @@ static enum MHD_Result queue(struct req *r, unsigned status, const char *type, c
     return ret;
 }
 
-/* Send r->out (with r->err) as a tool_result, JSON or text. */
-static enum MHD_Result respond_result(struct req *r, unsigned status)
-{
-    int is_error = r->err != MD_OK;
-    int close_conn = r->too_big || r->refuse != NULL || r->over_cap || atomic_load(&r->h->stopping);
-    char *body;
-    size_t len;
-    if (r->want_text) {
-        body = md_buf_take(&r->out, &len);
-        if (!body)
-            return MHD_NO;
-        return queue(r, status, "text/plain; charset=utf-8", body, len, is_error, close_conn);
-    }
-    struct md_buf json;
-    md_buf_init(&json, OUT_LIMIT);
-    /* One allocation: the text, its escapes (a newline per line or so), the envelope. */
-    md_buf_reserve(&json, r->out.len + r->out.len / 8 + 96 + r->cmd.tool_use_id.n);
-    const struct md_str *id = &r->cmd.tool_use_id;
-    if (md_json_tool_result(&json, id->p, id->n, r->out.data ? r->out.data : "", r->out.len,
-                            is_error)) {
-        md_buf_free(&json);
-        return MHD_NO;
-    }
-    body = md_buf_take(&json, &len);
-    if (!body)
-        return MHD_NO;
-    return queue(r, status, "application/json", body, len, is_error, close_conn);
-}
-
-/* An error result (text already in r->out or given here). */
-static enum MHD_Result respond_error(struct req *r, enum md_err err, const char *text)
-{
-    r->err = err;
-    if (text) {
-        md_buf_reset(&r->out);
-        md_buf_puts(&r->out, text);
-    }
-    return respond_result(r, md_err_http_status(err));
-}
-
 static enum MHD_Result respond_plain_json(struct req *r, unsigned status, const char *json)
 {
     size_t len = strlen(json);
@@ -288,10 +234,76 @@ static enum MHD_Result respond_plain_json(struct req *r, unsigned status, const 
     if (!body)
         return MHD_NO;
     memcpy(body, json, len + 1);
-    return queue(r, status, "application/json", body, len, -1, r->over_cap);
+    return md_http_queue(r, status, "application/json", body, len, -1, NULL);
 }
 
-/* ---- the memory endpoint ---- */
+enum MHD_Result md_http_reply_json(struct req *r, unsigned status, struct md_buf *json)
+{
+    size_t len;
+    char *body = md_buf_take(json, &len);
+    if (!body)
+        return MHD_NO;
+    return md_http_queue(r, status, "application/json", body, len, -1, NULL);
+}
+
+enum MHD_Result md_http_reply_error(struct req *r, enum md_err err, const char *text, size_t len)
+{
+    static const char prefix[] = "Error: ";
+    if (len >= sizeof prefix - 1 && memcmp(text, prefix, sizeof prefix - 1) == 0) {
+        text += sizeof prefix - 1;
+        len -= sizeof prefix - 1;
+    }
+    struct md_buf json;
+    md_buf_init(&json, OUT_LIMIT);
+    if (md_buf_puts(&json, "{\"error\":") || md_json_put_string(&json, text, len) ||
+        md_buf_putc(&json, '}')) {
+        md_buf_free(&json);
+        return MHD_NO;
+    }
+    return md_http_reply_json(r, md_err_http_status(err), &json);
+}
+
+/* A refusal before the handler runs: a tool_result for /memory, else
+ * {"error": ...}. */
+static enum MHD_Result refuse(struct req *r, enum md_err err, const char *text)
+{
+    if (r->route != R_MEMORY)
+        return md_http_reply_error(r, err, text, strlen(text));
+    r->err = err;
+    md_buf_reset(&r->out);
+    md_buf_puts(&r->out, text);
+    return md_http_reply_result(r, md_err_http_status(err));
+}
+
+int md_http_tenant(struct req *r, enum MHD_Result *ret)
+{
+    if (r->tenant[0])
+        return 0;
+    const struct header_seen *th = &r->headers.tenant;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    struct md_buf msg;
+    md_buf_init(&msg, OUT_LIMIT);
+    enum md_err e = md_tenant_resolve(r->h->cfg, ci ? ci->client_addr : NULL, th->count,
+                                      th->value, th->len, r->tenant, &msg);
+    if (e) {
+        r->tenant[0] = '\0';
+        if (r->route == R_MEMORY) {
+            r->err = e;
+            md_buf_free(&r->out);
+            r->out = msg;
+            *ret = md_http_reply_result(r, md_err_http_status(e));
+        } else {
+            *ret = md_http_reply_error(r, e, msg.data ? msg.data : "", msg.len);
+            md_buf_free(&msg);
+        }
+        return -1;
+    }
+    md_buf_free(&msg);
+    return 0;
+}
+
+/* ---- headers ---- */
 
 static void header_note(struct header_seen *hs, const char *value, size_t len)
 {
@@ -333,6 +345,14 @@ static enum MHD_Result scan_header(void *cls, enum MHD_ValueKind kind, const cha
     else if (key_size == sizeof MHD_HTTP_HEADER_ACCEPT - 1 &&
              strcasecmp(key, MHD_HTTP_HEADER_ACCEPT) == 0)
         header_note(&hd->accept, value, value_size);
+    else if (key_size == 8 && strcasecmp(key, "If-Match") == 0)
+        header_note(&hd->if_match, value, value_size);
+    else if (key_size == 13 && strcasecmp(key, "If-None-Match") == 0)
+        header_note(&hd->if_none_match, value, value_size);
+    else if (key_size == 15 && strcasecmp(key, "Idempotency-Key") == 0)
+        header_note(&hd->idempotency_key, value, value_size);
+    else if (key_size == 14 && strcasecmp(key, "X-Memory-Actor") == 0)
+        header_note(&hd->actor, value, value_size);
     return MHD_YES;
 }
 
@@ -358,100 +378,18 @@ static const char *framing_error(const struct headers *hd)
     return NULL;
 }
 
-static void job_done(struct md_job *job)
-{
-    struct req *r = (struct req *)((char *)job - offsetof(struct req, job));
-    r->err = job->err;
-    r->cost = job->cost;
-    atomic_store(&r->state, ST_READY);
-    MHD_resume_connection(r->conn);
-}
-
-static enum MHD_Result handle_memory(struct req *r)
-{
-    struct md_http *h = r->h;
-    const struct md_config *cfg = h->cfg;
-    /* A request taken in before shutdown began is completed; only later
-     * ones are refused. */
-    if (r->late)
-        return respond_error(
-            r, MD_EBUSY,
-            "Error: memoryd is shutting down; the command was not applied. Retry shortly.");
-
-    /* The body is parsed even when the tenant is refused, so that the
-     * error carries the tool_use_id back. */
-    struct md_buf parse_msg;
-    md_buf_init(&parse_msg, OUT_LIMIT);
-    enum md_err pe = md_cmd_parse(&r->cmd, r->body.data ? r->body.data : "", r->body.len,
-                                  &cfg->limits, &parse_msg);
-    body_drop(r); /* the command owns what it needs from the body */
-    const struct header_seen *th = &r->headers.tenant;
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    enum md_err e = md_tenant_resolve(cfg, ci ? ci->client_addr : NULL, th->count, th->value,
-                                      th->len, r->tenant, &r->out);
-    if (!e && pe && pe != MD_ENOMEM) {
-        md_buf_free(&r->out);
-        r->out = parse_msg; /* hand the message over */
-        md_buf_init(&parse_msg, OUT_LIMIT);
-        e = MD_EINVAL;
-    } else if (!e && pe) {
-        e = MD_ENOMEM;
-        md_buf_reset(&r->out);
-        md_buf_puts(&r->out, md_cmd_storage_error_text(e));
-    }
-    md_buf_free(&parse_msg);
-    if (e)
-        return respond_error(r, e, NULL);
-
-    if (!r->cmd.write) {
-        struct md_txn *t;
-        e = md_store_read_begin(h->store, &t);
-        if (!e) {
-            struct md_txn_stats before, after;
-            md_txn_stats(t, &before);
-            e = md_cmd_exec(t, r->tenant, &r->cmd, &cfg->limits, &r->out);
-            md_txn_stats(t, &after);
-            r->cost.statements = after.statements - before.statements;
-            r->cost.round_trips = after.round_trips - before.round_trips;
-            md_txn_end(t);
-        }
-        if (e == MD_EDB || e == MD_ENOMEM || e == MD_EBUSY || e == MD_EUNAVAIL) {
-            e = e == MD_ENOMEM ? MD_EDB : e;
-            return respond_error(r, e, md_cmd_storage_error_text(e));
-        }
-        r->err = e;
-        return respond_result(r, md_err_http_status(e));
-    }
-
-    r->job.cmd = &r->cmd;
-    r->job.tenant = r->tenant;
-    r->job.out = &r->out;
-    r->job.done = job_done;
-    atomic_store(&r->state, ST_WAITING);
-    MHD_suspend_connection(r->conn);
-    e = md_writer_submit(h->writer, &r->job);
-    if (e) {
-        r->job.err = e;
-        md_buf_reset(&r->out);
-        md_buf_puts(&r->out, "Error: memoryd is overloaded; the command was not applied. Retry "
-                             "shortly.");
-        job_done(&r->job);
-    }
-    return MHD_YES;
-}
-
 /* ---- MHD callbacks ---- */
 
-static enum route route_of(const char *url)
+static enum MHD_Result handle_health(struct req *r)
 {
-    if (strcmp(url, "/memory") == 0)
-        return R_MEMORY;
-    if (strcmp(url, "/healthz") == 0)
-        return R_HEALTHZ;
-    if (strcmp(url, "/readyz") == 0)
-        return R_READYZ;
-    return R_OTHER;
+    struct md_http *h = r->h;
+    if (r->route == R_HEALTHZ)
+        return respond_plain_json(r, 200, "{\"status\":\"ok\"}");
+    if (atomic_load(&h->stopping))
+        return respond_plain_json(r, 503, "{\"status\":\"shutting down\"}");
+    if (md_store_ping(h->store) != MD_OK)
+        return respond_plain_json(r, 503, "{\"status\":\"storage unavailable\"}");
+    return respond_plain_json(r, 200, "{\"status\":\"ready\"}");
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -467,9 +405,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             return MHD_NO;
         r->h = h;
         r->conn = conn;
-        r->t0 = now_us();
-        r->route = route_of(url);
+        r->t0 = md_http_now_us();
+        const struct route_def *def = route_of(url);
+        r->route = def ? def->id : R_OTHER;
         r->method = method;
+        r->url = url;
         md_buf_init(&r->body, h->cfg->limits.max_body);
         md_buf_init(&r->out, OUT_LIMIT);
         r->headers.tenant_name = h->cfg->tenant_header;
@@ -479,7 +419,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         atomic_fetch_add(&h->in_flight, 1);
         r->late = atomic_load(&h->stopping);
         *req_cls = r;
-        if (r->route == R_MEMORY && strcmp(method, MHD_HTTP_METHOD_POST) == 0) {
+        if (def && def->body && strcmp(method, MHD_HTTP_METHOD_POST) == 0) {
             const char *cl = r->headers.content_length.value;
             /* An announced body over the limit is still read (and
              * dropped) so that the client, busy sending it, reliably sees
@@ -508,7 +448,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         return MHD_YES;
     }
     if (state == ST_READY)
-        return respond_result(r, md_err_http_status(r->err));
+        return r->route == R_MEMORY ? md_http_reply_result(r, md_err_http_status(r->err))
+                                    : md_http_v1(r);
     if (state == ST_WAITING)
         return MHD_YES;
 
@@ -526,7 +467,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             else if (md_buf_append(&r->body, upload_data, n) != MD_OK)
                 r->too_big = 1;
             if (r->too_big || r->busy)
-                body_drop(r);
+                md_http_body_drop(r);
         }
         if ((r->too_big || r->busy) && r->received > discard_cap(h))
             return MHD_NO;
@@ -543,46 +484,33 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                       "command was not applied. Retry shortly.",
                       h->cfg->max_connections_per_ip);
         r->err = MD_EBUSY;
-        return respond_result(r, 503);
+        return md_http_reply_result(r, 503);
     }
     if (r->refuse)
-        return respond_error(r, MD_EINVAL, r->refuse);
+        return refuse(r, MD_EINVAL, r->refuse);
     if (r->too_big) {
-        body_drop(r);
-        md_buf_reset(&r->out);
-        md_buf_printf(&r->out, "Error: The request body exceeds the limit of %zu bytes",
-                      h->cfg->limits.max_body);
-        r->err = MD_ETOOBIG;
-        return respond_result(r, 413);
+        md_http_body_drop(r);
+        char text[96];
+        snprintf(text, sizeof text, "Error: The request body exceeds the limit of %zu bytes",
+                 h->cfg->limits.max_body);
+        return refuse(r, MD_ETOOBIG, text);
     }
     if (r->busy)
-        return respond_error(r, MD_EBUSY,
-                             "Error: memoryd is busy: too many request bodies are being received "
-                             "at once; the command was not applied. Retry shortly.");
+        return refuse(r, MD_EBUSY,
+                      "Error: memoryd is busy: too many request bodies are being received at "
+                      "once; the command was not applied. Retry shortly.");
 
-    switch (r->route) {
-    case R_MEMORY:
-        if (strcmp(method, MHD_HTTP_METHOD_POST) != 0)
-            return respond_error(r, MD_EMETHOD,
-                                 "Error: Use POST /memory with a JSON memory command");
-        return handle_memory(r);
-    case R_HEALTHZ:
-    case R_READYZ:
-        if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
-            return respond_plain_json(r, 405, "{\"error\":\"method not allowed\"}");
-        if (r->route == R_HEALTHZ)
-            return respond_plain_json(r, 200, "{\"status\":\"ok\"}");
-        if (atomic_load(&h->stopping))
-            return respond_plain_json(r, 503, "{\"status\":\"shutting down\"}");
-        if (md_store_ping(h->store) != MD_OK)
-            return respond_plain_json(r, 503, "{\"status\":\"storage unavailable\"}");
-        return respond_plain_json(r, 200, "{\"status\":\"ready\"}");
-    case R_OTHER:
-        break;
+    const struct route_def *def = route_of(url);
+    if (!def)
+        return respond_plain_json(r, 404,
+                                  "{\"error\":\"not found: use POST /memory, GET /healthz, GET "
+                                  "/readyz or the /v1 API (see openapi.yaml)\"}");
+    if (!method_allowed(def, method)) {
+        if (r->route == R_MEMORY)
+            return refuse(r, MD_EMETHOD, "Error: Use POST /memory with a JSON memory command");
+        return respond_plain_json(r, 405, "{\"error\":\"method not allowed\"}");
     }
-    return respond_plain_json(r, 404,
-                              "{\"error\":\"not found: use POST /memory, GET /healthz or GET "
-                              "/readyz\"}");
+    return def->run(r);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
@@ -594,15 +522,13 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
     if (!r)
         return;
     *req_cls = NULL;
-    if (r->route == R_MEMORY || r->status >= 400 || md_log_enabled(MD_LOG_DEBUG)) {
+    if ((r->route != R_HEALTHZ && r->route != R_READYZ) || r->status >= 400 ||
+        md_log_enabled(MD_LOG_DEBUG)) {
         struct md_logline l;
         md_log_begin(&l, MD_LOG_INFO, "request");
         md_log_str(&l, "method", r->method);
-        md_log_str(&l, "route",
-                   r->route == R_MEMORY    ? "/memory"
-                   : r->route == R_HEALTHZ ? "/healthz"
-                   : r->route == R_READYZ  ? "/readyz"
-                                           : "other");
+        const struct route_def *def = r->route == R_OTHER ? NULL : route_of(r->url);
+        md_log_str(&l, "route", def ? def->path : "other");
         if (r->tenant[0])
             md_log_str(&l, "tenant", r->tenant);
         if (r->cmd.name)
@@ -617,13 +543,13 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
             if (r->cost.round_trips)
                 md_log_int(&l, "round_trips", (int64_t)r->cost.round_trips);
         }
-        md_log_int(&l, "us", (int64_t)(now_us() - r->t0));
+        md_log_int(&l, "us", (int64_t)(md_http_now_us() - r->t0));
         if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
             md_log_int(&l, "termination", toe);
         md_log_end(&l);
     }
     md_cmd_free(&r->cmd);
-    body_drop(r);
+    md_http_body_drop(r);
     md_buf_free(&r->out);
     free(r);
     atomic_fetch_sub(&h->in_flight, 1);
@@ -647,7 +573,7 @@ static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen
     struct md_http *h = cls;
     if (!conn_limited(h, addr) || md_connlimit_allowed(h->conns, addr))
         return MHD_YES;
-    long long sec = (long long)(now_us() / 1000000u);
+    long long sec = (long long)(md_http_now_us() / 1000000u);
     long long last = atomic_load(&h->refused_at);
     if (sec != last && atomic_compare_exchange_strong(&h->refused_at, &last, sec)) {
         char text[46];
@@ -710,8 +636,9 @@ struct md_http *md_http_start(const struct md_config *cfg, struct md_store *stor
     h->writer = writer;
     h->quiesced_fd = MHD_INVALID_SOCKET;
     h->conns = md_connlimit_new(cfg->max_connections_per_ip);
-    if (!h->conns) {
-        snprintf(why, why_len, "out of memory");
+    if (!h->conns || md_http_waiters_start(h) != 0) {
+        snprintf(why, why_len, "out of memory, or cannot start a thread");
+        md_connlimit_free(h->conns);
         free(h);
         return NULL;
     }
@@ -733,6 +660,7 @@ struct md_http *md_http_start(const struct md_config *cfg, struct md_store *stor
         snprintf(why, why_len,
                  "cannot parse listen address '%s' (expected an IPv4 or IPv6 address)",
                  cfg->listen);
+        md_http_waiters_stop(h);
         md_connlimit_free(h->conns);
         free(h);
         return NULL;
@@ -760,10 +688,13 @@ struct md_http *md_http_start(const struct md_config *cfg, struct md_store *stor
     if (!h->d) {
         snprintf(why, why_len, "cannot listen on %s port %u (in use, or not allowed)", cfg->listen,
                  cfg->port);
+        md_http_waiters_stop(h);
         md_connlimit_free(h->conns);
         free(h);
         return NULL;
     }
+    /* The change feed's waiters hear of every commit. */
+    md_writer_on_commit(writer, md_http_changes_committed, h);
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
     h->port = info ? info->port : cfg->port;
     return h;
@@ -778,6 +709,7 @@ void md_http_quiesce(struct md_http *h)
 {
     atomic_store(&h->stopping, 1);
     h->quiesced_fd = MHD_quiesce_daemon(h->d);
+    md_http_waiters_wake_all(h); /* a long poll answers now with what there is */
 }
 
 unsigned md_http_wait_idle(struct md_http *h, unsigned timeout_ms)
@@ -795,6 +727,7 @@ void md_http_stop(struct md_http *h)
 {
     if (!h)
         return;
+    md_http_waiters_stop(h);
     MHD_stop_daemon(h->d);
     if (h->quiesced_fd != MHD_INVALID_SOCKET)
         close(h->quiesced_fd);

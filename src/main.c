@@ -70,7 +70,7 @@ int main(int argc, char **argv)
     struct md_store *store = NULL;
     /* A reader per HTTP thread, and one for /readyz. */
     struct md_store_config scfg = {cfg.db, cfg.durability, (int)cfg.busy_timeout_ms,
-                                   cfg.threads + 1};
+                                   cfg.threads + 1, cfg.history};
     if (md_store_open(&scfg, &store, why, sizeof why) != MD_OK) {
         md_log_msg(MD_LOG_ERROR, "cannot open the database", why);
         return 1;

@@ -779,7 +779,7 @@ static enum md_err pg_view(struct md_txn *base, const char *tenant, const char *
     if (!found) {
         if (len != MD_ROOT_LEN)
             return MD_ENOENT;
-        *e = (struct md_entry){MD_KIND_DIR, 0, NULL, 0}; /* a tenant without data */
+        *e = (struct md_entry){.kind = MD_KIND_DIR}; /* a tenant without data */
         return MD_OK;
     }
     if (e->kind != MD_KIND_DIR)
@@ -893,7 +893,7 @@ static enum md_err pg_locate(struct md_txn *base, const char *tenant, struct md_
         q->found = 0;
         q->anc_len = MD_ROOT_LEN;
         q->anc_kind = MD_KIND_DIR;
-        q->e = (struct md_entry){MD_KIND_DIR, 0, NULL, 0};
+        q->e = (struct md_entry){.kind = MD_KIND_DIR};
         if (!*tenant_exists) {
             q->found = q->len == MD_ROOT_LEN;
             continue;
@@ -910,7 +910,7 @@ static enum md_err pg_locate(struct md_txn *base, const char *tenant, struct md_
                 size += md_dirsizes_pending(t->sizes, id, rp, rl);
             if (rl == q->len && memcmp(rp, q->path, rl) == 0) {
                 q->found = 1;
-                q->e = (struct md_entry){kind, size, NULL, 0};
+                q->e = (struct md_entry){.kind = kind, .size = size};
                 if (q->want_content && kind == MD_KIND_FILE) {
                     q->e.content = PQgetisnull(r, k, 4) ? "" : PQgetvalue(r, k, 4);
                     q->e.content_len = PQgetisnull(r, k, 4) ? 0 : (size_t)PQgetlength(r, k, 4);
@@ -998,8 +998,10 @@ static enum md_err insert_send(struct pg_txn *t, const char *tenant, const char 
 
 static enum md_err pg_put_file(struct md_txn *base, const char *tenant, const char *path,
                                size_t len, const char *content, size_t content_len,
-                               int64_t old_size, size_t parents_from)
+                               const unsigned char sha256[MD_SHA256_LEN], int64_t old_size,
+                               size_t parents_from)
 {
+    (void)sha256; /* TODO(history): stored with the row */
     struct pg_txn *t = (struct pg_txn *)base;
     int64_t id = known_tenant(t, tenant);
     enum md_err e = MD_OK;
@@ -1194,6 +1196,71 @@ static void pg_close(struct md_store *base)
     free(s);
 }
 
+/* ---- history (TODO: the PostgreSQL side of md_history.h) ---- */
+
+static enum md_err pg_cmd_begin(struct md_txn *t, const char *tenant,
+                                const struct md_write_meta *m)
+{
+    (void)t, (void)tenant, (void)m;
+    return MD_OK;
+}
+static enum md_err pg_cmd_end(struct md_txn *t, const char *const *paths, const size_t *lens,
+                              size_t n, struct md_change_rec *rec)
+{
+    (void)t, (void)paths, (void)lens, (void)n;
+    *rec = (struct md_change_rec){0, 0, 0, 0};
+    return MD_OK;
+}
+static enum md_err pg_idem_get(struct md_txn *t, const char *tenant, const char *key,
+                               size_t key_len, struct md_idem *out)
+{
+    (void)t, (void)tenant, (void)key, (void)key_len, (void)out;
+    return MD_ENOENT;
+}
+static enum md_err pg_idem_put(struct md_txn *t, const char *tenant, const char *key,
+                               size_t key_len, const struct md_idem *answer, const char *path,
+                               size_t path_len)
+{
+    (void)t, (void)tenant, (void)key, (void)key_len, (void)answer, (void)path, (void)path_len;
+    return MD_OK;
+}
+static enum md_err pg_history(struct md_txn *t, const char *tenant, const char *path, size_t len,
+                              int64_t below, size_t limit, md_version_cb cb, void *ctx)
+{
+    (void)t, (void)tenant, (void)path, (void)len, (void)below, (void)limit, (void)cb, (void)ctx;
+    return MD_OK;
+}
+static enum md_err pg_version_get(struct md_txn *t, const char *tenant, int64_t version,
+                                  int want_content, struct md_version *v)
+{
+    (void)t, (void)tenant, (void)version, (void)want_content, (void)v;
+    return MD_ENOENT;
+}
+static enum md_err pg_state_before(struct md_txn *t, const char *tenant, const char *dir,
+                                   size_t len, int64_t before, md_version_cb cb, void *ctx)
+{
+    (void)t, (void)tenant, (void)dir, (void)len, (void)before, (void)cb, (void)ctx;
+    return MD_OK;
+}
+static enum md_err pg_changes(struct md_txn *t, const char *tenant, int64_t after, size_t limit,
+                              md_change_cb cb, void *ctx, int64_t *oldest, int64_t *last_seq)
+{
+    (void)t, (void)tenant, (void)after, (void)limit, (void)cb, (void)ctx;
+    *oldest = *last_seq = 0;
+    return MD_OK;
+}
+static enum md_err pg_redact(struct md_txn *t, const char *tenant, int64_t version)
+{
+    (void)t, (void)tenant, (void)version;
+    return MD_EDB;
+}
+static enum md_err pg_prune(struct md_txn *t, int64_t now_ms, size_t budget, size_t *deleted)
+{
+    (void)t, (void)now_ms, (void)budget;
+    *deleted = 0;
+    return MD_OK;
+}
+
 static const struct md_store_ops pg_ops = {
     .name = "postgres",
     .close = pg_close,
@@ -1214,6 +1281,16 @@ static const struct md_store_ops pg_ops = {
     .list = pg_list,
     .ping = pg_ping,
     .stats = pg_stats,
+    .cmd_begin = pg_cmd_begin,
+    .cmd_end = pg_cmd_end,
+    .idem_get = pg_idem_get,
+    .idem_put = pg_idem_put,
+    .history = pg_history,
+    .version_get = pg_version_get,
+    .state_before = pg_state_before,
+    .changes = pg_changes,
+    .redact = pg_redact,
+    .prune = pg_prune,
 };
 
 enum md_err md_store_pg_open(const struct md_store_config *cfg, struct md_store **out, char *why,

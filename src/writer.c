@@ -4,9 +4,15 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "md_log.h"
+
+/* Retention runs between batches, at most this often, deleting at most
+ * PRUNE_BUDGET rows each time: bounded work on the write path. */
+#define PRUNE_EVERY_MS 100
+#define PRUNE_BUDGET   256
 
 struct md_writer {
     struct md_store *store;
@@ -19,8 +25,11 @@ struct md_writer {
     struct md_job *done_head, *done_tail; /* finished jobs, for the notifier */
     size_t queued;
     int stopping, writer_gone;
-    unsigned long long batches, jobs;
+    unsigned long long batches, jobs, pruned;
     uint64_t exec_us, commit_us; /* time spent running commands / committing */
+    uint64_t pruned_at;          /* when retention last ran (writer's) */
+    md_writer_commit_cb on_commit;
+    void *on_commit_ctx;
 };
 
 static uint64_t now_us(void)
@@ -41,6 +50,84 @@ static void storage_failure(struct md_job *job, enum md_err err)
 static int is_storage_err(enum md_err e)
 {
     return e == MD_EDB || e == MD_ENOMEM || e == MD_EBUSY || e == MD_EUNSURE || e == MD_EUNAVAIL;
+}
+
+/* With an Idempotency-Key: the stored first answer, if any. 1 when the
+ * job is answered (replayed, or refused for another request), 0 when it
+ * must run; a storage error goes to *err. */
+static int idem_replay(struct md_txn *t, struct md_job *j, enum md_err *err)
+{
+    struct md_idem first;
+    enum md_err e = md_txn_idem_get(t, j->tenant, j->idem_key, j->idem_key_len, &first);
+    if (e == MD_ENOENT)
+        return 0;
+    if (e) {
+        *err = e;
+        return 1;
+    }
+    md_buf_reset(j->out);
+    if (memcmp(first.fingerprint, j->fingerprint, MD_SHA256_LEN) != 0) {
+        j->err = MD_EIDEMPOTENT;
+        md_buf_puts(j->out, "Error: This Idempotency-Key was already used for another request "
+                            "(a different body, path or precondition); a new request needs a "
+                            "new key.");
+        return 1;
+    }
+    j->err = (enum md_err)first.err;
+    j->replayed = 1;
+    if (md_buf_append(j->out, first.body, first.body_len))
+        *err = MD_ENOMEM;
+    return 1;
+}
+
+/* Store the job's answer for its Idempotency-Key. */
+static enum md_err idem_store(struct md_txn *t, struct md_job *j)
+{
+    struct md_idem answer;
+    memcpy(answer.fingerprint, j->fingerprint, MD_SHA256_LEN);
+    answer.err = (int)j->err;
+    answer.body = j->out->data ? j->out->data : "";
+    answer.body_len = j->out->len;
+    const struct md_patharg *p = &j->cmd->path;
+    return md_txn_idem_put(t, j->tenant, j->idem_key, j->idem_key_len, &answer,
+                           j->err == MD_OK ? p->canon : NULL, p->canon_len);
+}
+
+/* Run one job in its own savepoint of the open transaction. Returns an
+ * error that dooms the whole transaction (the savepoint could not be
+ * made or ended). */
+static enum md_err run_job(struct md_writer *w, struct md_txn *t, struct md_job *j)
+{
+    enum md_err e = md_txn_savepoint(t);
+    if (e)
+        return e;
+    struct md_txn_stats before, after;
+    md_txn_stats(t, &before);
+    enum md_err storage = MD_OK;
+    int answered = j->idem_key && idem_replay(t, j, &storage);
+    if (!answered)
+        j->err = md_cmd_exec(t, j->tenant, j->cmd, w->lim, j->out, &j->res);
+    else if (storage)
+        j->err = storage;
+    if (!answered && j->idem_key && j->err == MD_OK && (e = idem_store(t, j)) != MD_OK)
+        j->err = e;
+    md_txn_stats(t, &after);
+    j->cost.statements = after.statements - before.statements;
+    j->cost.round_trips = after.round_trips - before.round_trips;
+    e = md_txn_release(t, j->err != MD_OK && !j->replayed);
+    /* A command refused (not a storage failure) is an answer too: kept for
+     * its key in a savepoint of its own. */
+    if (!e && !answered && j->idem_key && j->err != MD_OK && !is_storage_err(j->err)) {
+        e = md_txn_savepoint(t);
+        enum md_err put = e ? e : idem_store(t, j);
+        if (!e)
+            e = md_txn_release(t, put != MD_OK);
+        if (put)
+            j->err = put;
+    }
+    if (is_storage_err(j->err))
+        storage_failure(j, j->err);
+    return e;
 }
 
 /* Run a batch in one transaction; *exec_us and *commit_us get the time
@@ -73,24 +160,13 @@ static int run_batch_once(struct md_writer *w, struct md_job *batch, size_t n, u
             storage_failure(j, fatal);
             continue;
         }
-        e = md_txn_savepoint(t);
+        e = run_job(w, t, j);
+        lost |= j->err == MD_EUNAVAIL;
         if (e) {
             fatal = e;
-            storage_failure(j, e);
-            continue;
+            if (!is_storage_err(j->err))
+                storage_failure(j, e);
         }
-        struct md_txn_stats before, after;
-        md_txn_stats(t, &before);
-        j->err = md_cmd_exec(t, j->tenant, j->cmd, w->lim, j->out);
-        md_txn_stats(t, &after);
-        j->cost.statements = after.statements - before.statements;
-        j->cost.round_trips = after.round_trips - before.round_trips;
-        lost |= j->err == MD_EUNAVAIL;
-        e = md_txn_release(t, j->err != MD_OK);
-        if (is_storage_err(j->err))
-            storage_failure(j, j->err);
-        if (e)
-            fatal = e;
     }
     lost |= fatal == MD_EUNAVAIL;
     uint64_t t1 = now_us();
@@ -132,6 +208,7 @@ static void run_batch(struct md_writer *w, struct md_job *batch, size_t n, uint6
     md_log_msg(MD_LOG_WARN, "write batch run again: the database was unreachable", NULL);
     for (struct md_job *j = batch; j; j = j->next) {
         j->err = MD_OK;
+        j->replayed = 0;
         j->cost = (struct md_txn_stats){0, 0};
         md_buf_reset(j->out);
     }
@@ -141,13 +218,50 @@ static void run_batch(struct md_writer *w, struct md_job *batch, size_t n, uint6
     *commit_us += more_commit;
 }
 
+/* Retention (md_txn_prune) in a transaction of its own, when due. */
+static void maybe_prune(struct md_writer *w)
+{
+    uint64_t now = now_us();
+    if (now - w->pruned_at < (uint64_t)PRUNE_EVERY_MS * 1000)
+        return;
+    w->pruned_at = now;
+    struct md_txn *t = NULL;
+    if (md_store_write_begin(w->store, &t) != MD_OK)
+        return; /* the next batch will tell */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    size_t deleted = 0;
+    enum md_err e =
+        md_txn_prune(t, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, PRUNE_BUDGET, &deleted);
+    if (e) {
+        md_txn_rollback(t);
+        md_log_msg(MD_LOG_WARN, "retention: pruning failed", md_strerror(e));
+        return;
+    }
+    if (md_txn_commit(t) != MD_OK)
+        return;
+    pthread_mutex_lock(&w->mu);
+    w->pruned += deleted;
+    pthread_mutex_unlock(&w->mu);
+}
+
 static void *writer_main(void *arg)
 {
     struct md_writer *w = arg;
     pthread_mutex_lock(&w->mu);
     for (;;) {
-        while (!w->head && !w->stopping)
-            pthread_cond_wait(&w->cv, &w->mu);
+        while (!w->head && !w->stopping) {
+            /* Idle: retention still runs, once a second. */
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_sec += 1;
+            if (pthread_cond_timedwait(&w->cv, &w->mu, &until) != 0 && !w->head &&
+                !w->stopping) {
+                pthread_mutex_unlock(&w->mu);
+                maybe_prune(w);
+                pthread_mutex_lock(&w->mu);
+            }
+        }
         if (!w->head)
             break; /* stopping and drained */
         struct md_job *batch = w->head, *last = batch;
@@ -178,9 +292,37 @@ static void *writer_main(void *arg)
             w->done_head = batch;
         w->done_tail = last;
         pthread_cond_signal(&w->done_cv);
+        pthread_mutex_unlock(&w->mu);
+        maybe_prune(w);
+        pthread_mutex_lock(&w->mu);
     }
     pthread_mutex_unlock(&w->mu);
     return NULL;
+}
+
+/* Tell the commit hook which tenants had a write in `list`. */
+static void tell_commit(struct md_writer *w, struct md_job *list)
+{
+    if (!w->on_commit)
+        return;
+    const char *tenants[64];
+    size_t n = 0;
+    for (struct md_job *j = list; j; j = j->next) {
+        if (j->err != MD_OK || j->replayed)
+            continue;
+        size_t k = 0;
+        while (k < n && strcmp(tenants[k], j->tenant) != 0)
+            k++;
+        if (k < n)
+            continue;
+        if (n == sizeof tenants / sizeof tenants[0]) {
+            w->on_commit(w->on_commit_ctx, tenants, n);
+            n = 0;
+        }
+        tenants[n++] = j->tenant;
+    }
+    if (n)
+        w->on_commit(w->on_commit_ctx, tenants, n);
 }
 
 static void *notifier_main(void *arg)
@@ -195,6 +337,7 @@ static void *notifier_main(void *arg)
             break; /* the writer has stopped and everything is told */
         w->done_head = w->done_tail = NULL;
         pthread_mutex_unlock(&w->mu);
+        tell_commit(w, list);
         for (struct md_job *j = list, *next; j; j = next) {
             next = j->next;
             j->next = NULL;
@@ -250,6 +393,12 @@ struct md_writer *md_writer_start(struct md_store *store, const struct md_limits
     return w;
 }
 
+void md_writer_on_commit(struct md_writer *w, md_writer_commit_cb cb, void *ctx)
+{
+    w->on_commit = cb;
+    w->on_commit_ctx = ctx;
+}
+
 enum md_err md_writer_submit(struct md_writer *w, struct md_job *job)
 {
     pthread_mutex_lock(&w->mu);
@@ -291,5 +440,6 @@ void md_writer_stats(struct md_writer *w, struct md_writer_stats *st)
     st->jobs = w->jobs;
     st->exec_us = w->exec_us;
     st->commit_us = w->commit_us;
+    st->pruned = w->pruned;
     pthread_mutex_unlock(&w->mu);
 }

@@ -38,10 +38,11 @@ static char g_db[128];
 static struct md_store *S;
 static struct md_buf OUT;
 static const struct md_limits LIM = {4u << 20, 1u << 20, 256u << 10, {4096, 255}};
+static struct md_cmd_result RES; /* what the last command produced besides its text */
 
 static struct md_store *open_store(void)
 {
-    struct md_store_config c = {g_db, MD_DURABILITY_FULL, 5000, 0};
+    struct md_store_config c = {g_db, MD_DURABILITY_FULL, 5000, 0, {20, 30}};
     struct md_store *s = NULL;
     char why[512] = "";
     if (md_store_sqlite_open(&c, &s, why, sizeof why) != MD_OK) {
@@ -101,12 +102,12 @@ static enum md_err run_lim(const char *tenant, char *json, const struct md_limit
     if (cmd.write) {
         CHECK_EQ_INT(md_store_write_begin(S, &t), MD_OK);
         CHECK_EQ_INT(md_txn_savepoint(t), MD_OK);
-        e = md_cmd_exec(t, tenant, &cmd, lim, &OUT);
+        e = md_cmd_exec(t, tenant, &cmd, lim, &OUT, &RES);
         CHECK_EQ_INT(md_txn_release(t, e != MD_OK), MD_OK);
         CHECK_EQ_INT(md_txn_commit(t), MD_OK);
     } else {
         CHECK_EQ_INT(md_store_read_begin(S, &t), MD_OK);
-        e = md_cmd_exec(t, tenant, &cmd, lim, &OUT);
+        e = md_cmd_exec(t, tenant, &cmd, lim, &OUT, &RES);
         md_txn_end(t);
     }
     md_cmd_free(&cmd);
@@ -692,7 +693,7 @@ static enum md_err in_savepoint(struct md_txn *t, const char *tenant, char *json
     free(json);
     CHECK_EQ_INT(e, MD_OK);
     CHECK_EQ_INT(md_txn_savepoint(t), MD_OK);
-    e = md_cmd_exec(t, tenant, &cmd, &LIM, &OUT);
+    e = md_cmd_exec(t, tenant, &cmd, &LIM, &OUT, &RES);
     CHECK_EQ_INT(md_txn_release(t, e != MD_OK || force_rollback), MD_OK);
     md_cmd_free(&cmd);
     return e;
@@ -973,7 +974,7 @@ static void test_newer_schema_refused(void)
     CHECK_EQ_INT(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(db);
 
-    struct md_store_config c = {path, MD_DURABILITY_FULL, 5000, 0};
+    struct md_store_config c = {path, MD_DURABILITY_FULL, 5000, 0, {20, 30}};
     struct md_store *s = NULL;
     char why[512] = "";
     CHECK_EQ_INT(md_store_sqlite_open(&c, &s, why, sizeof why), MD_EDB);
@@ -1000,7 +1001,7 @@ static void test_durability(void)
     char path[160];
     snprintf(path, sizeof path, "%s/durability.db", g_dir);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        struct md_store_config c = {path, cases[i].durability, 5000, 0};
+        struct md_store_config c = {path, cases[i].durability, 5000, 0, {20, 30}};
         struct md_store *s = NULL;
         char why[512] = "";
         CHECK_EQ_INT(md_store_sqlite_open(&c, &s, why, sizeof why), MD_OK);

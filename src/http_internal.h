@@ -1,0 +1,166 @@
+/*
+ * http_internal.h — what the files of the HTTP front end share: http.c
+ * (the daemon, connections, bodies, the route table, replies),
+ * http_memory.c (POST /memory) and http_v1.c (the /v1 API: history,
+ * versions, restore, redact, the change feed). Not a public interface:
+ * see md_http.h.
+ *
+ * A request has one context (struct req), allocated on libmicrohttpd's
+ * first call and freed in the completion callback. A handler answers
+ * through one of the reply functions below, or suspends the connection
+ * (state ST_WAITING) and is called again once it is resumed (ST_READY).
+ */
+#ifndef MD_HTTP_INTERNAL_H
+#define MD_HTTP_INTERNAL_H
+
+#include <microhttpd.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "md_cmd.h"
+#include "md_config.h"
+#include "md_http.h"
+#include "md_store.h"
+#include "md_writer.h"
+
+/* Bounds of every response text: results are bounded by the limits, but
+ * an error text repeating a long path or a list of lines can be large. */
+#define OUT_LIMIT ((size_t)256 << 20)
+
+struct waiter;
+
+struct md_http {
+    const struct md_config *cfg;
+    struct md_store *store;
+    struct md_writer *writer;
+    struct MHD_Daemon *d;
+    MHD_socket quiesced_fd;
+    unsigned port;
+    atomic_int stopping;
+    atomic_uint in_flight;
+    struct md_connlimit *conns; /* open connections per client address */
+    atomic_size_t body_bytes;   /* request body bytes held, all requests */
+    atomic_llong refused_at;    /* last connection refusal logged, seconds */
+    /* Requests of the change feed waiting for a write (http_v1.c). */
+    pthread_mutex_t wait_mu;
+    pthread_cond_t wait_cv;
+    struct waiter *waiters;
+    pthread_t wait_thread;
+    int wait_started, wait_stop;
+};
+
+enum route {
+    R_MEMORY,
+    R_HEALTHZ,
+    R_READYZ,
+    R_HISTORY,
+    R_VERSIONS,
+    R_RESTORE,
+    R_REDACT,
+    R_CHANGES,
+    R_OTHER
+};
+
+enum state {
+    ST_NEW,       /* headers seen, body may follow */
+    ST_WAITING,   /* suspended: the writer has the job, or a change is awaited */
+    ST_READY,     /* resumed: answer now */
+    ST_RESPONDED, /* a response is queued */
+};
+
+/* One header memoryd reads: how often it came and its first value, without
+ * the spaces and tabs around it (RFC 9110 5.5: they are not part of it). */
+struct header_seen {
+    unsigned count;
+    const char *value; /* into libmicrohttpd's copy, valid for the request */
+    size_t len;        /* of the trimmed value */
+    int padded;        /* the value as sent had whitespace around it */
+};
+
+/* The headers memoryd reads, gathered in one pass over the request's. */
+struct headers {
+    const char *tenant_name; /* --tenant-header */
+    size_t tenant_name_len;
+    struct header_seen content_length, transfer_encoding, accept, tenant;
+    struct header_seen if_match, if_none_match, idempotency_key, actor;
+};
+
+struct req {
+    struct md_http *h;
+    struct MHD_Connection *conn;
+    uint64_t t0;
+    enum route route;
+    const char *method;
+    const char *url;
+    struct md_buf body;
+    int too_big;
+    int want_text;
+    struct headers headers; /* read once, when the request's headers are in */
+    char tenant[MD_TENANT_MAX + 1];
+    char actor[129]; /* X-Memory-Actor, when valid */
+    struct md_cmd cmd;
+    struct md_buf out;
+    enum md_err err;
+    struct md_job job;
+    _Atomic int state;
+    unsigned status;
+    size_t bytes_out;
+    size_t received;          /* body bytes seen, kept or not */
+    size_t reserved;          /* body bytes counted in h->body_bytes */
+    int busy;                 /* bodies in memory over --max-body-memory: 503 */
+    struct md_txn_stats cost; /* what the command cost in the store */
+    int late;                 /* arrived after shutdown began: refused with 503 */
+    const char *refuse;       /* ambiguous framing: 400 before the body, then close */
+    int over_cap;             /* its connection is over --max-connections-per-ip: 503 */
+    /* The change feed (http_v1.c): what is awaited, until when. */
+    int64_t wait_after;
+    uint64_t wait_until_us;
+};
+
+uint64_t md_http_now_us(void);
+
+/* Free the request body and give its bytes back to --max-body-memory. */
+void md_http_body_drop(struct req *r);
+
+/* Queue a response; takes `body` (malloc'd). is_error >= 0 adds
+ * X-Memory-Is-Error. `extra` (may be NULL): more headers, name/value
+ * pairs, NULL-terminated. */
+enum MHD_Result md_http_queue(struct req *r, unsigned status, const char *type, char *body,
+                              size_t len, int is_error, const char *const *extra);
+
+/* A JSON body (taken from `json`). */
+enum MHD_Result md_http_reply_json(struct req *r, unsigned status, struct md_buf *json);
+
+/* {"error": text} with the status of `err`; a leading "Error: " is left
+ * out (the /v1 API speaks to programs, not to the model). */
+enum MHD_Result md_http_reply_error(struct req *r, enum md_err err, const char *text, size_t len);
+
+/* The request's tenant, decided once (md_tenant.h) into r->tenant: 0, or
+ * -1 with the error answered (as a tool_result for /memory, as
+ * {"error": ...} for the /v1 API). */
+int md_http_tenant(struct req *r, enum MHD_Result *ret);
+
+/* http_memory.c */
+enum MHD_Result md_http_memory(struct req *r);
+/* Read the write headers of a parsed command (If-Match, If-None-Match,
+ * Idempotency-Key with the request's fingerprint, X-Memory-Actor) into
+ * r->cmd and r->job; MD_OK, or MD_EINVAL with the text in `out`. Each may
+ * come once. A view takes none of them (they are ignored). */
+enum md_err md_http_write_headers(struct req *r, const char *body, size_t body_len,
+                                  struct md_buf *out);
+/* Queue r->cmd (parsed, r->tenant decided) for the writer; the connection
+ * is resumed with the answer in r->out, r->err, r->job.res. */
+enum MHD_Result md_http_submit(struct req *r);
+/* Answer r->out with r->err as a tool_result (JSON or text). */
+enum MHD_Result md_http_reply_result(struct req *r, unsigned status);
+
+/* http_v1.c */
+enum MHD_Result md_http_v1(struct req *r);
+/* The writer's commit hook: wake the change feed's waiters of `tenants`. */
+void md_http_changes_committed(void *ctx, const char *const *tenants, size_t n);
+int md_http_waiters_start(struct md_http *h);
+void md_http_waiters_wake_all(struct md_http *h);
+void md_http_waiters_stop(struct md_http *h);
+
+#endif
