@@ -29,7 +29,8 @@ export interface MemorydErrorDetails {
   command: string;
   /**
    * True when a write may or may not have been applied (it was sent, and no
-   * answer from memoryd came back). The model should view before retrying.
+   * answer from memoryd came back, on any of its attempts). The model should
+   * view before retrying.
    */
   outcomeUnknown: boolean;
   /** How many HTTP attempts were made (1 + retries used). */
@@ -38,6 +39,8 @@ export interface MemorydErrorDetails {
   status?: number | undefined;
   /** The underlying error (a `fetch` failure), when there was one. */
   cause?: unknown;
+  /** The `Idempotency-Key` the write was sent with, if any. */
+  idempotencyKey?: string | undefined;
 }
 
 /**
@@ -62,6 +65,14 @@ export class MemorydError extends ToolError {
   readonly attempts: number;
   /** HTTP status of the last answer, if any. */
   readonly status: number | undefined;
+  /**
+   * The `Idempotency-Key` the write was sent with (undefined for `view`, or with
+   * `idempotencyKeys: false`). When {@link outcomeUnknown} is true, sending the same
+   * command again with this key (`execute(command, { idempotencyKey })`) within 24 hours
+   * settles it: memoryd answers with the first answer if the write was applied, and
+   * applies it otherwise — never twice.
+   */
+  readonly idempotencyKey: string | undefined;
 
   /**
    * @param text The message, which is also the tool result text.
@@ -75,6 +86,7 @@ export class MemorydError extends ToolError {
     this.outcomeUnknown = details.outcomeUnknown;
     this.attempts = details.attempts;
     this.status = details.status;
+    this.idempotencyKey = details.idempotencyKey;
     if (details.cause !== undefined) {
       Object.defineProperty(this, 'cause', { value: details.cause, configurable: true, writable: true });
     }

@@ -13,6 +13,8 @@ export {
   DEFAULT_RETRY_DELAY_MS,
   DEFAULT_MAX_RETRY_DELAY_MS,
   DEFAULT_TENANT_HEADER,
+  IDEMPOTENCY_KEY_HEADER,
+  IDEMPOTENCY_KEY_PREFIX,
 } from './client.js';
 export type {
   MemoryCommand,

@@ -23,7 +23,10 @@ export type MemoryToolExtraProps = Omit<BetaMemoryTool20250818, 'type' | 'name'>
  * sends the model exactly memoryd's text with `is_error: true` (a plain
  * `Error` would reach the model as `"Error: " + message`). When memoryd
  * cannot be reached it throws a {@link MemorydError} (also a `ToolError`)
- * whose text says whether the command was applied.
+ * whose text says whether the command was applied. Each call is one
+ * {@link MemorydClient.execute}: a write gets its own `Idempotency-Key`
+ * (unless the client has `idempotencyKeys: false`), so the client's retries
+ * of one tool call apply the write at most once.
  *
  * @param options Client options, or a {@link MemorydClient} to share.
  * @returns Handlers for `betaMemoryTool()` from `@anthropic-ai/sdk/helpers/beta/memory`.

@@ -198,15 +198,17 @@ test('tool runner session: every command, exact tool_result blocks, final state 
         FINAL_PREFS.split('\n').map((line, i) => `${String(i + 1).padStart(6)}\t${line}`).join('\n'),
       isError: false,
       status: 200,
+      replayed: false,
     });
     assert.deepEqual(await memoryd.execute({ command: 'view', path: '/memories' }), {
       content: `${LISTING}\n76B\t/memories\n76B\t/memories/user/\n76B\t/memories/user/preferences.md`,
       isError: false,
       status: 200,
+      replayed: false,
     });
     for (const gone of ['/memories/preferences.md', '/memories/projects', '/memories/projects/memoryd.md', '/memories/found.md']) {
       const r = await memoryd.execute({ command: 'view', path: gone });
-      assert.deepEqual(r, { content: `The path ${gone} does not exist. Please provide a valid path.`, isError: true, status: 404 });
+      assert.deepEqual(r, { content: `The path ${gone} does not exist. Please provide a valid path.`, isError: true, status: 404, replayed: false });
     }
     // Other tenants see none of it.
     const other = await new MemorydClient({ baseUrl: srv.url, tenant: 'agent-b' }).execute({ command: 'view', path: '/memories' });
@@ -298,25 +300,31 @@ test('transport failures reach the model as one clear error result', async () =>
   ];
   const api = await startFakeAnthropic(script);
   try {
-    const tool = memorydMemoryTool({ baseUrl: hanging.url, timeoutMs: 200, retryDelayMs: 1 });
+    const tool = memorydMemoryTool({ baseUrl: hanging.url, timeoutMs: 150, retryDelayMs: 1 });
     await anthropicAt(api).beta.messages.toolRunner({ model: 'm', max_tokens: 10, messages: [{ role: 'user', content: 'x' }], tools: [tool] }).runUntilDone();
     assert.deepEqual(toolResultsOf(api.requests[1]), [
       {
         type: 'tool_result',
         tool_use_id: 'toolu_0_0',
         content:
-          'Error: The memory service did not answer the create command within 200 ms. It is unknown whether the command was applied: view /memories/a.md to check before retrying.',
+          'Error: The memory service did not answer the create command within 150 ms (tried 3 times). It is unknown whether the command was applied: view /memories/a.md to check before retrying.',
         is_error: true,
       },
       {
         type: 'tool_result',
         tool_use_id: 'toolu_0_1',
         content:
-          'Error: The memory service did not answer the rename command within 200 ms. It is unknown whether the command was applied: view /memories/a.md and /memories/b.md to check before retrying.',
+          'Error: The memory service did not answer the rename command within 150 ms (tried 3 times). It is unknown whether the command was applied: view /memories/a.md and /memories/b.md to check before retrying.',
         is_error: true,
       },
     ]);
-    assert.equal(hanging.requests.length, 2, 'writes are not sent again after a timeout');
+    // Each write was sent 3 times with its own Idempotency-Key (the two run concurrently).
+    assert.equal(hanging.requests.length, 6);
+    const keys = new Map();
+    for (const r of hanging.requests) keys.set(r.body, [...(keys.get(r.body) ?? []), r.headers['idempotency-key']]);
+    assert.equal(keys.size, 2);
+    const [create, rename] = [...keys.values()];
+    assert.ok(/^mdc-/.test(create[0]) && create.every((k) => k === create[0]) && rename.every((k) => k === rename[0]) && create[0] !== rename[0]);
   } finally {
     await api.close();
     await hanging.close();

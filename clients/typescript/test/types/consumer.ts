@@ -8,6 +8,8 @@ import {
   memorydMemoryTool,
   MemorydClient,
   MemorydError,
+  IDEMPOTENCY_KEY_HEADER,
+  type ExecuteOptions,
   type MemorydResult,
   type MemorydRetryEvent,
 } from '@memoryd/client';
@@ -19,7 +21,8 @@ export async function harness(): Promise<string> {
     tenant: 'team-a',
     timeoutMs: 5_000,
     retries: 1,
-    onRetry: (e: MemorydRetryEvent) => console.log(e.reason, e.attempt, e.delayMs),
+    idempotencyKeys: true,
+    onRetry: (e: MemorydRetryEvent) => console.log(e.reason, e.attempt, e.delayMs, e.idempotencyKey ?? '-'),
   });
   const runner = client.beta.messages.toolRunner({
     model: 'claude-opus-4-6',
@@ -33,6 +36,19 @@ export async function harness(): Promise<string> {
   const text = await handlers.view({ command: 'view', path: '/memories' });
 
   const r: MemorydResult = await memoryd.execute({ command: 'rename', old_path: '/memories/a', new_path: '/memories/b' });
+  const replayed: boolean = r.replayed;
+  const insert = { command: 'insert', path: '/memories/a', insert_line: 0, insert_text: 'x' } as const;
+  try {
+    await memoryd.execute(insert);
+  } catch (e) {
+    if (e instanceof MemorydError && e.outcomeUnknown && e.idempotencyKey !== undefined) {
+      // Settle it later: the same command with the same key is applied at most once.
+      const options: ExecuteOptions = { idempotencyKey: e.idempotencyKey };
+      await memoryd.execute(insert, options);
+    }
+  }
+  const legacy = new MemorydClient({ baseUrl: 'http://127.0.0.1:8080', idempotencyKeys: false });
+  void legacy, replayed, IDEMPOTENCY_KEY_HEADER;
   try {
     await memoryd.execute({ command: 'view', path: '/memories' }, { signal: AbortSignal.timeout(1000) });
   } catch (e) {
