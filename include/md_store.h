@@ -130,7 +130,7 @@ struct md_store_ops {
     enum md_err (*version_get)(struct md_txn *t, const char *tenant, int64_t version,
                                int want_content, struct md_version *v);
     enum md_err (*state_before)(struct md_txn *t, const char *tenant, const char *dir, size_t len,
-                                int64_t before, md_version_cb cb, void *ctx);
+                                int64_t *before, md_version_cb cb, void *ctx);
     enum md_err (*changes)(struct md_txn *t, const char *tenant, int64_t after, size_t limit,
                            md_change_cb cb, void *ctx, int64_t *oldest, int64_t *last_seq);
     enum md_err (*redact)(struct md_txn *t, const char *tenant, int64_t version);
@@ -339,11 +339,14 @@ static inline enum md_err md_txn_version_get(struct md_txn *t, const char *tenan
 {
     return t->store->ops->version_get(t, tenant, version, want_content, v);
 }
-/* For every path at or below `dir` with a version >= `before`: the
+/* For every path at or below `dir` with a version >= *before: the
  * earliest such version, with its content (what the path was just before
- * `before`). In path order. */
+ * *before). In path order. A write records its versions under consecutive
+ * numbers: *before is first moved back to the first version of the write
+ * that recorded it (while its change-feed entry is kept), so that the
+ * state is one that existed. */
 static inline enum md_err md_txn_state_before(struct md_txn *t, const char *tenant,
-                                              const char *dir, size_t len, int64_t before,
+                                              const char *dir, size_t len, int64_t *before,
                                               md_version_cb cb, void *ctx)
 {
     return t->store->ops->state_before(t, tenant, dir, len, before, cb, ctx);

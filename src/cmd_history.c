@@ -190,7 +190,8 @@ static enum md_err restore_before(struct cmd_ctx *c)
     if (e)
         return e;
     struct states ss = {c, before, NULL, 0, 0, MD_OK};
-    e = md_txn_state_before(c->t, c->tenant, p->canon, p->canon_len, before, collect_state, &ss);
+    e = md_txn_state_before(c->t, c->tenant, p->canon, p->canon_len, &ss.before, collect_state,
+                            &ss);
     if (!e)
         e = ss.err;
     /* Removals first (a file may have to go before another takes its place

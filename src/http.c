@@ -538,6 +538,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
             md_log_bool(&l, "is_error", r->err != MD_OK);
         md_log_int(&l, "bytes_in", (int64_t)r->received);
         md_log_int(&l, "bytes_out", (int64_t)r->bytes_out);
+        if (r->job.replayed)
+            md_log_bool(&l, "replayed", 1); /* an Idempotency-Key's first answer, again */
         if (r->cmd.name) {
             md_log_int(&l, "sql", (int64_t)r->cost.statements);
             if (r->cost.round_trips)

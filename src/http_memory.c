@@ -48,8 +48,10 @@ enum MHD_Result md_http_reply_result(struct req *r, unsigned status)
     const struct md_str *id = &r->cmd.tool_use_id;
     enum md_err e = md_json_tool_result(&json, id->p, id->n, r->out.data ? r->out.data : "",
                                         r->out.len, is_error);
-    /* A view of a file carries its ETag in the JSON too. */
-    if (!e && with_etag && r->cmd.kind == MD_CMD_VIEW) {
+    /* A view of a file carries its ETag in the JSON too, unless a tool_use
+     * block was sent: then the answer is a tool_result block ready to go
+     * back to the Messages API, which takes no other key. */
+    if (!e && with_etag && r->cmd.kind == MD_CMD_VIEW && !r->cmd.tool_use_id.p) {
         json.len--; /* the closing brace */
         e = md_buf_puts(&json, ",\"etag\":");
         if (!e)

@@ -1237,7 +1237,7 @@ static enum md_err pg_version_get(struct md_txn *t, const char *tenant, int64_t 
     return MD_ENOENT;
 }
 static enum md_err pg_state_before(struct md_txn *t, const char *tenant, const char *dir,
-                                   size_t len, int64_t before, md_version_cb cb, void *ctx)
+                                   size_t len, int64_t *before, md_version_cb cb, void *ctx)
 {
     (void)t, (void)tenant, (void)dir, (void)len, (void)before, (void)cb, (void)ctx;
     return MD_OK;

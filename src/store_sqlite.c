@@ -105,6 +105,9 @@ static const char *const stmt_sql[S_COUNT] = {
         " SELECT min(version), path, existed, redacted, sha256, size, time, command, actor,"
         " pruned_through, content FROM versions WHERE tenant = :tenant AND path > :lo"
         " AND path < :hi AND version >= :before GROUP BY path ORDER BY 2",
+    /* The write that recorded a version (newest first: stops at it). */
+    [S_SNAP_BEFORE] = "SELECT version, versions FROM changes WHERE tenant = ?1"
+                      " AND version IS NOT NULL AND version <= ?2 ORDER BY seq DESC LIMIT 1",
     [S_CHANGES] = "SELECT seq, version, versions, history_bytes, time, command, paths, actor"
                   " FROM changes WHERE tenant = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
     [S_CHANGES_OLDEST] = "SELECT min(seq) FROM changes WHERE tenant = ?1",
@@ -1326,7 +1329,7 @@ int md_store_sqlite_check_plans(const char *path, char *why, size_t why_len)
          * keyed write). The others read a tenant's first rows in key order
          * and stop (LIMIT, or min() of the key's next column). */
         if (i == S_IDEM_SCRUB || i == S_CHANGES_OLDEST || i == S_PRUNE_AGE_SCAN ||
-            i == S_PRUNE_CHANGES_SCAN)
+            i == S_PRUNE_CHANGES_SCAN || i == S_SNAP_BEFORE)
             continue;
         char sql[2048];
         snprintf(sql, sizeof sql, "EXPLAIN QUERY PLAN %s", stmt_sql[i]);

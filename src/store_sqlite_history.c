@@ -345,13 +345,23 @@ enum md_err sq_version_get(struct md_txn *base, const char *tenant, int64_t vers
 }
 
 enum md_err sq_state_before(struct md_txn *base, const char *tenant, const char *dir, size_t len,
-                            int64_t before, md_version_cb cb, void *ctx)
+                            int64_t *before, md_version_cb cb, void *ctx)
 {
     struct sq_txn *t = (struct sq_txn *)base;
     int64_t id = 0;
     enum md_err e = sq_tenant_id(t, tenant, 0, &id);
     if (e)
         return e == MD_ENOENT ? MD_OK : e;
+    sqlite3_stmt *snap = sq_stmt(t, S_SNAP_BEFORE);
+    sqlite3_bind_int64(snap, 1, id);
+    sqlite3_bind_int64(snap, 2, *before);
+    int rc = sqlite3_step(snap);
+    if (rc == SQLITE_ROW &&
+        sqlite3_column_int64(snap, 0) + sqlite3_column_int64(snap, 1) > *before)
+        *before = sqlite3_column_int64(snap, 0);
+    sq_done(snap);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return sq_conn_rc(t->c, rc, "state before: the write");
     struct bounds b;
     e = sq_bounds_make(&b, dir, len);
     if (e)
@@ -361,7 +371,7 @@ enum md_err sq_state_before(struct md_txn *base, const char *tenant, const char 
     sq_bind_named_text(st, ":path", dir, len);
     sq_bind_named_text(st, ":lo", b.lop, b.n);
     sq_bind_named_text(st, ":hi", b.hip, b.n);
-    sq_bind_named_int64(st, ":before", before);
+    sq_bind_named_int64(st, ":before", *before);
     e = each_version(t, st, 10, cb, ctx, "state before");
     sq_bounds_free(&b);
     return e;

@@ -59,6 +59,7 @@ enum stmt_id {
     S_HISTORY,
     S_VERSION_GET,
     S_STATE_BEFORE,
+    S_SNAP_BEFORE,
     S_CHANGES,
     S_CHANGES_OLDEST,
     S_LAST_SEQ,
@@ -192,7 +193,7 @@ enum md_err sq_history(struct md_txn *base, const char *tenant, const char *path
 enum md_err sq_version_get(struct md_txn *base, const char *tenant, int64_t version,
                            int want_content, struct md_version *v);
 enum md_err sq_state_before(struct md_txn *base, const char *tenant, const char *dir, size_t len,
-                            int64_t before, md_version_cb cb, void *ctx);
+                            int64_t *before, md_version_cb cb, void *ctx);
 enum md_err sq_changes(struct md_txn *base, const char *tenant, int64_t after, size_t limit,
                        md_change_cb cb, void *ctx, int64_t *oldest, int64_t *last_seq);
 enum md_err sq_redact(struct md_txn *base, const char *tenant, int64_t version);

@@ -5,6 +5,7 @@
 // tree is snapshotted (restored when a failed command changed it); after the
 // sequence, every file and directory of the SDK's tree is viewed on memoryd
 // and compared with the SDK's disk.
+import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -87,7 +88,7 @@ async function callMemoryd(srv, tenant, body, { mode, id, raw }) {
   if (mode === 'text') {
     const flag = r.headers.get('x-memory-is-error');
     if (flag !== 'true' && flag !== 'false') throw new Error(`text/plain reply without X-Memory-Is-Error: ${r.status} ${r.text}`);
-    return { status: r.status, content: r.text, is_error: flag === 'true', envelopeProblem: null };
+    return { status: r.status, content: r.text, is_error: flag === 'true', envelopeProblem: null, etagHeader: r.headers.get('etag'), etagJson: undefined };
   }
   const j = r.json;
   if (!j || j.type !== 'tool_result' || typeof j.content !== 'string' || typeof j.is_error !== 'boolean') {
@@ -95,10 +96,26 @@ async function callMemoryd(srv, tenant, body, { mode, id, raw }) {
   }
   let envelopeProblem = null;
   const keys = Object.keys(j).sort().join(',');
-  const wantKeys = id !== undefined ? 'content,is_error,tool_use_id,type' : 'content,is_error,type';
+  // A view of a file sent as a bare command object carries its ETag in the JSON too; a
+  // tool_use block gets a block ready to send back to the Messages API (no other key).
+  const wantKeys = id !== undefined ? 'content,is_error,tool_use_id,type' : j.etag !== undefined ? 'content,etag,is_error,type' : 'content,is_error,type';
   if (keys !== wantKeys) envelopeProblem = `tool_result keys are ${keys}, expected ${wantKeys}`;
   else if (id !== undefined && j.tool_use_id !== id) envelopeProblem = `tool_use_id ${JSON.stringify(j.tool_use_id)} != ${JSON.stringify(id)}`;
-  return { status: r.status, content: j.content, is_error: j.is_error, envelopeProblem };
+  return { status: r.status, content: j.content, is_error: j.is_error, envelopeProblem, etagHeader: r.headers.get('etag'), etagJson: j.etag };
+}
+
+// The ETag memoryd sends: on a successful view of a file, and on a successful create,
+// str_replace or insert, the SHA-256 of the file as the SDK's tree holds it after the step
+// (header; for a view sent as a bare command object, also the JSON's `etag`); never
+// elsewhere.
+function checkEtag(ctx, cmd, got, post, { bare }) {
+  const canon = typeof cmd?.path === 'string' ? cmd.path.replace(/\/+/g, '/').replace(/(.)\/$/, '$1') : null;
+  const file = canon && post.get(canon);
+  const withTag = !got.is_error && ['view', 'create', 'str_replace', 'insert'].includes(cmd?.command) && file?.kind === 'file';
+  const want = withTag ? `"sha256-${createHash('sha256').update(file.data).digest('hex')}"` : null;
+  if (got.etagHeader !== want) fail(ctx, `ETag header ${got.etagHeader}, expected ${want}`, { memoryd: got });
+  const wantJson = withTag && bare && cmd.command === 'view' ? want : undefined;
+  if (got.etagJson !== wantJson) fail(ctx, `JSON etag ${got.etagJson}, expected ${wantJson}`, { memoryd: got });
 }
 
 // ---------------------------------------------------------------- reporting
@@ -234,6 +251,7 @@ export async function runSequence(seq, { srv, tenant, stats }) {
         for (const [c, data] of result.apply) await fs.writeFile(diskPath(root, c), data);
         post = await snapshot(root);
       }
+      checkEtag(ctx, cmd, got, post, { bare: (raw ? rawId : mode === 'tool_use' ? id : undefined) === undefined && mode !== 'text' });
       if (result?.effect && !expected.is_error) {
         for (const [c, data] of result.effect) {
           if (!post.get(c)?.data?.equals(data)) fail(ctx, `SDK's ${c} after the step is not what the contract says`, { sdk });

@@ -6,6 +6,7 @@
 // and that a /memory response body is a tool_result whatever the status.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import { startServer } from '../lib/server.mjs';
@@ -44,11 +45,16 @@ function raw({ method = 'POST', path = '/memory', headers = {}, body } = {}) {
 const TENANT = 'forms';
 const post = (body, opts = {}) => srv.post(body, { tenant: TENANT, ...opts });
 
-function assertJsonResult(r, { status, content, isError, toolUseId }) {
+// An ETag of a file's content, as memoryd sends it.
+const etagOf = (text) => `"sha256-${createHash('sha256').update(text).digest('hex')}"`;
+
+// `etag`: the JSON's etag key (a view of a file sent as a command object; a tool_use block
+// gets a block ready to send back to the Messages API, which takes no other key).
+function assertJsonResult(r, { status, content, isError, toolUseId, etag }) {
   assert.equal(r.status, status, r.text);
   assert.equal(r.headers.get ? r.headers.get('content-type') : r.headers['content-type'], 'application/json');
   const expected = toolUseId === undefined
-    ? { type: 'tool_result', content, is_error: isError }
+    ? { type: 'tool_result', content, is_error: isError, ...(etag ? { etag } : {}) }
     : { type: 'tool_result', tool_use_id: toolUseId, content, is_error: isError };
   // The exact body: these keys in this order, nothing else.
   assert.equal(r.text, JSON.stringify(expected));
@@ -59,8 +65,9 @@ function assertJsonResult(r, { status, content, isError, toolUseId }) {
 test('a command object -> {"type":"tool_result","content":...,"is_error":...}, no tool_use_id', async () => {
   assertJsonResult(await post({ command: 'create', path: '/memories/obj.txt', file_text: 'hello' }),
     { status: 200, content: 'File created successfully at: /memories/obj.txt', isError: false });
-  assertJsonResult(await post({ command: 'view', path: '/memories/obj.txt' }),
-    { status: 200, content: "Here's the content of /memories/obj.txt with line numbers:\n     1\thello", isError: false });
+  const viewed = await post({ command: 'view', path: '/memories/obj.txt' });
+  assertJsonResult(viewed, { status: 200, content: "Here's the content of /memories/obj.txt with line numbers:\n     1\thello", isError: false, etag: etagOf('hello') });
+  assert.equal(viewed.headers.get('etag'), etagOf('hello'));
   assertJsonResult(await post({ command: 'view', path: '/memories/none' }),
     { status: 404, content: 'The path /memories/none does not exist. Please provide a valid path.', isError: true });
   // Control characters and quotes in content are JSON-escaped and round-trip.
@@ -75,8 +82,9 @@ test('a tool_use block -> the same tool_result with tool_use_id copied', async (
   const block = (id, input, extra = {}) => ({ type: 'tool_use', id, name: 'memory', input, ...extra });
   assertJsonResult(await post(block('toolu_01A', { command: 'create', path: '/memories/tu.txt', file_text: 'x' })),
     { status: 200, content: 'File created successfully at: /memories/tu.txt', isError: false, toolUseId: 'toolu_01A' });
-  assertJsonResult(await post(block('toolu_01B', { command: 'view', path: '/memories/tu.txt' })),
-    { status: 200, content: "Here's the content of /memories/tu.txt with line numbers:\n     1\tx", isError: false, toolUseId: 'toolu_01B' });
+  const viewed = await post(block('toolu_01B', { command: 'view', path: '/memories/tu.txt' }));
+  assertJsonResult(viewed, { status: 200, content: "Here's the content of /memories/tu.txt with line numbers:\n     1\tx", isError: false, toolUseId: 'toolu_01B' });
+  assert.equal(viewed.headers.get('etag'), etagOf('x')); // the header, still
   // Errors of the command carry the id too.
   assertJsonResult(await post(block('toolu_01C', { command: 'create', path: '/memories/tu.txt', file_text: 'y' })),
     { status: 409, content: 'Error: File /memories/tu.txt already exists', isError: true, toolUseId: 'toolu_01C' });
@@ -185,7 +193,7 @@ test('Accept negotiation: JSON unless text/plain is preferred', async () => {
     const r = await post(cmd, { accept });
     assert.equal(r.status, 200, accept);
     if (want === 'json') {
-      assertJsonResult(r, { status: 200, content, isError: false });
+      assertJsonResult(r, { status: 200, content, isError: false, etag: etagOf('line \u00e9') });
     } else {
       assert.equal(r.headers.get('content-type'), 'text/plain; charset=utf-8', accept);
       assert.equal(r.text, content, accept);
@@ -194,7 +202,7 @@ test('Accept negotiation: JSON unless text/plain is preferred', async () => {
   }
   // No Accept header at all: JSON.
   const r = await raw({ headers: { 'x-tenant-id': TENANT }, body: JSON.stringify(cmd) });
-  assertJsonResult(r, { status: 200, content, isError: false });
+  assertJsonResult(r, { status: 200, content, isError: false, etag: etagOf('line \u00e9') });
 });
 
 test('malformed bodies: invalid JSON, empty, not an object, duplicate keys, trailing data', async () => {
@@ -232,7 +240,7 @@ test('unknown extra keys are ignored', async () => {
   assertJsonResult(await post({ command: 'create', path: '/memories/extra.txt', file_text: 'e', mode: 'overwrite', old_str: 5, new_path: 1 }),
     { status: 200, content: 'File created successfully at: /memories/extra.txt', isError: false });
   assertJsonResult(await post({ command: 'view', path: '/memories/extra.txt', extra: { deep: [1, 2] }, insert_line: 'x' }),
-    { status: 200, content: "Here's the content of /memories/extra.txt with line numbers:\n     1\te", isError: false });
+    { status: 200, content: "Here's the content of /memories/extra.txt with line numbers:\n     1\te", isError: false, etag: etagOf('e') });
 });
 
 test('any request Content-Type is accepted and the body is never form-decoded', async () => {
@@ -252,7 +260,7 @@ test('any request Content-Type is accepted and the body is never form-decoded', 
     assertJsonResult(await raw({ headers, body: JSON.stringify({ command: 'create', path, file_text: fileText }) }),
       { status: 200, content: `File created successfully at: ${path}`, isError: false });
     assertJsonResult(await raw({ headers, body: JSON.stringify({ command: 'view', path }) }),
-      { status: 200, content: `Here's the content of ${path} with line numbers:\n     1\t${fileText}`, isError: false });
+      { status: 200, content: `Here's the content of ${path} with line numbers:\n     1\t${fileText}`, isError: false, etag: etagOf(fileText) });
   }
 });
 
@@ -267,7 +275,7 @@ test('GET (or another method) on /memory -> 405 with Allow: POST and a tool_resu
 });
 
 test('unknown route -> 404 JSON', async () => {
-  const notFound = '{"error":"not found: use POST /memory, GET /healthz or GET /readyz"}';
+  const notFound = '{"error":"not found: use POST /memory, GET /healthz, GET /readyz or the /v1 API (see openapi.yaml)"}';
   for (const [method, path] of [['GET', '/'], ['POST', '/memory/'], ['POST', '/Memory'], ['POST', '/memories'], ['GET', '/nope']]) {
     const r = await raw({ method, path, body: method === 'POST' ? '{"command":"view","path":"/memories"}' : undefined });
     assert.equal(r.status, 404, `${method} ${path}`);
@@ -276,7 +284,7 @@ test('unknown route -> 404 JSON', async () => {
   }
   // A query string does not change the route.
   const q = await raw({ path: '/memory?x=1', headers: { 'x-tenant-id': TENANT }, body: '{"command":"view","path":"/memories/extra.txt"}' });
-  assertJsonResult(q, { status: 200, content: "Here's the content of /memories/extra.txt with line numbers:\n     1\te", isError: false });
+  assertJsonResult(q, { status: 200, content: "Here's the content of /memories/extra.txt with line numbers:\n     1\te", isError: false, etag: etagOf('e') });
 });
 
 test('a /memory response body is a tool_result whatever the status (JSON and text)', async () => {

@@ -35,6 +35,8 @@ const FLAGS = [
   ['max-batch', 'MEMORYD_MAX_BATCH'],
   ['max-queue', 'MEMORYD_MAX_QUEUE'],
   ['busy-timeout', 'MEMORYD_BUSY_TIMEOUT'],
+  ['history-versions', 'MEMORYD_HISTORY_VERSIONS'],
+  ['history-days', 'MEMORYD_HISTORY_DAYS'],
   ['shutdown-timeout', 'MEMORYD_SHUTDOWN_TIMEOUT'],
   ['log-level', 'MEMORYD_LOG_LEVEL'],
 ];

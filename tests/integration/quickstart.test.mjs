@@ -10,6 +10,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { startServer, tempDir } from '../lib/server.mjs';
@@ -53,7 +54,8 @@ test('no arguments, no MEMORYD_* variables: serves on 127.0.0.1:8080 with ./memo
       [200, { type: 'tool_result', content: 'File created successfully at: /memories/quickstart.md', is_error: false }]);
     const VIEW = "Here's the content of /memories/quickstart.md with line numbers:\n     1\t# Quick start\n     2\tserved on 127.0.0.1:8080\n     3\t";
     const viewed = await inside(pid, 'POST', '/memory', { command: 'view', path: '/memories/quickstart.md' });
-    assert.deepEqual([viewed.status, JSON.parse(viewed.text)], [200, { type: 'tool_result', content: VIEW, is_error: false }]);
+    const etag = `"sha256-${createHash('sha256').update('# Quick start\nserved on 127.0.0.1:8080\n').digest('hex')}"`;
+    assert.deepEqual([viewed.status, JSON.parse(viewed.text)], [200, { type: 'tool_result', content: VIEW, is_error: false, etag }]);
     await srv.stop();
     srv = null;
 

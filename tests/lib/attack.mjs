@@ -27,6 +27,7 @@
 //                             than o.limitMs).
 //   procMemory(pid)           {rssKiB, hwmKiB} from /proc/<pid>/status.
 //   sleep(ms)
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -244,9 +245,11 @@ export function startGoodClient(port, { tenant = 'good', prefix = '/memories/goo
     req.setTimeout(limitMs * 4, () => req.destroy(new Error(`no answer within ${limitMs * 4} ms`)));
     req.end(body);
   });
-  const expect = async (cmd, status, content) => {
+  // `file`: for a view of a file, its whole content, whose ETag the JSON carries.
+  const expect = async (cmd, status, content, file) => {
     const r = await post(cmd);
-    const want = JSON.stringify({ type: 'tool_result', content, is_error: status !== 200 });
+    const etag = file === undefined ? {} : { etag: `"sha256-${createHash('sha256').update(file).digest('hex')}"` };
+    const want = JSON.stringify({ type: 'tool_result', content, is_error: status !== 200, ...etag });
     if (r.status !== status || r.text !== want) {
       failures.push(`${name}: ${JSON.stringify(cmd)} -> ${r.status} ${r.text.slice(0, 300)} (expected ${status} ${want.slice(0, 300)})`);
     }
@@ -258,10 +261,10 @@ export function startGoodClient(port, { tenant = 'good', prefix = '/memories/goo
       const p = `${prefix}/c${i}.txt`;
       try {
         await expect({ command: 'create', path: p, file_text: `alpha ${i}\nbeta\n` }, 200, `File created successfully at: ${p}`);
-        await expect({ command: 'view', path: p }, 200, fileView(p, [`alpha ${i}`, 'beta', '']));
+        await expect({ command: 'view', path: p }, 200, fileView(p, [`alpha ${i}`, 'beta', '']), `alpha ${i}\nbeta\n`);
         await expect({ command: 'str_replace', path: p, old_str: 'beta', new_str: `BETA ${i}` }, 200,
           `The memory file has been edited. Here is the snippet showing the change (with line numbers):\n${fileView(p, [`alpha ${i}`, `BETA ${i}`, '']).split('\n').slice(1).join('\n')}`);
-        await expect({ command: 'view', path: p }, 200, fileView(p, [`alpha ${i}`, `BETA ${i}`, '']));
+        await expect({ command: 'view', path: p }, 200, fileView(p, [`alpha ${i}`, `BETA ${i}`, '']), `alpha ${i}\nBETA ${i}\n`);
       } catch (e) {
         failures.push(`${name}: ${e.message}`);
         await sleep(50);

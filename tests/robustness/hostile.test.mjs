@@ -33,6 +33,7 @@
 // waits in the kernel's listen backlog, unanswered, until a slot frees.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { startServer } from '../lib/server.mjs';
 import { RawConn, exchange, httpRequest, postOnce, procMemory, sleep, startGoodClient } from '../lib/attack.mjs';
@@ -81,6 +82,10 @@ const fileView = (p, lines, first = 1) => [`Here's the content of ${p} with line
 const result = (content, isError, id) => (id === undefined
   ? { type: 'tool_result', content, is_error: isError }
   : { type: 'tool_result', tool_use_id: id, content, is_error: isError });
+const etagOf = (text) => `"sha256-${createHash('sha256').update(text).digest('hex')}"`;
+// The answer to a view of a file sent as a command object: its text and, since the result is
+// not a tool_use block's, the ETag of the whole file (`lines`) in the JSON too.
+const fileResult = (p, lines, shown = fileView(p, lines)) => ({ ...result(shown, false), etag: etagOf(lines.join('\n')) });
 
 // The whole tree of tenant "hostile", read back with view.
 const TREE_PATHS = ['/memories', '/memories/dir', '/memories/notes.txt', '/memories/dir/a.txt', '/memories/new.txt', '/memories/moved.txt'];
@@ -179,7 +184,7 @@ test('slowloris: connections trickling a byte every 100 ms do not hold up others
   assert.equal(complete?.status, 200);
   assert.deepEqual(JSON.parse(complete.text), result('File created successfully at: /memories/slow.txt', false));
   const v = await postOnce(srv.port, { command: 'view', path: '/memories/slow.txt' }, { tenant: 'slow' });
-  assert.deepEqual(v.json, result(fileView('/memories/slow.txt', ['written slowly']), false));
+  assert.deepEqual(v.json, fileResult('/memories/slow.txt', ['written slowly']));
   for (const c of conns) assert.equal(c.closedAt, null, 'a trickling connection was closed while active');
   // They stop trickling: now idle, each is closed after the timeout, with no answer.
   const stoppedAt = Date.now();
@@ -224,7 +229,7 @@ test('oversized request headers: 431 (414 for a huge URL) and the connection clo
     // A large but sane header (30 KiB) is fine.
     const ok = await httpRequest(srv.port, { headers: [['X-Tenant-ID', 'hostile'], ['X-Pad', 'b'.repeat(30 * KiB)]], body: JSON.stringify({ command: 'view', path: '/memories/dir/a.txt' }) });
     assert.equal(ok.status, 200);
-    assert.deepEqual(JSON.parse(ok.text), result(fileView('/memories/dir/a.txt', ['alpha', '']), false));
+    assert.deepEqual(JSON.parse(ok.text), fileResult('/memories/dir/a.txt', ['alpha', '']));
   });
   assert.deepEqual(await tree(), FIXTURE);
 });
@@ -431,7 +436,7 @@ test('deeply nested JSON (100k "[" and more): 400, no crash', async (t) => {
     assert.deepEqual(await postRaw(inCommand), invalidJson(`maximum parsing depth reached near '[' (line 1, column ${prefix.length + 2048})`));
     // 2048 levels is the parser's limit; just under it is fine (the extra key is ignored).
     const deepOk = `{"command":"view","path":"/memories/dir/a.txt","x":${'['.repeat(2000)}${']'.repeat(2000)}}`;
-    assert.deepEqual(await postRaw(deepOk), { status: 200, json: result(fileView('/memories/dir/a.txt', ['alpha', '']), false) });
+    assert.deepEqual(await postRaw(deepOk), { status: 200, json: fileResult('/memories/dir/a.txt', ['alpha', '']) });
   });
   assert.deepEqual(await tree(), FIXTURE);
 });
@@ -507,14 +512,14 @@ test('huge and odd numbers in insert_line and view_range: exact answers, no over
       const b = insert(n);
       assert.deepEqual(await post(b), want(b), n);
     }
-    assert.deepEqual(await post(view('null')), { status: 200, json: result(fileView(p, ['a', 'b', '']), false) });
+    assert.deepEqual(await post(view('null')), { status: 200, json: fileResult(p, ['a', 'b', '']) });
     // -0 and integral reals are integers: inserted at line 0, 0, then after line 1.
     assert.deepEqual(await post(insert('-0')), edited);
     assert.deepEqual(await post(insert('-0.0')), edited);
     assert.deepEqual(await post(insert('1.0')), edited);
     assert.deepEqual(await post(insert('2E0')), edited);
     const lines = ['x', 'x', 'x', 'x', 'a', 'b', ''];
-    assert.deepEqual(await post(view('null')), { status: 200, json: result(fileView(p, lines), false) });
+    assert.deepEqual(await post(view('null')), { status: 200, json: fileResult(p, lines) });
     for (const [range, want] of [
       ['[-0,-1]', fileView(p, lines)],
       ['[-0.0,1]', fileView(p, lines.slice(0, 1))],
@@ -523,7 +528,7 @@ test('huge and odd numbers in insert_line and view_range: exact answers, no over
       ['[-9223372036854775808,9223372036854775807]', fileView(p, lines)],
       ['[9223372036854775807,-9223372036854775808]', `Here's the content of ${p} with line numbers:\n`],
       ['[6,-9223372036854775808]', `Here's the content of ${p} with line numbers:\n`],
-    ]) assert.deepEqual(await post(view(range)), { status: 200, json: result(want, false) }, range);
+    ]) assert.deepEqual(await post(view(range)), { status: 200, json: fileResult(p, lines, want) }, range);
     for (const range of ['[1.5,2]', '[1,2.5]', '[1e300,1.5]', '[9007199254740994.0,1]', '[1e400,"x"]']) {
       assert.deepEqual(await post(view(range)), badRange, range);
     }
@@ -583,7 +588,8 @@ test('wrong types in every field of every command (both request forms): 400 with
           if (field === 'view_range') {
             // Optional: null or absent means the whole file.
             for (const cmd of [{ ...base, view_range: null }, absent]) {
-              assert.deepEqual(await send(cmd, id), { status: 200, json: result(fileView('/memories/notes.txt', ['one', 'two', 'three', '']), false, id) });
+              const lines = ['one', 'two', 'three', ''];
+              assert.deepEqual(await send(cmd, id), { status: 200, json: id === undefined ? fileResult('/memories/notes.txt', lines) : result(fileView('/memories/notes.txt', lines), false, id) });
             }
             continue;
           }
@@ -643,7 +649,7 @@ test('clients that hang up right after sending a write: each write happens whole
       assert.deepEqual(r.json, result(`The path ${p} does not exist. Please provide a valid path.`, true));
     } else {
       assert.equal(r.status, 200);
-      assert.deepEqual(r.json, result(fileView(p, [...Array(50).fill(`hung up ${i}`), '']), false));
+      assert.deepEqual(r.json, fileResult(p, [...Array(50).fill(`hung up ${i}`), '']));
     }
   }
 });
@@ -661,7 +667,7 @@ test('a pipelining client: 30 requests in one write get 30 exact answers, in ord
       ]) {
         const body = JSON.stringify(cmd);
         reqs.push(rawRequest(['POST /memory HTTP/1.1', 'Host: 127.0.0.1', 'X-Tenant-ID: pipeline', `Content-Length: ${body.length}`], body));
-        want.push(result(content, false));
+        want.push(cmd.command === 'view' ? fileResult(p, [`w${i}`]) : result(content, false));
       }
     }
     const c = await RawConn.open(srv.port);
