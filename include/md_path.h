@@ -2,7 +2,7 @@
  * md_path.h — the one canonicalisation function for /memories paths.
  *
  * Every path a client sends goes through md_path_canon() before it touches
- * storage. The rules are CONTRACT.md §3:
+ * storage. The rules are those of docs/behaviour.md §3:
  *   - valid only if exactly "/memories" or starting with "/memories/";
  *   - runs of '/' collapse, one trailing '/' is dropped;
  *   - rejected: '.' and '..' segments, backslash, control characters

@@ -1,7 +1,7 @@
 // The conformance oracle: for one memory command, the result memoryd must give
 // (content, is_error, HTTP status), derived from the SDK's result and the SDK's
 // tree before the step. Where memoryd must differ from the SDK
-// (CONTRACT.md §4–§5), the difference is named by one of CATEGORIES and the
+// (docs/behaviour.md §5), the difference is named by one of CATEGORIES and the
 // SDK's result must have exactly the shape that category describes; any other
 // SDK/contract difference is reported as a problem (never silently accepted).
 //
@@ -15,7 +15,7 @@ export const CATEGORIES = {
   'whole-file-str_replace': '2. str_replace matches over the whole file; snippet to 2 lines after new_str',
   'input-validation': '3. input errors the SDK does not catch (memoryd only, 400)',
   'edit-on-dir-or-missing': '4. str_replace/insert on a directory, insert on a missing file',
-  'path-rules': '5. CONTRACT §3 path rules the SDK does not enforce',
+  'path-rules': '5. docs/behaviour.md §3 path rules the SDK does not enforce',
   'raw-fs-error': '6. raw filesystem errors of the SDK -> clear messages',
   'failed-command-no-change': '7. a failed command changes nothing (SDK tree restored)',
   'listing-format': '8. directory listing: sizes, byte order, canonical entry paths',
@@ -37,7 +37,7 @@ const utf8len = (s) => Buffer.byteLength(s, 'utf8');
 
 // ---------------------------------------------------------------- paths
 
-// CONTRACT §3, with memoryd's wording (src/path.c): null when the path is
+// docs/behaviour.md §3, with memoryd's wording (src/path.c): null when the path is
 // valid, else {rule, message}.
 export function pathCheck(p) {
   const bad = (rule, msg) => ({ rule, message: E(msg) });
@@ -212,7 +212,7 @@ export class State {
 
 // ---------------------------------------------------------------- text helpers
 
-// memoryd's size format (CONTRACT §4), shared with the integration tests.
+// memoryd's size format (docs/behaviour.md §4.1), shared with the integration tests.
 export { formatSize };
 
 const num = (n) => `${String(n).padStart(6, ' ')}\t`;

@@ -12,17 +12,26 @@
 //    never asks for writable+executable memory (MemoryDenyWriteExecute=), never calls
 //    personality() (LockPersonality=), and writes files only in its StateDirectory=.
 //    This is what would make the sandbox kill or break memoryd; systemd itself cannot
-//    apply it here.
+//    apply it here. The same again with memoryd on PostgreSQL (a cluster this test
+//    starts), through its Unix socket and over TCP: libpq's calls are allowed too, its
+//    sockets are AF_UNIX and AF_INET to loopback (IPAddressAllow=localhost), and it writes
+//    no file at all.
+//  - The PostgreSQL drop-ins the unit documents, applied to it, pass `systemd-analyze verify`.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import { BIN, tempDir } from '../lib/server.mjs';
+import { pgBin } from '../lib/pg.mjs';
 import { REPO, freePort, httpRequest, readDocker, run, spawnTracked, substitute, waitFor } from './lib/deploy.mjs';
 
 const UNIT = readDocker('memoryd.service');
 const dir = tempDir('memoryd-systemd-');
-after(() => fs.rmSync(dir, { recursive: true, force: true }));
+let stopPg = null; // stops the PostgreSQL of the strace test, if it started one
+after(async () => {
+  if (stopPg) await stopPg();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
 
 // The unit with ExecStart pointing at a copy of the built binary (verify needs it to exist).
 function testUnit(name = 'memoryd.service', text = UNIT) {
@@ -69,11 +78,36 @@ test('systemd-analyze verify reports nothing about the unit (and does report a b
   assert.deepEqual([r.code, about(r.stdout), about(r.stderr)], [0, [], []], r.stderr);
   if (r.stderr.trim()) console.log(`systemd-analyze verify, about other units:\n${r.stderr}`);
 
-  const broken = testUnit('memoryd.service', UNIT.replace('ProtectSystem=strict', 'ProtectSystem=stricter').replace('[Service]', '[Service]\nExecStartPre=/nonexistent/program'));
+  const broken = testUnit('memoryd.service', UNIT.replace('\nProtectSystem=strict\n', '\nProtectSystem=stricter\n').replace('\n[Service]\n', '\n[Service]\nExecStartPre=/nonexistent/program\n'));
   const b = await run('systemd-analyze', ['verify', broken]);
   assert.notEqual(b.code, 0);
   assert.match(b.stderr, /Failed to parse protect system value, ignoring: stricter/);
   assert.match(b.stderr, /Command \/nonexistent\/program is not executable/);
+});
+
+// The drop-ins for PostgreSQL that the unit's comments document ("#   <line>"), in order.
+function documentedDropIns() {
+  const lines = UNIT.split('\n').filter((l) => /^# {3}(\[(Unit|Service)\]|[A-Z][A-Za-z]+=.*)$/.test(l)).map((l) => l.slice(4));
+  assert.deepEqual(lines, [
+    '[Unit]', 'After=postgresql.service', '[Service]', 'Environment=MEMORYD_DB=postgresql:///memoryd?host=/run/postgresql',
+    'Environment=MEMORYD_DB=postgresql://memoryd@db.example.internal:5432/memoryd', 'LoadCredential=pgpass:/etc/memoryd/pgpass',
+    'Environment=PGPASSFILE=%d/pgpass', 'IPAddressAllow=10.0.0.5',
+  ]);
+  return { socket: lines.slice(0, 4), password: ['[Service]', ...lines.slice(4)] };
+}
+
+test('the PostgreSQL drop-ins the unit documents pass systemd-analyze verify (and a bad specifier in one is reported)', async () => {
+  const { socket, password } = documentedDropIns();
+  for (const dropIn of [socket, password]) {
+    // A drop-in's settings come after the unit's: appended to a copy, as sections of it.
+    const file = testUnit('memoryd.service', `${UNIT}\n${dropIn.join('\n')}\n`);
+    const r = await run('systemd-analyze', ['verify', file]);
+    const about = (out) => out.split('\n').filter((l) => l.includes('memoryd') || l.includes(dir));
+    assert.deepEqual([r.code, about(r.stdout), about(r.stderr)], [0, [], []], dropIn.join('\n'));
+  }
+  const bad = testUnit('memoryd.service', `${UNIT}\n${password.join('\n').replace('%d/', '%Z/')}\n`);
+  const b = await run('systemd-analyze', ['verify', bad]);
+  assert.match(b.stderr, /Failed to resolve specifiers in PGPASSFILE=%Z\/pgpass, ignoring/);
 });
 
 test('systemd-analyze security --offline=true: exposure at most 1.5 (SAFE or OK), and exactly these settings count against it', async () => {
@@ -133,23 +167,26 @@ async function syscallGroups() {
 // The sandbox is for the release build: an AddressSanitizer build makes calls of its own
 // (personality(), huge shadow mappings), so the audit runs only in the plain build.
 const sanitized = process.env.MD_SANITIZE === '1' || process.env.MD_SANITIZE === 'ON';
-test('under strace, memoryd stays inside the unit\'s system call filter, address families, W^X and state directory', { skip: sanitized && 'sanitizer build (the audit runs in the plain build)' }, async () => {
-  const expand = await syscallGroups();
-  // Allow list first (with @default, always allowed), then the deny list removes.
-  const allowed = new Set([...expand('@system-service'), ...expand('@default')]);
-  for (const s of [...expand('@privileged'), ...expand('@resources')]) allowed.delete(s);
+const skipAudit = sanitized && 'sanitizer build (the audit runs in the plain build)';
 
+// memoryd under strace with the unit's environment (`db`, if given, as MEMORYD_DB), through
+// every command, a 403, a 400, a 413, health checks and SIGTERM; returns what it did:
+// {calls: [[name, line]], used: [names], state (the state directory)}.
+async function underStrace(name, db) {
   // memoryd runs as an unprivileged user, as under DynamicUser= (as root, SQLite would
   // also fchown() its WAL and SHM files, which @privileged denies and never happens then);
   // strace runs as that user too, so it traces memoryd alone.
   const [uid, gid] = [65534, 65534]; // nobody, nogroup
   fs.chmodSync(dir, 0o755);
-  const state = path.join(dir, 'state');
+  const root = path.join(dir, name);
+  fs.mkdirSync(root, { mode: 0o755 });
+  const state = path.join(root, 'state');
   fs.mkdirSync(path.join(state, 'memoryd'), { recursive: true, mode: 0o700 });
-  const traceDir = path.join(dir, 'trace');
+  const traceDir = path.join(root, 'trace');
   fs.mkdirSync(traceDir, { mode: 0o700 });
   for (const d of [state, path.join(state, 'memoryd'), traceDir]) fs.chownSync(d, uid, gid);
   const env = unitEnvironment(state);
+  if (db) env.MEMORYD_DB = db;
   const port = await freePort();
   env.MEMORYD_PORT = String(port); // 8080 may be taken on this machine
   const trace = path.join(traceDir, 'strace.txt');
@@ -192,32 +229,95 @@ test('under strace, memoryd stays inside the unit\'s system call filter, address
   assert.deepEqual(e, { code: 0, signal: null }, p.err);
   assert.match(p.err.trim().split('\n').at(-1), /"msg":"stopped"|"msg":"closed"|"msg":"bye"|shut/);
 
-  const lines = fs.readFileSync(trace, 'utf8').split('\n').filter(Boolean);
   const calls = [];
-  for (const l of lines) {
+  for (const l of fs.readFileSync(trace, 'utf8').split('\n').filter(Boolean)) {
     const m = /^\d+\s+(?:<\.\.\. )?([a-z_0-9]+)(?:\(| resumed>)/.exec(l);
     if (m) calls.push([m[1], l]);
   }
-  const used = [...new Set(calls.map(([n]) => n))].sort();
-  assert.ok(used.length > 20 && used.includes('epoll_wait') && used.includes('fdatasync'), used.join(' '));
+  return { calls, used: [...new Set(calls.map(([n]) => n))].sort(), state, log: p.err };
+}
+
+// What the unit's sandbox would refuse: a system call outside SystemCallFilter=, a socket
+// of a family outside RestrictAddressFamilies=, writable and executable memory, personality().
+async function assertInsideSandbox({ calls, used }) {
+  const expand = await syscallGroups();
+  // Allow list first (with @default, always allowed), then the deny list removes.
+  const allowed = new Set([...expand('@system-service'), ...expand('@default')]);
+  for (const s of [...expand('@privileged'), ...expand('@resources')]) allowed.delete(s);
+  assert.ok(used.length > 20 && used.includes('epoll_wait'), used.join(' '));
   const denied = used.filter((n) => !allowed.has(n));
   assert.deepEqual(denied, [], `system calls outside SystemCallFilter=: ${denied.join(', ')}`);
-  console.log(`memoryd made ${calls.length} system calls of ${used.length} kinds, all allowed: ${used.join(' ')}`);
-
   const families = [...new Set(calls.filter(([n, l]) => n === 'socket' && l.includes('socket(')).map(([, l]) => /socket\((\w+)/.exec(l)[1]))].sort();
   assert.ok(families.length > 0 && families.every((f) => ['AF_INET', 'AF_INET6', 'AF_UNIX'].includes(f)), families.join());
-
   const wx = calls.filter(([n, l]) => (n === 'mmap' && /PROT_WRITE\|PROT_EXEC|PROT_EXEC\|PROT_WRITE/.test(l))
     || ((n === 'mprotect' || n === 'pkey_mprotect') && /PROT_EXEC/.test(l)));
   assert.deepEqual(wx, [], 'writable and executable memory');
   assert.deepEqual(calls.filter(([n]) => n === 'personality'), []);
+  return families;
+}
 
+// Files opened for writing (successfully).
+const writtenFiles = (calls) => calls.filter(([n, l]) => (n === 'openat' || n === 'open') && l.includes('"') && /O_WRONLY|O_RDWR|O_CREAT/.test(l) && !/= -1 /.test(l))
+  .map(([, l]) => /"([^"]+)"/.exec(l)[1]);
+
+test('under strace, memoryd stays inside the unit\'s system call filter, address families, W^X and state directory', { skip: skipAudit }, async () => {
+  const t = await underStrace('sqlite');
+  await assertInsideSandbox(t);
+  assert.ok(t.used.includes('fdatasync'), t.used.join(' '));
+  console.log(`memoryd made ${t.calls.length} system calls of ${t.used.length} kinds, all allowed: ${t.used.join(' ')}`);
   // Files opened for writing: only the database, its WAL and SHM (and the rollback journal
   // of the first migration, before WAL mode), in the state directory: ProtectSystem=strict
   // leaves nothing else writable.
-  const writes = calls.filter(([n, l]) => (n === 'openat' || n === 'open') && l.includes('"') && /O_WRONLY|O_RDWR|O_CREAT/.test(l) && !/= -1 /.test(l))
-    .map(([, l]) => /"([^"]+)"/.exec(l)[1]);
-  const outside = writes.filter((f) => !f.startsWith(`${state}/memoryd/`));
+  const writes = writtenFiles(t.calls);
+  const outside = writes.filter((f) => !f.startsWith(`${t.state}/memoryd/`));
   assert.deepEqual(outside, [], 'files written outside the StateDirectory');
-  assert.deepEqual([...new Set(writes)].sort(), ['memoryd.db', 'memoryd.db-journal', 'memoryd.db-shm', 'memoryd.db-wal'].map((f) => `${state}/memoryd/${f}`));
+  assert.deepEqual([...new Set(writes)].sort(), ['memoryd.db', 'memoryd.db-journal', 'memoryd.db-shm', 'memoryd.db-wal'].map((f) => `${t.state}/memoryd/${f}`));
+});
+
+// A PostgreSQL of this test's own: a Unix socket in a directory anyone may enter (as
+// /run/postgresql is) and TCP on 127.0.0.1, trust authentication, a database memoryd.
+async function startPostgres() {
+  const bin = pgBin();
+  const root = process.getuid() === 0;
+  const asOwner = (cmd, args) => (root ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args]);
+  const pgDir = path.join(dir, 'pg');
+  const sock = path.join(dir, 'pg-socket');
+  fs.chmodSync(dir, 0o755);
+  fs.mkdirSync(pgDir, { mode: 0o700 });
+  fs.mkdirSync(sock, { mode: 0o755 });
+  if (root) for (const d of [pgDir, sock]) await run('chown', ['postgres:postgres', d]);
+  const port = await freePort();
+  const init = await run(...asOwner(path.join(bin, 'initdb'), ['-D', path.join(pgDir, 'data'), '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--locale=C.UTF-8']));
+  assert.equal(init.code, 0, init.stderr);
+  const start = await run(...asOwner(path.join(bin, 'pg_ctl'), ['-D', path.join(pgDir, 'data'), '-l', path.join(pgDir, 'server.log'), '-w', '-t', '60',
+    '-o', `-c listen_addresses=127.0.0.1 -p ${port} -k ${sock}`, 'start']));
+  assert.equal(start.code, 0, start.stderr + start.stdout);
+  stopPg = () => run(...asOwner(path.join(bin, 'pg_ctl'), ['-D', path.join(pgDir, 'data'), '-m', 'fast', '-w', 'stop']));
+  const created = await run('psql', ['-X', '-q', '-h', sock, '-p', String(port), '-U', 'postgres', '-d', 'postgres', '-c', 'CREATE DATABASE memoryd']);
+  assert.equal(created.code, 0, created.stderr);
+  return { sock, port };
+}
+
+test('under strace, memoryd on PostgreSQL (Unix socket, then TCP) stays inside the sandbox and writes no file', { skip: skipAudit }, async () => {
+  const { sock, port } = await startPostgres();
+  const viaSocket = await underStrace('memoryd-pg-unix', `postgresql:///memoryd?host=${encodeURIComponent(sock)}&port=${port}&user=postgres`);
+  const viaTcp = await underStrace('memoryd-pg-tcp', `postgresql://postgres@127.0.0.1:${port}/memoryd`);
+  for (const [t, family] of [[viaSocket, 'AF_UNIX'], [viaTcp, 'AF_INET']]) {
+    assert.match(t.log, /"msg":"listening".*"db":"postgresql:/);
+    const families = await assertInsideSandbox(t);
+    assert.ok(families.includes(family), families.join());
+    // No file written at all: the data is PostgreSQL's (ProtectSystem=strict is no bother).
+    assert.deepEqual(writtenFiles(t.calls), []);
+    // Every connection memoryd opens to an IP address goes to loopback, which the unit's
+    // IPAddressAllow=localhost admits (the documented drop-in widens it for another host).
+    const connects = t.calls.filter(([n, l]) => n === 'connect' && /sa_family=AF_INET6?/.test(l)).map(([, l]) => l);
+    assert.ok(connects.every((l) => /inet_addr\("127\.0\.0\.1"\)|inet_pton\(AF_INET6, "::1"/.test(l)), connects.join('\n'));
+    console.log(`memoryd on PostgreSQL (${family}) made ${t.calls.length} system calls of ${t.used.length} kinds, all allowed: ${t.used.join(' ')}`);
+  }
+  // The database was reached the way the URI said.
+  assert.ok(viaSocket.calls.some(([n, l]) => n === 'connect' && l.includes(`sun_path="${sock}/.s.PGSQL.${port}"`) && / = 0$/.test(l)));
+  assert.ok(viaTcp.calls.some(([n, l]) => n === 'connect' && l.includes(`sin_port=htons(${port})`) && l.includes('inet_addr("127.0.0.1")')));
+  // libpq's own calls beyond SQLite's run, all inside the filter above.
+  const sqliteRun = await underStrace('sqlite-again');
+  console.log(`system calls of memoryd on PostgreSQL and not on SQLite: ${[...new Set([...viaSocket.used, ...viaTcp.used])].filter((n) => !sqliteRun.used.includes(n)).join(' ')}`);
 });

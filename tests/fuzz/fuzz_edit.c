@@ -3,7 +3,7 @@
  * md_view_file, md_str_replace, md_insert, plus md_line_count and
  * md_size_format. Every result is compared for EQUALITY with a simple model
  * written here on an array of lines (split on '\n' like JavaScript's
- * split('\n')), following CONTRACT.md §4 and the SDK:
+ * split('\n')), following docs/behaviour.md §4 and the SDK:
  *
  *   view        header + "%6d\t" numbered lines of lines.slice(start, end)
  *               with start = max(1, a) - 1 and end = (b == -1 ? n : b),

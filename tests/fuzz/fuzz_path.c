@@ -7,7 +7,7 @@
  *
  * Checks, beyond "no crash, no sanitizer report":
  *   - md_path_canon accepts a path exactly when a naive model of the rules
- *     of CONTRACT.md §3 finds no violation, and a rejection names one of the
+ *     of docs/behaviour.md §3 finds no violation, and a rejection names one of the
  *     rules the model says are violated ('..' that climbs above /memories is
  *     MD_PATH_ESCAPES, any other '..' MD_PATH_DOTDOT);
  *   - on MD_PATH_OK the output equals the model ("/memories" + "/"-joined
@@ -227,7 +227,7 @@ static char *check_path(const char *in, size_t len, const struct md_path_limits 
             FUZZ_CHECK(len == 0 || memmem(msg.data, msg.len, in, len) != NULL);
         else
             FUZZ_CHECK(memmem(msg.data, msg.len, " is too long: ", 14) != NULL);
-        /* The two texts CONTRACT.md §3 spells out. */
+        /* The two texts memoryd shares with the SDK (docs/behaviour.md §3). */
         if (st == MD_PATH_NOT_UNDER_ROOT || st == MD_PATH_ESCAPES) {
             struct fstr want = {0};
             if (st == MD_PATH_NOT_UNDER_ROOT) {

@@ -1,6 +1,6 @@
-// Proves that memoryd's commands are atomic under concurrency (CONTRACT §7: "even under
-// concurrent requests for the same tenant and file (no lost update)"), with the writer's group
-// commit in play: many clients, each on its own keep-alive connection, send writes at once, so
+// Proves that memoryd's commands are atomic under concurrency (docs/behaviour.md §7: also when
+// other requests work on the same tenant and the same file, no lost update), with the writer's
+// group commit in play: many clients, each on its own keep-alive connection, send writes at once, so
 // their commands share write batches (one transaction, a savepoint per command).
 //   (a) 16 clients × 50 inserts into one file: every line ends up in the file exactly once, the
 //       original lines keep their order, and each insert_line-0 client's lines stay in order;

@@ -1,4 +1,4 @@
-// Proves CONTRACT.md §3–§5 over real HTTP on loopback against a temp database:
+// Proves docs/behaviour.md §3–§5 over real HTTP on loopback against a temp database:
 // the exact text and HTTP status of every command's success and of every
 // error, the directory listing format (header with the path as sent, canonical
 // entry lines, sizes, exclusions, depth, byte-order sorting, directory totals),

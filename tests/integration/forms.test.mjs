@@ -1,4 +1,4 @@
-// Proves CONTRACT.md §1, the request and response forms of POST /memory:
+// Proves docs/behaviour.md §1, the request and response forms of POST /memory:
 // a command object and a whole tool_use block (tool_use_id copied back), the
 // tool_use block's own errors, Accept negotiation (JSON by default, bare text
 // with X-Memory-Is-Error for text/plain), malformed bodies, duplicate and

@@ -1,4 +1,4 @@
-// Proves CONTRACT.md §6, the limits: a request body over --max-body is a 413
+// Proves docs/behaviour.md §6, the limits: a request body over --max-body is a 413
 // (announced by Content-Length or streamed chunked without it) and stores
 // nothing; file content over --max-file is a 413 (exactly at the limit is
 // fine), also when str_replace or insert would grow a file past it, and the

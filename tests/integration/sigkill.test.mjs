@@ -1,5 +1,5 @@
-// Proves crash durability and atomicity (CONTRACT §7): "an acknowledged write survives a crash of
-// the process (kill -9)" and every command "fully happens or not at all".
+// Proves crash durability and atomicity (docs/behaviour.md §7): an acknowledged write survives a
+// crash of memoryd (kill -9), and every command happens completely or not at all.
 // memoryd runs on one database file; 8 clients on their own connections drive concurrent writes
 // (creates of unique files, creates with missing parents, inserts into shared files, str_replace
 // on per-client counters, and directory renames), a ledger records every write acknowledged with

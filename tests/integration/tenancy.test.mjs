@@ -1,4 +1,4 @@
-// Proves CONTRACT.md §2, tenancy: without the header the default tenant is
+// Proves docs/behaviour.md §2, tenancy: without the header the default tenant is
 // used; two tenants with the same paths see and change only their own data,
 // for every command; --require-tenant and MEMORYD_REQUIRE_TENANT=1 refuse a
 // request without the header (400); a duplicated, empty, too long (129) or

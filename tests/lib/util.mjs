@@ -1,9 +1,10 @@
 // Small pure helpers shared by the Node tests (no I/O):
-//   formatSize(bytes)  memoryd's size format (CONTRACT §4), e.g. 512 -> "512B", 1536 -> "1.5K".
+//   formatSize(bytes)  memoryd's size format (docs/behaviour.md §4.1), e.g. 512 -> "512B",
+//                      1536 -> "1.5K".
 //   mulberry32(seed)   a deterministic PRNG: returns () => a number in [0, 1), the same
 //                      sequence for the same seed on every run.
 
-// Size format of CONTRACT §4: <1024 "{n}B"; else one decimal rounded half up,
+// Size format of docs/behaviour.md §4.1: <1024 "{n}B"; else one decimal rounded half up,
 // K/M/G (1024-based); the unit is the largest whose unrounded value is >= 1.
 export function formatSize(bytes) {
   if (bytes < 1024) return `${bytes}B`;

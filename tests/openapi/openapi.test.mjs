@@ -227,7 +227,7 @@ const PROVOKE = {
 
 // Response examples that cannot be provoked on demand: their content must be a string
 // literal of src/*.c.
-const SOURCE_ONLY = new Set(['storageFailure', 'shuttingDown', 'overloaded', 'storeBusy', 'bodiesInMemory', 'flushFailed']);
+const SOURCE_ONLY = new Set(['storageFailure', 'shuttingDown', 'overloaded', 'storeBusy', 'storeUnavailable', 'bodiesInMemory', 'flushFailed']);
 
 // ---- the live servers ----
 

@@ -95,7 +95,8 @@ class Tree {
     return out.sort((a, b) => byteOrder(nameOf(a), nameOf(b)));
   }
 
-  // CONTRACT §4: two levels below dir, hidden entries left out, per directory in byte order.
+  // docs/behaviour.md §4.1: two levels below dir, hidden entries left out, per directory in
+  // byte order.
   listing(dir) {
     const lines = [`Here're the files and directories up to 2 levels deep in ${dir}, excluding hidden items and node_modules:`, `${formatSize(this.size(dir))}\t${dir}`];
     for (const c of this.children(dir)) {
@@ -516,7 +517,7 @@ const META_PATHS = [
 ];
 
 function snippetAfter(text, at, newStr) {
-  // CONTRACT §4: numbered lines from 2 before the first changed line to 2 after the last
+  // docs/behaviour.md §4.4: numbered lines from 2 before the first changed line to 2 after the last
   // line of the new text.
   const lines = text.split('\n');
   const first = text.slice(0, at).split('\n').length;

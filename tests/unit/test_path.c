@@ -1,5 +1,5 @@
 /*
- * test_path.c — proves CONTRACT.md §3 on md_path_canon / md_path_errmsg and
+ * test_path.c — proves docs/behaviour.md §3 on md_path_canon / md_path_errmsg and
  * the path helpers (depth, parent, is_inside) plus the strict UTF-8 checks
  * they rely on (md_utf8_seq, md_utf8_valid, md_utf8_cut). Every rejection
  * is checked for its status AND its exact client-facing text.

@@ -1,6 +1,6 @@
 /*
  * test_text.c — proves the pure text operations of md_text.h against
- * CONTRACT.md §4 and the SDK's semantics: the size format (one decimal,
+ * docs/behaviour.md §4 and the SDK's semantics: the size format (one decimal,
  * halves round up like JavaScript's toFixed), line counting, file views
  * (every view_range form the SDK accepts, JavaScript slice semantics, the
  * 999,999-line limit, truncation at the view limit with its exact note),

@@ -63,24 +63,31 @@ ${tmp ? `mount -t tmpfs -o mode=1777 tmpfs ${sh(`${merged}/tmp`)}` : ''}
 //               file (a bind mount)
 //   tmpfs       [path]; readOnly (compose `read_only:`) makes the root read-only
 //   capAdd, capDrop ('ALL' or names), noNewPrivileges (security_opt no-new-privileges)
-//   hosts       {name: address}, written to its /etc/hosts (Docker's DNS stand-in)
+//   hosts       {name: address} or [[name, address], ...] (a name may come twice, as compose's
+//               extra_hosts allows), written to its /etc/hosts (Docker's DNS stand-in)
 //   command     overrides CMD
 // Returns bash: `setup` (mounts; run first, in the orchestrating namespace), `start`
 // (the container's first process in the background, in a new network namespace unless
-// `sharedNetwork`; its pid in $<pidVar>), and exec(argv) (a command line running argv in
-// it as docker exec does: same user, environment, directory, capabilities and network).
+// `sharedNetwork`; its pid in $<pidVar>), `ready` (run after attaching its network
+// interfaces: only then does that process start the image's command), and exec(argv) (a
+// command line running argv in it as docker exec does: same user, environment, directory,
+// capabilities and network).
 const CAPS = ['chown', 'dac_override', 'fowner', 'fsetid', 'kill', 'setgid', 'setuid', 'setpcap', 'net_bind_service', 'net_raw', 'sys_chroot', 'mknod', 'audit_write', 'setfcap'];
 export function container({ image, dir, env = {}, volumes = [], tmpfs = [], readOnly = false, capAdd = [], capDrop = [], noNewPrivileges = false, hosts = null, command = null, pidVar, sharedNetwork = false }) {
   const c = image.config;
   const m = `${dir}/merged`;
-  const [u, g] = c.user === 'root' ? ['0', '0'] : c.user.split(':');
-  if (!/^\d+$/.test(u) || !/^\d+$/.test(g ?? '')) throw new Error(`USER ${c.user}: the sandbox takes root or uid:gid`);
+  // The image's users: its layer's /etc/passwd, else the machine's (the layer below it).
+  const passwd = fs.readFileSync(fs.existsSync(`${image.layer}/etc/passwd`) ? `${image.layer}/etc/passwd` : '/etc/passwd', 'utf8');
+  const users = passwd.split('\n').map((l) => l.split(':'));
+  // USER: uid:gid, or a name (its uid and primary group, as Docker looks it up in the image).
+  const byName = users.find((f) => f[0] === c.user);
+  const [u, g] = c.user === 'root' ? ['0', '0'] : byName ? [byName[2], byName[3]] : c.user.split(':');
+  if (!/^\d+$/.test(u) || !/^\d+$/.test(g ?? '')) throw new Error(`USER ${c.user}: the sandbox takes root, uid:gid or a user of the image`);
   // Docker's default capabilities, less cap_drop, plus cap_add.
   let caps = capDrop.includes('ALL') ? [] : CAPS.filter((x) => !capDrop.map((d) => d.toLowerCase()).includes(x));
   caps = [...new Set([...caps, ...capAdd.map((a) => a.toLowerCase())])];
   // HOME: the user's home in the image's passwd, as Docker sets it.
-  const passwd = fs.readFileSync(fs.existsSync(`${image.layer}/etc/passwd`) ? `${image.layer}/etc/passwd` : '/etc/passwd', 'utf8');
-  const home = passwd.split('\n').map((l) => l.split(':')).find((f) => f[2] === u)?.[5] ?? '/';
+  const home = users.find((f) => f[2] === u)?.[5] ?? '/';
   const environment = { PATH: DEFAULT_PATH, HOME: home, ...c.env, ...env };
   const envArgs = Object.entries(environment).map(([k, v]) => sh(`${k}=${v}`)).join(' ');
   const mountpoints = [];
@@ -100,7 +107,8 @@ export function container({ image, dir, env = {}, volumes = [], tmpfs = [], read
   }
   if (hosts) {
     fs.mkdirSync(dir, { recursive: true });
-    fs.writeFileSync(`${dir}/hosts`, `127.0.0.1 localhost\n${Object.entries(hosts).map(([n, a]) => `${a} ${n}`).join('\n')}\n`);
+    const pairs = Array.isArray(hosts) ? hosts : Object.entries(hosts);
+    fs.writeFileSync(`${dir}/hosts`, `127.0.0.1 localhost\n${pairs.map(([n, a]) => `${a} ${n}`).join('\n')}\n`);
     late.push(`mount --bind ${sh(`${dir}/hosts`)} ${sh(`${m}/etc/hosts`)}`);
   }
   const between = [...mountpoints, readOnly ? `mount --bind ${sh(m)} ${sh(m)}; mount -o remount,bind,ro ${sh(m)}` : ''].join('\n');
@@ -113,9 +121,16 @@ export function container({ image, dir, env = {}, volumes = [], tmpfs = [], read
     '/usr/bin/env', '-i', envArgs,
     '/bin/sh', '-c', sh('cd "$0" && exec "$@"'), sh(c.workdir), ...args.map(sh),
   ].join(' ');
-  const start = `${sharedNetwork ? '' : 'unshare --net -- '}${inside(argv)} >${sh(`${dir}/stdout`)} 2>${sh(`${dir}/stderr`)} &\n${pidVar}=$!\n`;
+  // As Docker attaches a container's networks before its first process starts, that
+  // process waits in its new network namespace until `ready` (run once the caller has
+  // attached the interfaces) says so; then the same pid goes on to be the container's.
+  const flag = `${dir}/network-ready`;
+  const start = sharedNetwork
+    ? `${inside(argv)} >${sh(`${dir}/stdout`)} 2>${sh(`${dir}/stderr`)} &\n${pidVar}=$!\n`
+    : `rm -f ${sh(flag)}\nunshare --net -- sh -c 'while [ ! -e "$0" ]; do sleep 0.01; done; exec "$@"' ${sh(flag)} ${inside(argv)} >${sh(`${dir}/stdout`)} 2>${sh(`${dir}/stderr`)} &\n${pidVar}=$!\n`;
+  const ready = sharedNetwork ? ':' : `touch ${sh(flag)}`;
   const exec = (args) => `${sharedNetwork ? '' : `nsenter --net=/proc/$${pidVar}/ns/net -- `}${inside(args)}`;
-  return { setup, start, exec, merged: m };
+  return { setup, start, ready, exec, merged: m };
 }
 
 // Build every stage of `dockerfile` (a path) with the build context `context` (a

@@ -1,0 +1,176 @@
+// Holds docs/behaviour.md to the code, both ways:
+//   - every answer text the page quotes (a code span that starts like one of memoryd's texts)
+//     is made of what src/*.c writes: split at its {placeholders} and its \n and \t, each piece
+//     must be exactly a run of whole text fragments of the code (its string literals, adjacent
+//     ones joined as the compiler does, cut at their printf conversions, newlines and tabs; its
+//     character literals) and of the values the code puts between them (a field or command
+//     name, a number);
+//   - every text memoryd can answer with (each literal of the files that write answers that
+//     starts with "Error: ", the JSON bodies of the other endpoints, the success texts and the
+//     notes) appears on the page, split at its printf conversions.
+// So a message changed in the code, or one quoted wrongly, fails here; the live behaviour behind
+// the texts is proved by the integration, conformance and OpenAPI tests.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const ROOT = path.resolve(process.env.MD_SOURCE_DIR || path.resolve(here, '../..'));
+const PAGE = fs.readFileSync(path.join(ROOT, 'docs/behaviour.md'), 'utf8');
+
+// ---- the C side ----
+
+function unescapeC(s) {
+  const simple = { n: '\n', t: '\t', r: '\r', '"': '"', "'": "'", '\\': '\\', '?': '?', a: '\x07', b: '\b', f: '\f', v: '\v', 0: '\0' };
+  return s.replace(/\\(x[0-9a-fA-F]+|.)/g, (m, c) => {
+    if (c[0] === 'x') return String.fromCharCode(parseInt(c.slice(1), 16));
+    assert.ok(c in simple, `unexpected C escape ${m}`);
+    return simple[c];
+  });
+}
+
+// Every string literal of a C file, adjacent literals joined.
+function cStringLiterals(code) {
+  const token = /\/\*[\s\S]*?\*\/|\/\/[^\n]*|'(?:[^'\\\n]|\\.)*'|"((?:[^"\\\n]|\\.)*)"/g;
+  const out = [];
+  let current = null;
+  let lastEnd = 0;
+  let m;
+  while ((m = token.exec(code))) {
+    if (m[1] === undefined) {
+      if (m[0][0] === "'" && current !== null) {
+        out.push(current);
+        current = null;
+      }
+      continue;
+    }
+    const between = code.slice(lastEnd, m.index).replace(/\/\*[\s\S]*?\*\/|\/\/[^\n]*/g, '');
+    const text = unescapeC(m[1]);
+    if (current !== null && /^\s*$/.test(between)) current += text;
+    else {
+      if (current !== null) out.push(current);
+      current = text;
+    }
+    lastEnd = token.lastIndex;
+  }
+  if (current !== null) out.push(current);
+  return out;
+}
+
+// The character literals of a C file.
+function cCharLiterals(code) {
+  const noComments = code.replace(/\/\*[\s\S]*?\*\/|\/\/[^\n]*/g, '').replace(/"(?:[^"\\\n]|\\.)*"/g, '""');
+  return [...noComments.matchAll(/'((?:[^'\\\n]|\\.)+)'/g)].map((m) => unescapeC(m[1]));
+}
+
+const SOURCES = fs.readdirSync(path.join(ROOT, 'src')).filter((f) => f.endsWith('.c'));
+const readSrc = (f) => fs.readFileSync(path.join(ROOT, 'src', f), 'utf8');
+const LITERALS = SOURCES.flatMap((f) => cStringLiterals(readSrc(f)));
+const PRINTF = /%(?:zu|lld|llu|u|d|s)/;
+// Text fragments of the code: string literals cut at printf conversions, newlines and tabs;
+// character literals.
+const FRAGMENTS = [...new Set([...LITERALS.flatMap((l) => l.split(new RegExp(`${PRINTF.source}|[\\n\\t]`))), ...SOURCES.flatMap((f) => cCharLiterals(readSrc(f)))])].filter((f) => f !== '');
+// What the code puts between fragments: the names of the route table's commands and fields
+// (src/cmd_parse.c), and numbers.
+const NAMES = [...readSrc('cmd_parse.c').matchAll(/(?:FIELD\(|\{)"([a-z_]+)"/g)].map((m) => m[1]);
+const VALUE = new RegExp(`(?:${NAMES.join('|')}|-?\\d+)`, 'y');
+
+// Whether `piece` is exactly a run of whole fragments and values.
+function madeOfCode(piece) {
+  const n = piece.length;
+  const reach = new Array(n + 1).fill(false);
+  reach[0] = true;
+  for (let i = 0; i < n; i++) {
+    if (!reach[i]) continue;
+    for (const f of FRAGMENTS) if (piece.startsWith(f, i)) reach[i + f.length] = true;
+    VALUE.lastIndex = i;
+    const v = VALUE.exec(piece);
+    if (v) reach[i + v[0].length] = true;
+  }
+  return reach[n];
+}
+
+// ---- the page ----
+
+// The code spans of a Markdown text outside fenced blocks, with their line numbers
+// (CommonMark: a run of n backticks closes at the next run of exactly n; one space is taken
+// off each end when both ends have one).
+function codeSpans(md) {
+  const spans = [];
+  let fenced = false;
+  md.split('\n').forEach((line, i) => {
+    if (/^\s*```/.test(line)) {
+      fenced = !fenced;
+      return;
+    }
+    if (fenced) return;
+    const re = /(`+)([\s\S]*?[^`])\1(?!`)/g;
+    for (const m of line.matchAll(re)) {
+      let t = m[2];
+      if (t.length > 1 && t.startsWith(' ') && t.endsWith(' ') && t.trim() !== '') t = t.slice(1, -1);
+      spans.push({ line: i + 1, text: t });
+    }
+  });
+  return spans;
+}
+
+// How memoryd's answer texts start (the others quoted on the page are flags, paths, examples).
+const ANSWER = /^(Error: |The path |Here're |Here's |No replacement |File |Successfully |The file |The memory file |\\n\[|\[Output |\[Listing | \(Note: |\{"status"|\{"error")/;
+const PLACEHOLDER = /\{[a-z][a-z0-9_+]*\}/g;
+
+function quotedAnswers() {
+  return codeSpans(PAGE).filter((s) => ANSWER.test(s.text));
+}
+
+test('self-check: code spans, placeholders and literals are read as intended', () => {
+  const spans = codeSpans('a `x` and `` y `z` `` and ``Error: `q` {path}.``\n```\n`not`\n```\n`` (Note: n.)``').map((s) => s.text);
+  assert.deepEqual(spans, ['x', 'y `z`', 'Error: `q` {path}.', ' (Note: n.)']);
+  assert.deepEqual(cStringLiterals('f("a" /* c */ "b\\n", \'x\', "c");'), ['ab\n', 'c']);
+  assert.deepEqual('Error: File {path} would be {bytes} bytes'.split(PLACEHOLDER), ['Error: File ', ' would be ', ' bytes']);
+  assert.ok(LITERALS.length > 200, `only ${LITERALS.length} literals read from src/`);
+  assert.deepEqual(cCharLiterals("putc('`'); x = '\\n'; s = \"'a'\"; // 'c'"), ['`', '\n']);
+  // Pieces the code writes, from several fragments and values, pass; anything else fails.
+  assert.ok(madeOfCode('Error: Parameter `old_str` must not be empty'));
+  assert.ok(madeOfCode('. To see more, view again with view_range ['));
+  assert.ok(madeOfCode(" header: a tenant id is 1 to 128 characters of A-Z, a-z, 0-9, '.', '_' and '-'"));
+  assert.ok(!madeOfCode('Error: Parameter `old_str` must never be empty'));
+  assert.ok(!madeOfCode('Error: The path is gone'));
+  assert.ok(!madeOfCode('Error: File {path} already exist'.split(PLACEHOLDER)[1]));
+});
+
+test('every answer text quoted in docs/behaviour.md is made of the text of src/*.c', () => {
+  const quoted = quotedAnswers();
+  assert.ok(quoted.length >= 60, `only ${quoted.length} answer texts found on the page`);
+  const problems = [];
+  for (const { line, text } of quoted) {
+    for (const piece of text.split(PLACEHOLDER).flatMap((p) => p.split(/\\[nt]/))) {
+      if (piece.length < 3) continue; // ", ", "]", "B" and the like
+      if (!madeOfCode(piece)) problems.push(`docs/behaviour.md:${line}: ${JSON.stringify(piece)} (of ${JSON.stringify(text)}) is not made of the text of src/*.c`);
+    }
+  }
+  assert.deepEqual(problems, [], `\n${problems.join('\n')}\n`);
+});
+
+test('every answer text of src/*.c appears in docs/behaviour.md', () => {
+  const writers = ['cmd_parse.c', 'cmd_view.c', 'cmd_edit.c', 'cmd_tree.c', 'path.c', 'text.c', 'tenant.c', 'http.c'];
+  const answers = writers.flatMap((f) => cStringLiterals(readSrc(f))).filter(
+    (lit) =>
+      lit.startsWith('Error: ') ||
+      /^\{"(status|error)":"[^"]*"\}$/.test(lit) ||
+      /^\n\[(Output|Listing) truncated/.test(lit) ||
+      lit.startsWith(' (Note: ') ||
+      /^(File created successfully at: |Successfully (deleted|renamed) |The file |Here're the files |Here's the content of |No replacement was performed|The memory file has been edited)/.test(lit) ||
+      / exceeds maximum line limit | does not exist\. Please provide a valid path\.| has been edited\.| already exists|, over the |is a file, not a directory|cannot be moved inside itself| To see more, view again with view_range /.test(lit),
+  );
+  assert.ok(answers.length >= 50, `only ${answers.length} answer texts found in src/`);
+  const page = PAGE.replace(/`` (.*?) ``/g, '$1');
+  const problems = [];
+  for (const lit of answers) {
+    for (const piece of lit.split(new RegExp(`${PRINTF.source}|\n`))) {
+      if (piece.length >= 3 && !page.includes(piece)) problems.push(`${JSON.stringify(piece)} (of ${JSON.stringify(lit)})`);
+    }
+  }
+  assert.deepEqual(problems, [], `texts of src/*.c missing from docs/behaviour.md:\n${problems.join('\n')}\n`);
+});
