@@ -89,8 +89,17 @@ static enum md_err write_back(struct cmd_ctx *c, const char *p, size_t n, const 
 static enum md_err restore_version(struct cmd_ctx *c)
 {
     const struct md_patharg *p = &c->cmd->path;
+    /* Preconditions against the file there now (If-Match: put the old
+     * content back only over the content the caller saw). */
+    struct md_locate now = {.path = p->canon, .len = p->canon_len};
+    int exists;
+    enum md_err e = md_txn_locate(c->t, c->tenant, &now, 1, &exists);
+    if (!e)
+        e = cmd_precond(c, p, now.found, &now.e);
+    if (e)
+        return e;
     struct md_version v;
-    enum md_err e = md_txn_version_get(c->t, c->tenant, c->cmd->version, 1, &v);
+    e = md_txn_version_get(c->t, c->tenant, c->cmd->version, 1, &v);
     if (e == MD_ENOENT)
         return not_kept(c, c->cmd->version);
     if (e)
@@ -122,6 +131,7 @@ struct state {
     int existed;
     char *content;
     size_t content_len;
+    int removed; /* the restore removed the file there */
 };
 
 struct states {
@@ -162,7 +172,7 @@ static int collect_state(void *ctx, const struct md_version *v)
         ss->cap = cap;
     }
     struct state *st = &ss->s[ss->n];
-    *st = (struct state){NULL, v->path_len, v->existed, NULL, v->content_len};
+    *st = (struct state){NULL, v->path_len, v->existed, NULL, v->content_len, 0};
     st->path = malloc(v->path_len + 1);
     st->content = v->existed ? malloc(v->content_len ? v->content_len : 1) : NULL;
     if (!st->path || (v->existed && !st->content)) {
@@ -177,6 +187,72 @@ static int collect_state(void *ctx, const struct md_version *v)
         memcpy(st->content, v->content, v->content_len);
     ss->n++;
     return 0;
+}
+
+static int count_entry(void *ctx, const char *path, size_t len, enum md_kind kind, int64_t size)
+{
+    (void)path, (void)len, (void)kind, (void)size;
+    (*(size_t *)ctx)++;
+    return 1; /* one is enough */
+}
+
+static int longer_first(const void *a, const void *b)
+{
+    size_t x = strlen(*(char *const *)a), y = strlen(*(char *const *)b);
+    return (x < y) - (x > y);
+}
+
+/* Directories are not versioned: the directories that the removals left
+ * empty (ancestors of removed files, the root aside) go too, deepest
+ * first, so that a tree is as it stood (a directory renamed away, say). A
+ * directory that was empty before the restore is left. */
+static enum md_err remove_emptied(struct cmd_ctx *c, const struct states *ss)
+{
+    size_t n = 0, cap = 0;
+    char **dirs = NULL;
+    enum md_err e = MD_OK;
+    for (size_t i = 0; i < ss->n && !e; i++) {
+        if (!ss->s[i].removed)
+            continue;
+        for (size_t len = md_path_parent_len(ss->s[i].path, ss->s[i].len); len > MD_ROOT_LEN;
+             len = md_path_parent_len(ss->s[i].path, len)) {
+            size_t k = 0;
+            while (k < n && !(strlen(dirs[k]) == len && memcmp(dirs[k], ss->s[i].path, len) == 0))
+                k++;
+            if (k < n)
+                continue;
+            if (n == cap) {
+                char **d = realloc(dirs, (cap ? cap * 2 : 16) * sizeof *d);
+                if (!d) {
+                    e = MD_ENOMEM;
+                    break;
+                }
+                dirs = d;
+                cap = cap ? cap * 2 : 16;
+            }
+            if (!(dirs[n] = strndup(ss->s[i].path, len))) {
+                e = MD_ENOMEM;
+                break;
+            }
+            n++;
+        }
+    }
+    if (n)
+        qsort(dirs, n, sizeof *dirs, longer_first);
+    for (size_t k = 0; k < n && !e; k++) {
+        size_t len = strlen(dirs[k]), children = 0;
+        struct md_locate l = {.path = dirs[k], .len = len};
+        int exists;
+        e = md_txn_locate(c->t, c->tenant, &l, 1, &exists);
+        if (!e && l.found && l.e.kind == MD_KIND_DIR)
+            e = md_txn_list(c->t, c->tenant, dirs[k], len, count_entry, &children);
+        if (!e && l.found && l.e.kind == MD_KIND_DIR && children == 0)
+            e = md_txn_remove_tree(c->t, c->tenant, dirs[k], len, 0);
+    }
+    for (size_t k = 0; k < n; k++)
+        free(dirs[k]);
+    free(dirs);
+    return e;
 }
 
 static enum md_err restore_before(struct cmd_ctx *c)
@@ -195,8 +271,11 @@ static enum md_err restore_before(struct cmd_ctx *c)
     if (!e)
         e = ss.err;
     /* Removals first (a file may have to go before another takes its place
-     * as a directory), then the contents, in path order. */
+     * as a directory), then the directories they leave empty, then the
+     * contents, in path order. */
     for (int pass = 0; pass < 2 && !e; pass++) {
+        if (pass == 1)
+            e = remove_emptied(c, &ss);
         for (size_t i = 0; i < ss.n && !e; i++) {
             struct state *st = &ss.s[i];
             if (st->existed != (pass == 1))
@@ -212,6 +291,7 @@ static enum md_err restore_before(struct cmd_ctx *c)
             if (!e && l.found && l.e.kind == MD_KIND_FILE) {
                 e = md_txn_remove_tree(c->t, c->tenant, st->path, st->len, l.e.size);
                 c->res->removed++;
+                st->removed = 1;
             } else if (!e) {
                 c->res->unchanged++;
             }
@@ -228,6 +308,12 @@ static enum md_err restore_before(struct cmd_ctx *c)
 enum md_err cmd_restore(struct cmd_ctx *c)
 {
     const struct md_cmd *cmd = c->cmd;
+    if (cmd->before > 0 && (cmd->pre.if_match_any || cmd->pre.n_match || cmd->pre.if_none_match)) {
+        enum md_err e = md_buf_puts(c->out, "Error: If-Match and If-None-Match apply to the "
+                                            "restore of one version (`version`), not to "
+                                            "`before`");
+        return e ? e : MD_EINVAL;
+    }
     if ((cmd->version > 0) == (cmd->before > 0) || cmd->version < 0 || cmd->before < 0) {
         enum md_err e = md_buf_puts(c->out,
                                     "Error: Give either `version` (a positive integer: put that "
@@ -246,6 +332,11 @@ enum md_err cmd_redact(struct cmd_ctx *c)
     const struct md_patharg *p = &c->cmd->path;
     if (c->cmd->version <= 0) {
         enum md_err e = md_buf_puts(c->out, "Error: `version` must be a positive integer");
+        return e ? e : MD_EINVAL;
+    }
+    if (c->cmd->pre.if_match_any || c->cmd->pre.n_match || c->cmd->pre.if_none_match) {
+        enum md_err e = md_buf_puts(c->out, "Error: If-Match and If-None-Match do not apply to "
+                                            "a redaction");
         return e ? e : MD_EINVAL;
     }
     struct md_version v;

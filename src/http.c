@@ -260,7 +260,14 @@ enum MHD_Result md_http_reply_error(struct req *r, enum md_err err, const char *
         md_buf_free(&json);
         return MHD_NO;
     }
-    return md_http_reply_json(r, md_err_http_status(err), &json);
+    size_t n;
+    char *body = md_buf_take(&json, &n);
+    if (!body)
+        return MHD_NO;
+    /* A refusal kept for an Idempotency-Key, answered again. */
+    static const char *const replayed[] = {"Idempotent-Replayed", "true", NULL};
+    return md_http_queue(r, md_err_http_status(err), "application/json", body, n, -1,
+                         r->job.replayed ? replayed : NULL);
 }
 
 /* A refusal before the handler runs: a tool_result for /memory, else

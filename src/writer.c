@@ -89,8 +89,10 @@ static enum md_err idem_store(struct md_txn *t, struct md_job *j)
     answer.body = j->out->data ? j->out->data : "";
     answer.body_len = j->out->len;
     const struct md_patharg *p = &j->cmd->path;
-    return md_txn_idem_put(t, j->tenant, j->idem_key, j->idem_key_len, &answer,
-                           j->err == MD_OK ? p->canon : NULL, p->canon_len);
+    /* The path, refused or not: an answer may quote the file (a snippet, an
+     * old_str), and a redaction of its versions scrubs the answer. */
+    return md_txn_idem_put(t, j->tenant, j->idem_key, j->idem_key_len, &answer, p->canon,
+                           p->canon_len);
 }
 
 /* Run one job in its own savepoint of the open transaction. Returns an
