@@ -86,6 +86,10 @@ struct md_txn_stats {
 struct md_store;
 struct md_txn;
 
+/* Told of a tenant's committed change (md_store_watch), or NULL: maybe of
+ * any tenant. */
+typedef void (*md_watch_cb)(void *ctx, const char *tenant);
+
 struct md_store_ops {
     const char *name;
     void (*close)(struct md_store *s);
@@ -135,6 +139,7 @@ struct md_store_ops {
                            md_change_cb cb, void *ctx, int64_t *oldest, int64_t *last_seq);
     enum md_err (*redact)(struct md_txn *t, const char *tenant, int64_t version);
     enum md_err (*prune)(struct md_txn *t, int64_t now_ms, size_t budget, size_t *deleted);
+    enum md_err (*watch)(struct md_store *s, md_watch_cb cb, void *ctx);
 };
 
 /* Every backend's store and txn structs begin with these. */
@@ -375,6 +380,16 @@ static inline enum md_err md_txn_prune(struct md_txn *t, int64_t now_ms, size_t 
                                        size_t *deleted)
 {
     return t->store->ops->prune(t, now_ms, budget, deleted);
+}
+
+/* Hear of changes other processes commit to the database (the change
+ * feed's long polls): cb is called from a thread of the store's. A backend
+ * whose only writer is this process (SQLite) does nothing: the writer's
+ * commit hook tells (md_writer.h). cb NULL stops it; stop it before what
+ * cb uses is gone. */
+static inline enum md_err md_store_watch(struct md_store *s, md_watch_cb cb, void *ctx)
+{
+    return s->ops->watch(s, cb, ctx);
 }
 
 /* ---- helpers shared by the backends (src/store.c) ---- */

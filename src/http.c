@@ -702,8 +702,11 @@ struct md_http *md_http_start(const struct md_config *cfg, struct md_store *stor
         free(h);
         return NULL;
     }
-    /* The change feed's waiters hear of every commit. */
+    /* The change feed's waiters hear of every commit: this process's (the
+     * writer's hook) and, on a shared database, the others' (the store). */
     md_writer_on_commit(writer, md_http_changes_committed, h);
+    if (md_store_watch(store, md_http_changes_heard, h) != MD_OK)
+        md_log_msg(MD_LOG_WARN, "cannot hear other instances' changes", NULL);
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
     h->port = info ? info->port : cfg->port;
     return h;
@@ -736,6 +739,7 @@ void md_http_stop(struct md_http *h)
 {
     if (!h)
         return;
+    md_store_watch(h->store, NULL, NULL);
     md_http_waiters_stop(h);
     MHD_stop_daemon(h->d);
     if (h->quiesced_fd != MHD_INVALID_SOCKET)

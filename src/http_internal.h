@@ -159,6 +159,8 @@ enum MHD_Result md_http_reply_result(struct req *r, unsigned status);
 enum MHD_Result md_http_v1(struct req *r);
 /* The writer's commit hook: wake the change feed's waiters of `tenants`. */
 void md_http_changes_committed(void *ctx, const char *const *tenants, size_t n);
+/* The store's watcher: a tenant's change committed elsewhere (NULL: any). */
+void md_http_changes_heard(void *ctx, const char *tenant);
 int md_http_waiters_start(struct md_http *h);
 void md_http_waiters_wake_all(struct md_http *h);
 void md_http_waiters_stop(struct md_http *h);

@@ -438,6 +438,13 @@ static enum MHD_Result changes(struct req *r)
 
 /* ---- waiters ---- */
 
+static int any(struct req *r, void *ctx)
+{
+    (void)r;
+    (void)ctx;
+    return 1;
+}
+
 /* Resume every waiter for which `pick` says so (wait_mu held). */
 static void resume_where(struct md_http *h, int (*pick)(struct req *r, void *ctx), void *ctx)
 {
@@ -478,17 +485,24 @@ void md_http_changes_committed(void *ctx, const char *const *tenants, size_t n)
     pthread_mutex_unlock(&h->wait_mu);
 }
 
+void md_http_changes_heard(void *ctx, const char *tenant)
+{
+    struct md_http *h = ctx;
+    if (!tenant) {
+        pthread_mutex_lock(&h->wait_mu);
+        atomic_fetch_add(&g_commits, 1);
+        resume_where(h, any, NULL);
+        pthread_mutex_unlock(&h->wait_mu);
+        return;
+    }
+    md_http_changes_committed(ctx, &tenant, 1);
+}
+
 static int expired(struct req *r, void *ctx)
 {
     return r->wait_until_us <= *(const uint64_t *)ctx;
 }
 
-static int any(struct req *r, void *ctx)
-{
-    (void)r;
-    (void)ctx;
-    return 1;
-}
 
 static void *waiter_main(void *arg)
 {

@@ -181,6 +181,7 @@ struct pg_store {
     struct pgc *writer;
     pthread_mutex_t write_mu; /* one write transaction at a time; guards writer */
     unsigned long heal_failures;
+    struct md_pg_watch *watch; /* LISTENs for other instances' commits */
 };
 
 static int64_t now_ms(void)
@@ -1185,6 +1186,7 @@ static void pg_stats(struct md_txn *base, struct md_txn_stats *st)
 static void pg_close(struct md_store *base)
 {
     struct pg_store *s = (struct pg_store *)base;
+    md_pg_watch_stop(s->watch);
     for (struct pgc *c = s->idle, *next; c; c = next) {
         next = c->next_idle;
         conn_close(c);
@@ -1261,6 +1263,14 @@ static enum md_err pg_prune(struct md_txn *t, int64_t now_ms, size_t budget, siz
     return MD_OK;
 }
 
+static enum md_err pg_watch(struct md_store *base, md_watch_cb cb, void *ctx)
+{
+    struct pg_store *s = (struct pg_store *)base;
+    md_pg_watch_stop(s->watch);
+    s->watch = cb ? md_pg_watch_start(s->uri, cb, ctx) : NULL;
+    return !cb || s->watch ? MD_OK : MD_ENOMEM;
+}
+
 static const struct md_store_ops pg_ops = {
     .name = "postgres",
     .close = pg_close,
@@ -1291,6 +1301,7 @@ static const struct md_store_ops pg_ops = {
     .changes = pg_changes,
     .redact = pg_redact,
     .prune = pg_prune,
+    .watch = pg_watch,
 };
 
 enum md_err md_store_pg_open(const struct md_store_config *cfg, struct md_store **out, char *why,

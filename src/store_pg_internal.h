@@ -64,6 +64,18 @@ int64_t md_pg_r_i64(const PGresult *r, int row, int col);
 int32_t md_pg_r_i32(const PGresult *r, int row, int col);
 int md_pg_r_i16(const PGresult *r, int row, int col);
 
+/* ---- src/store_pg_watch.c ---- */
+
+/* Called from the watcher's thread with the name of a tenant whose change
+ * some instance committed, or with NULL when notifications may have been
+ * missed (the connection was lost). */
+typedef void (*md_pg_watch_cb)(void *ctx, const char *tenant);
+struct md_pg_watch;
+/* LISTEN on memoryd_changes from a thread and connection of its own.
+ * NULL when the thread cannot be started. */
+struct md_pg_watch *md_pg_watch_start(const char *uri, md_pg_watch_cb cb, void *ctx);
+void md_pg_watch_stop(struct md_pg_watch *w);
+
 /* ---- src/store_pg_migrate.c ---- */
 
 /* Apply the migrations of sql/postgres/ not yet applied, under a session

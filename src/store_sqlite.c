@@ -1281,6 +1281,13 @@ static void sq_close(struct md_store *base)
     free(s);
 }
 
+/* One process writes the database: the writer's commit hook says it all. */
+static enum md_err sq_watch(struct md_store *base, md_watch_cb cb, void *ctx)
+{
+    (void)base, (void)cb, (void)ctx;
+    return MD_OK;
+}
+
 static const struct md_store_ops sqlite_ops = {
     .name = "sqlite",
     .close = sq_close,
@@ -1311,6 +1318,7 @@ static const struct md_store_ops sqlite_ops = {
     .changes = sq_changes,
     .redact = sq_redact,
     .prune = sq_prune,
+    .watch = sq_watch,
 };
 
 int md_store_sqlite_check_plans(const char *path, char *why, size_t why_len)
