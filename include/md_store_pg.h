@@ -38,4 +38,58 @@ enum md_err md_store_pg_open(const struct md_store_config *cfg, struct md_store 
 /* Schema version the code expects (number of migrations in sql/postgres/). */
 int md_store_pg_schema_version(void);
 
+/*
+ * Optimistic batches (the writer thread; PostgreSQL only).
+ *
+ * A batch run the exact way costs two round trips per command (its
+ * locate, then its write) and a savepoint each. Run optimistically, right
+ * after md_txn_lock_tenants():
+ *   1. md_txn_pg_prefetch() reads, in the round trip that takes the tenant
+ *      locks, every path the batch's commands name and every ancestor of
+ *      those; md_txn_locate() answers from these rows while nothing written
+ *      since could have changed them (the store forgets what each write
+ *      touches, and asks the database otherwise);
+ *   2. writes are queued, not sent; no savepoints are sent;
+ *   3. md_txn_pg_flush() sends the queued writes in one round trip, then
+ *      md_txn_commit() the directory sizes and COMMIT in another, as ever.
+ * Any statement that fails abandons the attempt (md_txn_pg_abandoned()):
+ * the writer rolls back and runs the batch again the exact way, where a
+ * failing command fails alone, as before. A connection lost on the way
+ * (MD_EUNAVAIL) is not an abandonment: nothing is committed, and the
+ * writer runs the batch again on a new connection, as it does anyway.
+ */
+struct md_pg_want {
+    const char *tenant;
+    const char *path; /* canonical */
+    size_t len;
+    int content; /* the command reads the file's content */
+};
+
+/* True when `s` is a PostgreSQL store. */
+int md_store_is_pg(const struct md_store *s);
+
+/* Start an optimistic batch on write transaction `txn`: read the rows of
+ * `w` and their ancestors (one round trip, with BEGIN and the locks).
+ * MD_OK, MD_EUNAVAIL (the connection went), or another error: the attempt
+ * is abandoned. */
+enum md_err md_txn_pg_prefetch(struct md_txn *txn, const struct md_pg_want *w, size_t n);
+
+/* Statements queued by the running command and not sent yet (they go in
+ * the batch's write round trip, md_txn_pg_flush). */
+size_t md_txn_pg_deferred(struct md_txn *txn);
+
+/* Nonzero when the optimistic attempt must be given up: roll back and run
+ * the batch the exact way. */
+int md_txn_pg_abandoned(struct md_txn *txn);
+
+/* Statements and round trips that went over the writer's connection so far
+ * (md_txn_stats counts, for each command, the prefetch it used). For the
+ * writer thread, between its transactions or in one. */
+void md_store_pg_wire(struct md_store *store, struct md_txn_stats *st);
+
+/* Send the queued writes of an optimistic batch (one round trip) and end
+ * the optimistic mode; md_txn_commit() follows. MD_OK, MD_EUNAVAIL, or
+ * another error (the attempt is abandoned). */
+enum md_err md_txn_pg_flush(struct md_txn *txn);
+
 #endif

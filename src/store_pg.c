@@ -7,7 +7,17 @@
  * tenant locks, a savepoint, the release of the previous command) in one
  * round trip: a flush sends a Sync and reads every result in order. So a
  * view costs one round trip, and a write command two (md_txn_locate, then
- * the write); a batch adds one for its COMMIT.
+ * the write); a batch adds one for its COMMIT. Plans are generic
+ * (plan_cache_mode): a custom plan per execution cost the writer's session
+ * as much planning as running its statements.
+ *
+ * Optimistic batches (md_store_pg.h): the writer reads the rows of a whole
+ * batch in the round trip of its locks, answers the commands' locates from
+ * them (pre_*), gathers their inserts and file updates into one statement
+ * each (bulk_*), and sends every write in one round trip before the
+ * COMMIT's: three round trips per batch instead of two per command, and no
+ * savepoints. Any failed statement gives the attempt up; the writer then
+ * runs the batch the exact way described above.
  *
  * Directory sizes: a write transaction keeps the changes pending
  * (md_dirsizes.h) and writes them in one statement before the commit, or
@@ -35,6 +45,9 @@
 #include "md_tenant_cache.h"
 #include "store_pg_internal.h"
 
+#define OID_BYTEA_ELEM 17
+#define OID_BYTEAARRAY 1001
+
 enum pst {
     P_BEGIN,
     P_COMMIT,
@@ -56,6 +69,9 @@ enum pst {
     P_GET,
     P_LIST,
     P_PING,
+    P_PREFETCH,
+    P_INSERT_MANY,
+    P_SET_MANY,
     P_COUNT
 };
 
@@ -147,6 +163,51 @@ static const struct {
                 4,
                 {OID_TEXT, OID_INT4, OID_TEXT, OID_TEXT}},
     [P_PING] = {"SELECT 1", 0, {0}},
+    /* An optimistic batch's rows (md_txn_pg_prefetch): one row per wanted
+     * (tenant, path) whose tenant exists, by its position in the arrays;
+     * a file's content when wanted and at most $4 bytes (else `omitted`). */
+    [P_PREFETCH] = {"SELECT w.ord, t.id, e.kind, e.size,"
+                    " CASE WHEN w.want = 1 AND e.kind = 0 AND e.size <= $4 THEN e.content END,"
+                    " w.want = 1 AND e.kind = 0 AND e.size > $4"
+                    " FROM unnest($1::text[], $2::text[], $3::int2[]) WITH ORDINALITY"
+                    " AS w(tenant, path, want, ord)"
+                    " JOIN tenants t ON t.name = w.tenant COLLATE \"C\""
+                    " LEFT JOIN entries e ON e.tenant = t.id AND e.path = w.path COLLATE \"C\"",
+                    4,
+                    {OID_TEXTARRAY, OID_TEXTARRAY, OID_INT2ARRAY, OID_INT8}},
+    /* An optimistic batch's inserts and file updates, several commands' in
+     * one statement (bulk_send). */
+    [P_INSERT_MANY] = {"INSERT INTO entries (tenant, path, depth, kind, size, mtime, content)"
+                       " SELECT * FROM unnest($1::int8[], $2::text[], $3::int4[], $4::int2[],"
+                       " $5::int8[], $6::int8[], $7::bytea[])",
+                       7,
+                       {OID_INT8ARRAY, OID_TEXTARRAY, OID_INT4ARRAY, OID_INT2ARRAY, OID_INT8ARRAY,
+                        OID_INT8ARRAY, OID_BYTEAARRAY}},
+    [P_SET_MANY] = {"UPDATE entries e SET content = u.content, size = u.size, mtime = u.mtime"
+                    " FROM unnest($1::int8[], $2::text[], $3::bytea[], $4::int8[], $5::int8[])"
+                    " AS u(tenant, path, content, size, mtime)"
+                    " WHERE e.tenant = u.tenant AND e.path = u.path COLLATE \"C\" AND e.kind = 0",
+                    5,
+                    {OID_INT8ARRAY, OID_TEXTARRAY, OID_BYTEAARRAY, OID_INT8ARRAY, OID_INT8ARRAY}},
+};
+
+/* A bulk statement is sent when its contents reach this many bytes. */
+#define BULK_MAX_BYTES ((size_t)1 << 20)
+
+/* Files larger than this are not prefetched with their content: a batch of
+ * edits to large files would hold them all in memory at once. */
+#define PREFETCH_CONTENT_MAX ((int64_t)64 << 10)
+
+/* A prefetched (tenant, path) of an optimistic batch. */
+struct pre_ent {
+    const char *tenant, *path; /* borrowed from the batch's commands */
+    size_t len;
+    int64_t id; /* the tenant's; 0: the tenant has no data */
+    int64_t size;
+    const char *content; /* in the prefetch result, when has_content */
+    size_t content_len;
+    int kind;
+    unsigned char want, found, has_content, stale;
 };
 
 struct pgc;
@@ -155,12 +216,27 @@ struct pg_txn {
     struct md_txn base;
     struct pgc *c;
     int write;
-    struct md_txn_stats st;
+    /* What the operations cost (a locate answered from a prefetch counts
+     * its statement and round trip), and what went over the connection. */
+    struct md_txn_stats st, wire;
     enum pst *q; /* statements sent whose results are not read yet */
     size_t nq, capq;
     PGresult *res;             /* the last wanted result; borrowed out */
     struct md_dirsizes *sizes; /* the writer's; NULL for readers */
     struct md_buf arr[3];      /* array parameters */
+    /* Optimistic batches (md_txn_pg_prefetch; the writer only). */
+    int opt;               /* writes are queued, locates answered from `pre` */
+    enum md_err abandoned; /* a statement failed: run the batch the exact way */
+    size_t cmd_base;       /* t->nq when the running command began (opt) */
+    int cmd_wrote;         /* the running command queued a write (opt) */
+    int cmd_bulk;          /* ... rows of a bulk statement not sent yet (opt) */
+    PGresult *pre;         /* the prefetched rows */
+    struct pre_ent *pe;    /* sorted by (tenant, path) */
+    size_t npe, cappe;
+    /* The rows of a bulk insert or update not queued yet (opt). */
+    enum pst bulk; /* P_INSERT_MANY, P_SET_MANY, or P_COUNT: none */
+    size_t bulk_rows, bulk_bytes;
+    struct md_buf bk[7]; /* its array parameters */
 };
 
 struct pgc {
@@ -216,9 +292,13 @@ static void conn_close(struct pgc *c)
     if (!c)
         return;
     PQclear(c->txn.res);
+    PQclear(c->txn.pre);
+    free(c->txn.pe);
     free(c->txn.q);
     for (size_t i = 0; i < sizeof c->txn.arr / sizeof c->txn.arr[0]; i++)
         md_buf_free(&c->txn.arr[i]);
+    for (size_t i = 0; i < sizeof c->txn.bk / sizeof c->txn.bk[0]; i++)
+        md_buf_free(&c->txn.bk[i]);
     md_dirsizes_free(c->txn.sizes);
     md_tenant_cache_free(c->tenants);
     if (c->pq)
@@ -249,7 +329,7 @@ static int conn_setup(struct pg_store *s, struct pgc *c, int write, char *why, s
     char sql[256];
     snprintf(sql, sizeof sql,
              "SET synchronous_commit = %s; SET lock_timeout = %d;"
-             " SET max_parallel_workers_per_gather = 0",
+             " SET max_parallel_workers_per_gather = 0; SET plan_cache_mode = force_generic_plan",
              s->cfg.durability == MD_DURABILITY_FULL ? "on" : "off", s->cfg.busy_timeout_ms);
     PGresult *r = PQexec(c->pq, sql);
     int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
@@ -307,6 +387,9 @@ static struct pgc *conn_open(struct pg_store *s, int write, char *why, size_t wh
     c->txn.write = write;
     for (size_t i = 0; i < sizeof c->txn.arr / sizeof c->txn.arr[0]; i++)
         md_buf_init(&c->txn.arr[i], (size_t)64 << 20);
+    for (size_t i = 0; i < sizeof c->txn.bk / sizeof c->txn.bk[0]; i++)
+        md_buf_init(&c->txn.bk[i], (size_t)64 << 20);
+    c->txn.bulk = P_COUNT;
     if (write)
         c->txn.sizes = md_dirsizes_new();
     if (!c->tenants || (write && !c->txn.sizes)) {
@@ -324,8 +407,8 @@ static struct pgc *conn_open(struct pg_store *s, int write, char *why, size_t wh
 
 /* ---- the pipeline ---- */
 
-/* Queue statement `id`; its result is read by the next flush. */
-static enum md_err q_send(struct pg_txn *t, enum pst id, const struct md_pg_params *p)
+/* Queue statement `id` at once (see q_send). */
+static enum md_err q_send_now(struct pg_txn *t, enum pst id, const struct md_pg_params *p)
 {
     struct pgc *c = t->c;
     if (c->broken)
@@ -349,8 +432,134 @@ static enum md_err q_send(struct pg_txn *t, enum pst id, const struct md_pg_para
         return MD_EUNAVAIL;
     }
     t->q[t->nq++] = id;
-    t->st.statements++;
+    /* A bulk statement's share was counted by each command that added rows. */
+    if (id != P_INSERT_MANY && id != P_SET_MANY)
+        t->st.statements++;
+    t->wire.statements++;
     return MD_OK;
+}
+
+/* ---- bulk statements (optimistic batches) ---- */
+
+/* Queue the bulk statement gathered so far. */
+static enum md_err bulk_send(struct pg_txn *t)
+{
+    if (t->bulk_rows == 0)
+        return MD_OK;
+    enum pst id = t->bulk;
+    struct md_pg_params p = {.n = 0};
+    for (int i = 0; i < pst[id].n; i++) {
+        md_pg_arr_count(&t->bk[i], t->bulk_rows);
+        md_pg_bytes(&p, t->bk[i].data, t->bk[i].len);
+    }
+    t->bulk_rows = t->bulk_bytes = 0;
+    t->bulk = P_COUNT;
+    return q_send_now(t, id, &p);
+}
+
+/* Queue statement `id`; its result is read by the next flush. Statements
+ * run in the order they are queued: a bulk statement being gathered goes
+ * first. */
+static enum md_err q_send(struct pg_txn *t, enum pst id, const struct md_pg_params *p)
+{
+    enum md_err e = bulk_send(t);
+    return e ? e : q_send_now(t, id, p);
+}
+
+/* Ready to add a row to bulk statement `id` (sending another first). */
+static enum md_err bulk_row(struct pg_txn *t, enum pst id)
+{
+    if (t->bulk_rows && (t->bulk != id || t->bulk_bytes >= BULK_MAX_BYTES)) {
+        enum md_err e = bulk_send(t);
+        if (e)
+            return e;
+    }
+    if (t->bulk_rows == 0) {
+        static const Oid insert[] = {OID_INT8, OID_TEXT, OID_INT4,      OID_INT2,
+                                     OID_INT8, OID_INT8, OID_BYTEA_ELEM};
+        static const Oid set[] = {OID_INT8, OID_TEXT, OID_BYTEA_ELEM, OID_INT8, OID_INT8};
+        const Oid *types = id == P_INSERT_MANY ? insert : set;
+        for (int i = 0; i < pst[id].n; i++) {
+            enum md_err e = md_pg_arr_begin(&t->bk[i], types[i], 1); /* counted when sent */
+            if (e)
+                return e;
+        }
+        t->bulk = id;
+    }
+    return MD_OK;
+}
+
+/* A row half added leaves the arrays unusable: the attempt is given up. */
+static enum md_err bulk_check(struct pg_txn *t, enum md_err e)
+{
+    if (e) {
+        t->bulk_rows = t->bulk_bytes = 0;
+        t->bulk = P_COUNT;
+        if (!t->abandoned)
+            t->abandoned = e;
+    }
+    return e;
+}
+
+/* A NULL element of a binary array. */
+static enum md_err arr_null(struct md_buf *b)
+{
+    static const unsigned char minus1[4] = {0xff, 0xff, 0xff, 0xff};
+    return md_buf_append(b, minus1, 4);
+}
+
+/* Add to the bulk insert the directories strictly between the ancestor of
+ * length `from` and `path`, and the file `path` (as insert_send would). */
+static enum md_err bulk_insert(struct pg_txn *t, int64_t id, const char *path, size_t len,
+                               size_t from, const char *content, size_t content_len)
+{
+    enum md_err e = bulk_row(t, P_INSERT_MANY);
+    int64_t mtime = now_ms();
+    for (size_t i = from + 1; !e && i <= len; i++) {
+        int dir = i < len && path[i] == '/';
+        if (!dir && i != len)
+            continue;
+        e = md_pg_arr_i64(&t->bk[0], id);
+        if (!e)
+            e = md_pg_arr_elem(&t->bk[1], path, i);
+        if (!e)
+            e = md_pg_arr_i32(&t->bk[2], md_path_depth(path, i));
+        if (!e)
+            e = md_pg_arr_i16(&t->bk[3], dir ? MD_KIND_DIR : MD_KIND_FILE);
+        if (!e)
+            e = md_pg_arr_i64(&t->bk[4], dir ? 0 : (int64_t)content_len);
+        if (!e)
+            e = md_pg_arr_i64(&t->bk[5], mtime);
+        if (!e)
+            e = dir ? arr_null(&t->bk[6]) : md_pg_arr_elem(&t->bk[6], content, content_len);
+        t->bulk_rows++;
+    }
+    t->bulk_bytes += content_len;
+    t->st.statements++; /* the command's share of the bulk statement */
+    t->cmd_bulk = 1;
+    return bulk_check(t, e);
+}
+
+/* Add a file's new content to the bulk update. */
+static enum md_err bulk_set(struct pg_txn *t, int64_t id, const char *path, size_t len,
+                            const char *content, size_t content_len)
+{
+    enum md_err e = bulk_row(t, P_SET_MANY);
+    if (!e)
+        e = md_pg_arr_i64(&t->bk[0], id);
+    if (!e)
+        e = md_pg_arr_elem(&t->bk[1], path, len);
+    if (!e)
+        e = md_pg_arr_elem(&t->bk[2], content, content_len);
+    if (!e)
+        e = md_pg_arr_i64(&t->bk[3], (int64_t)content_len);
+    if (!e)
+        e = md_pg_arr_i64(&t->bk[4], now_ms());
+    t->bulk_rows++;
+    t->bulk_bytes += content_len;
+    t->st.statements++; /* the command's share of the bulk statement */
+    t->cmd_bulk = 1;
+    return bulk_check(t, e);
 }
 
 /*
@@ -367,11 +576,18 @@ static enum md_err q_flush_at(struct pg_txn *t, enum pst want, enum pst *failed)
     t->res = NULL;
     if (failed)
         *failed = P_COUNT;
+    if (t->bulk_rows) {
+        enum md_err e = bulk_send(t);
+        if (e)
+            return e;
+    }
     if (t->nq == 0)
         return MD_OK;
     size_t n = t->nq;
-    t->nq = 0;
+    t->nq = t->cmd_base = 0;
+    t->cmd_bulk = 0;
     t->st.round_trips++;
+    t->wire.round_trips++;
     if (c->broken || !PQpipelineSync(c->pq)) {
         c->broken = 1;
         return MD_EUNAVAIL;
@@ -422,7 +638,163 @@ static enum md_err q_flush_at(struct pg_txn *t, enum pst want, enum pst *failed)
 
 static enum md_err q_flush(struct pg_txn *t, enum pst want)
 {
-    return q_flush_at(t, want, NULL);
+    enum md_err e = q_flush_at(t, want, NULL);
+    /* In an optimistic batch, the statement that failed may be another
+     * command's queued write: the batch runs again the exact way. */
+    if (e && t->opt && e != MD_EUNAVAIL && !t->abandoned)
+        t->abandoned = e;
+    return e;
+}
+
+/* ---- optimistic batches: the prefetched rows ---- */
+
+static int key_cmp(const char *ta, const char *pa, size_t la, const char *tb, const char *pb,
+                   size_t lb)
+{
+    int c = strcmp(ta, tb);
+    if (!c)
+        c = memcmp(pa, pb, la < lb ? la : lb);
+    return c ? c : (la > lb) - (la < lb);
+}
+
+static int pre_ent_cmp(const void *a, const void *b)
+{
+    const struct pre_ent *x = a, *y = b;
+    return key_cmp(x->tenant, x->path, x->len, y->tenant, y->path, y->len);
+}
+
+/* The first entry at or after (tenant, path). */
+static size_t pre_lower(const struct pg_txn *t, const char *tenant, const char *path, size_t len)
+{
+    size_t lo = 0, hi = t->npe;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const struct pre_ent *m = &t->pe[mid];
+        if (key_cmp(m->tenant, m->path, m->len, tenant, path, len) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static struct pre_ent *pre_find(struct pg_txn *t, const char *tenant, const char *path, size_t len)
+{
+    size_t i = pre_lower(t, tenant, path, len);
+    if (i < t->npe && key_cmp(t->pe[i].tenant, t->pe[i].path, t->pe[i].len, tenant, path, len) == 0)
+        return &t->pe[i];
+    return NULL;
+}
+
+/* A write to `path` is queued: forget what it may change. The entry
+ * itself; with `below`, everything under it; and its ancestors longer than
+ * `keep` (directories the write creates). Sizes of ancestors are not
+ * changed by a write: they are pending (md_dirsizes) until sizes_send. */
+static void pre_forget(struct pg_txn *t, const char *tenant, const char *path, size_t len,
+                       int below, size_t keep)
+{
+    t->cmd_wrote = 1;
+    if (t->npe == 0)
+        return;
+    for (size_t i = pre_lower(t, tenant, path, len); i < t->npe; i++) {
+        struct pre_ent *e = &t->pe[i];
+        if (strcmp(e->tenant, tenant) != 0 || e->len < len || memcmp(e->path, path, len) != 0)
+            break; /* past every path that begins with `path` */
+        if (e->len == len || (below && e->path[len] == '/'))
+            e->stale = 1;
+    }
+    for (size_t plen = len; plen > keep && plen > MD_ROOT_LEN;) {
+        plen = md_path_parent_len(path, plen);
+        struct pre_ent *e = plen > keep ? pre_find(t, tenant, path, plen) : NULL;
+        if (e)
+            e->stale = 1;
+    }
+}
+
+/* A tenant was created: whatever was read of it is not true any more. */
+static void pre_forget_tenant(struct pg_txn *t, const char *tenant)
+{
+    t->cmd_wrote = 1;
+    for (size_t i = pre_lower(t, tenant, "", 0); i < t->npe; i++) {
+        if (strcmp(t->pe[i].tenant, tenant) != 0)
+            break;
+        t->pe[i].stale = 1;
+    }
+}
+
+/* The pending size changes are being written: the prefetched sizes of
+ * those directories take them in (the pending ones become 0). */
+static void pre_fold_sizes(struct pg_txn *t)
+{
+    for (size_t i = 0; i < t->npe; i++) {
+        struct pre_ent *e = &t->pe[i];
+        if (e->found && e->kind == MD_KIND_DIR && e->id)
+            e->size += md_dirsizes_pending(t->sizes, e->id, e->path, e->len);
+    }
+}
+
+/* Answer a locate from the prefetched rows, as pg_locate would from the
+ * database; 0 when they cannot (a path not prefetched, changed since, or
+ * its content not fetched). */
+static int pre_locate(struct pg_txn *t, const char *tenant, struct md_locate *l, size_t n,
+                      int *tenant_exists)
+{
+    if (!t->opt || n == 0)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct pre_ent *e = pre_find(t, tenant, l[i].path, l[i].len);
+        if (!e || e->stale ||
+            (l[i].want_content && e->found && e->kind == MD_KIND_FILE && !e->has_content))
+            return 0;
+        for (size_t plen = l[i].len; l[i].want_parent && plen > MD_ROOT_LEN;) {
+            plen = md_path_parent_len(l[i].path, plen);
+            const struct pre_ent *a = pre_find(t, tenant, l[i].path, plen);
+            if (!a || a->stale)
+                return 0;
+        }
+    }
+    int64_t id = pre_find(t, tenant, l[0].path, l[0].len)->id;
+    *tenant_exists = id != 0;
+    if (id)
+        md_tenant_cache_put(t->c->tenants, tenant, id);
+    for (size_t i = 0; i < n; i++) {
+        struct md_locate *q = &l[i];
+        q->found = 0;
+        q->anc_len = MD_ROOT_LEN;
+        q->anc_kind = MD_KIND_DIR;
+        q->e = (struct md_entry){MD_KIND_DIR, 0, NULL, 0};
+        if (!id) {
+            q->found = q->len == MD_ROOT_LEN;
+            continue;
+        }
+        const struct pre_ent *e = pre_find(t, tenant, q->path, q->len);
+        if (e->found) {
+            enum md_kind kind = e->kind == MD_KIND_DIR ? MD_KIND_DIR : MD_KIND_FILE;
+            int64_t size = e->size;
+            if (kind == MD_KIND_DIR)
+                size += md_dirsizes_pending(t->sizes, id, q->path, q->len);
+            q->found = 1;
+            q->e = (struct md_entry){kind, size, NULL, 0};
+            if (q->want_content && kind == MD_KIND_FILE) {
+                q->e.content = e->content;
+                q->e.content_len = e->content_len;
+            }
+        }
+        /* The deepest ancestor there is (the root, at least). */
+        for (size_t plen = q->len; q->want_parent && plen > MD_ROOT_LEN;) {
+            plen = md_path_parent_len(q->path, plen);
+            const struct pre_ent *a = pre_find(t, tenant, q->path, plen);
+            if (a->found) {
+                q->anc_len = plen;
+                q->anc_kind = a->kind == MD_KIND_DIR ? MD_KIND_DIR : MD_KIND_FILE;
+                break;
+            }
+        }
+    }
+    /* Its statement and round trip: the prefetch's. */
+    t->st.statements++;
+    t->st.round_trips++;
+    return 1;
 }
 
 /* ---- readers ---- */
@@ -535,6 +907,12 @@ static void writer_done(struct pg_store *s, struct pg_txn *t, int failed)
 {
     PQclear(t->res);
     t->res = NULL;
+    PQclear(t->pre);
+    t->pre = NULL;
+    t->npe = 0;
+    t->opt = 0;
+    t->bulk_rows = t->bulk_bytes = 0;
+    t->bulk = P_COUNT;
     md_dirsizes_reset(t->sizes);
     if (failed)
         md_tenant_cache_clear(t->c->tenants);
@@ -549,7 +927,11 @@ static enum md_err pg_write_begin(struct md_store *base, struct md_txn **out)
     if (!e) {
         struct pg_txn *t = &s->writer->txn;
         md_dirsizes_reset(t->sizes);
-        t->nq = 0;
+        t->nq = t->cmd_base = 0;
+        t->opt = 0;
+        t->abandoned = MD_OK;
+        t->bulk_rows = t->bulk_bytes = 0;
+        t->bulk = P_COUNT;
         e = q_send(t, P_BEGIN, NULL);
         if (!e) {
             *out = &t->base;
@@ -587,10 +969,18 @@ static enum md_err pg_lock_tenants(struct md_txn *base, const char *const *names
     return e;
 }
 
+/* In an optimistic batch, no savepoint is sent: a command that fails
+ * before it writes has nothing to undo, and one that fails after gives the
+ * attempt up (the batch runs again the exact way, with savepoints). */
 static enum md_err pg_savepoint(struct md_txn *base)
 {
     struct pg_txn *t = (struct pg_txn *)base;
     md_dirsizes_mark(t->sizes);
+    if (t->opt) {
+        t->cmd_base = t->nq;
+        t->cmd_wrote = t->cmd_bulk = 0;
+        return MD_OK;
+    }
     return q_send(t, P_SAVEPOINT, NULL);
 }
 
@@ -601,8 +991,15 @@ static enum md_err pg_release(struct md_txn *base, int rollback)
     if (rollback) {
         md_tenant_cache_clear(t->c->tenants);
         md_dirsizes_restore(t->sizes);
+        if (t->opt) {
+            if (t->cmd_wrote && !t->abandoned)
+                t->abandoned = MD_EDB;
+            return MD_OK;
+        }
         e = q_send(t, P_ROLLBACK_TO, NULL);
     }
+    if (t->opt)
+        return MD_OK;
     return e ? e : q_send(t, P_RELEASE, NULL);
 }
 
@@ -643,6 +1040,8 @@ static enum md_err sizes_send(struct pg_txn *t)
     for (int i = 0; i < 3; i++)
         md_pg_bytes(&p, t->arr[i].data, t->arr[i].len);
     e = q_send(t, P_SIZES, &p);
+    if (!e && t->opt)
+        pre_fold_sizes(t);
     if (!e)
         md_dirsizes_written(t->sizes);
     return e;
@@ -847,6 +1246,8 @@ static enum md_err pg_locate(struct md_txn *base, const char *tenant, struct md_
                              int *tenant_exists)
 {
     struct pg_txn *t = (struct pg_txn *)base;
+    if (pre_locate(t, tenant, l, n, tenant_exists))
+        return MD_OK;
     /* Every path asked for, and every ancestor of those that want one. */
     size_t count = 0;
     const char *content_path = "";
@@ -945,7 +1346,7 @@ static enum md_err sizes_add(struct pg_txn *t, int64_t id, const char *path, siz
         if (md_dirsizes_add(t->sizes, id, path, plen, delta) != 0) {
             /* The pending table is full: write it, then keep this one. */
             enum md_err e = sizes_send(t);
-            if (!e)
+            if (!e && !t->opt) /* optimistic: it goes with the batch's writes */
                 e = q_flush(t, P_COUNT);
             if (e)
                 return e;
@@ -1006,7 +1407,13 @@ static enum md_err pg_put_file(struct md_txn *base, const char *tenant, const ch
     struct pg_txn *t = (struct pg_txn *)base;
     int64_t id = known_tenant(t, tenant);
     enum md_err e = MD_OK;
-    if (old_size >= 0) {
+    if (t->opt && id != 0) {
+        /* Optimistic: a row of the batch's bulk insert or update. */
+        e = old_size >= 0 ? bulk_set(t, id, path, len, content, content_len)
+                          : bulk_insert(t, id, path, len, parents_from, content, content_len);
+        if (!e)
+            pre_forget(t, tenant, path, len, 0, old_size >= 0 ? len : parents_from);
+    } else if (old_size >= 0) {
         struct md_pg_params p = {.n = 0};
         md_pg_i64(&p, id);
         md_pg_bytes(&p, path, len);
@@ -1036,6 +1443,8 @@ static enum md_err pg_put_file(struct md_txn *base, const char *tenant, const ch
                 return MD_EDB;
             id = md_pg_r_i64(t->res, 0, 0);
             md_tenant_cache_put(t->c->tenants, tenant, id);
+            if (t->opt)
+                pre_forget_tenant(t, tenant);
         }
     }
     if (!e)
@@ -1081,7 +1490,9 @@ static enum md_err pg_remove_tree(struct md_txn *base, const char *tenant, const
     struct pg_txn *t = (struct pg_txn *)base;
     int64_t id = known_tenant(t, tenant);
     enum md_err e = id ? subtree_send(t, id, path, len, NULL, 0) : MD_ENOENT;
-    if (!e)
+    if (!e && t->opt)
+        pre_forget(t, tenant, path, len, 1, len);
+    else if (!e)
         e = q_flush(t, P_COUNT);
     if (!e)
         e = sizes_add(t, id, path, len, -size);
@@ -1097,8 +1508,12 @@ static enum md_err pg_move_tree(struct md_txn *base, const char *tenant, const c
     enum md_err e = id ? insert_send(t, tenant, to, tlen, parents_from, 0, 0, NULL, 0) : MD_ENOENT;
     if (!e)
         e = subtree_send(t, id, from, flen, to, tlen);
-    if (!e)
+    if (!e && t->opt) {
+        pre_forget(t, tenant, from, flen, 1, flen);
+        pre_forget(t, tenant, to, tlen, 1, parents_from);
+    } else if (!e) {
         e = q_flush(t, P_COUNT);
+    }
     if (!e)
         e = sizes_add(t, id, from, flen, -size);
     if (!e)
@@ -1336,4 +1751,136 @@ enum md_err md_store_pg_open(const struct md_store_config *cfg, struct md_store 
     }
     *out = &s->base;
     return MD_OK;
+}
+
+/* ---- optimistic batches (see md_store_pg.h) ---- */
+
+int md_store_is_pg(const struct md_store *s)
+{
+    return s && s->ops == &pg_ops;
+}
+
+/* Room for `n` more prefetch entries. */
+static enum md_err pre_reserve(struct pg_txn *t, size_t n)
+{
+    if (t->cappe - t->npe >= n)
+        return MD_OK;
+    size_t cap = t->cappe ? t->cappe : 256;
+    while (cap - t->npe < n)
+        cap *= 2;
+    struct pre_ent *pe = realloc(t->pe, cap * sizeof *pe);
+    if (!pe)
+        return MD_ENOMEM;
+    t->pe = pe;
+    t->cappe = cap;
+    return MD_OK;
+}
+
+enum md_err md_txn_pg_prefetch(struct md_txn *txn, const struct md_pg_want *w, size_t n)
+{
+    struct pg_txn *t = (struct pg_txn *)txn;
+    t->npe = 0;
+    size_t count = 0;
+    for (size_t i = 0; i < n; i++)
+        count += 1 + (size_t)md_path_depth(w[i].path, w[i].len);
+    enum md_err e = pre_reserve(t, count);
+    if (e)
+        return e;
+    /* Every path, and every ancestor of each; sorted, once each. */
+    for (size_t i = 0; i < n; i++) {
+        for (size_t plen = w[i].len;;) {
+            t->pe[t->npe++] = (struct pre_ent){.tenant = w[i].tenant,
+                                               .path = w[i].path,
+                                               .len = plen,
+                                               .want = plen == w[i].len && w[i].content};
+            if (plen <= MD_ROOT_LEN)
+                break;
+            plen = md_path_parent_len(w[i].path, plen);
+        }
+    }
+    qsort(t->pe, t->npe, sizeof *t->pe, pre_ent_cmp);
+    size_t k = 0;
+    for (size_t i = 0; i < t->npe; i++) {
+        if (k > 0 && pre_ent_cmp(&t->pe[k - 1], &t->pe[i]) == 0)
+            t->pe[k - 1].want |= t->pe[i].want;
+        else
+            t->pe[k++] = t->pe[i];
+    }
+    t->npe = k;
+    e = md_pg_arr_begin(&t->arr[0], OID_TEXT, k);
+    if (!e)
+        e = md_pg_arr_begin(&t->arr[1], OID_TEXT, k);
+    if (!e)
+        e = md_pg_arr_begin(&t->arr[2], OID_INT2, k);
+    for (size_t i = 0; i < k && !e; i++) {
+        e = md_pg_arr_elem(&t->arr[0], t->pe[i].tenant, strlen(t->pe[i].tenant));
+        if (!e)
+            e = md_pg_arr_elem(&t->arr[1], t->pe[i].path, t->pe[i].len);
+        if (!e)
+            e = md_pg_arr_i16(&t->arr[2], t->pe[i].want);
+    }
+    struct md_pg_params p = {.n = 0};
+    for (int i = 0; i < 3; i++)
+        md_pg_bytes(&p, t->arr[i].data, t->arr[i].len);
+    md_pg_i64(&p, PREFETCH_CONTENT_MAX);
+    if (!e)
+        e = q_send(t, P_PREFETCH, &p);
+    if (!e)
+        e = q_flush(t, P_PREFETCH); /* with BEGIN and the tenant locks */
+    if (e) {
+        t->npe = 0;
+        return e;
+    }
+    t->pre = t->res;
+    t->res = NULL;
+    const PGresult *r = t->pre;
+    for (int row = 0; r && row < PQntuples(r); row++) {
+        int64_t ord = md_pg_r_i64(r, row, 0);
+        if (ord < 1 || (uint64_t)ord > k)
+            continue;
+        struct pre_ent *pe = &t->pe[ord - 1];
+        pe->id = md_pg_r_i64(r, row, 1);
+        if (PQgetisnull(r, row, 2))
+            continue;
+        pe->found = 1;
+        pe->kind = md_pg_r_i16(r, row, 2) == MD_KIND_DIR ? MD_KIND_DIR : MD_KIND_FILE;
+        pe->size = md_pg_r_i64(r, row, 3);
+        int omitted = !PQgetisnull(r, row, 5) && PQgetvalue(r, row, 5)[0];
+        if (pe->want && pe->kind == MD_KIND_FILE && !omitted) {
+            pe->has_content = 1;
+            pe->content = PQgetisnull(r, row, 4) ? "" : PQgetvalue(r, row, 4);
+            pe->content_len = PQgetisnull(r, row, 4) ? 0 : (size_t)PQgetlength(r, row, 4);
+        }
+    }
+    t->opt = 1;
+    t->abandoned = MD_OK;
+    t->cmd_base = t->nq;
+    return MD_OK;
+}
+
+size_t md_txn_pg_deferred(struct md_txn *txn)
+{
+    const struct pg_txn *t = (const struct pg_txn *)txn;
+    if (!t->opt)
+        return 0;
+    return (t->nq > t->cmd_base ? t->nq - t->cmd_base : 0) + (size_t)t->cmd_bulk;
+}
+
+int md_txn_pg_abandoned(struct md_txn *txn)
+{
+    return ((const struct pg_txn *)txn)->abandoned != MD_OK;
+}
+
+enum md_err md_txn_pg_flush(struct md_txn *txn)
+{
+    struct pg_txn *t = (struct pg_txn *)txn;
+    enum md_err e = t->nq || t->bulk_rows ? q_flush(t, P_COUNT) : MD_OK;
+    t->opt = 0;
+    return e;
+}
+
+void md_store_pg_wire(struct md_store *store, struct md_txn_stats *st)
+{
+    const struct pg_store *s = (const struct pg_store *)store;
+    *st = s->writer ? s->writer->txn.wire : (struct md_txn_stats){0, 0};
 }

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "md_log.h"
+#include "md_store_pg.h"
 
 /* Retention runs between batches, at most this often, deleting at most
  * PRUNE_BUDGET rows each time: bounded work on the write path. */
@@ -132,12 +133,42 @@ static enum md_err run_job(struct md_writer *w, struct md_txn *t, struct md_job 
     return e;
 }
 
+/* What run_batch_once did. */
+enum run {
+    RUN_DONE,  /* committed, or failed for good */
+    RUN_LOST,  /* the database could not be reached before the commit was
+                  sent: nothing is applied; it may run again, on a new
+                  connection */
+    RUN_EXACT, /* an optimistic attempt was given up: nothing is applied; it
+                  runs again the exact way */
+};
+
+/* The paths of a batch's commands, for an optimistic batch's prefetch:
+ * each command's path (with its content when the command edits the file)
+ * and a rename's destination. NULL when out of memory. */
+static struct md_pg_want *batch_wants(struct md_job *batch, size_t n, size_t *count)
+{
+    struct md_pg_want *want = malloc(2 * n * sizeof *want);
+    size_t k = 0;
+    for (struct md_job *j = batch; want && j; j = j->next) {
+        const struct md_cmd *c = j->cmd;
+        int edit = c->kind == MD_CMD_STR_REPLACE || c->kind == MD_CMD_INSERT;
+        if (c->path.canon)
+            want[k++] = (struct md_pg_want){j->tenant, c->path.canon, c->path.canon_len, edit};
+        if (c->kind == MD_CMD_RENAME && c->path2.canon)
+            want[k++] = (struct md_pg_want){j->tenant, c->path2.canon, c->path2.canon_len, 0};
+    }
+    *count = k;
+    return want;
+}
+
 /* Run a batch in one transaction; *exec_us and *commit_us get the time
- * spent running its commands and committing. Returns 1 when the database
- * could not be reached before the commit was sent (nothing of the batch is
- * applied: it may run again, on a new connection), else 0. */
-static int run_batch_once(struct md_writer *w, struct md_job *batch, size_t n, uint64_t *exec_us,
-                          uint64_t *commit_us)
+ * spent running its commands and committing. `optimistic` (PostgreSQL):
+ * the batch's rows read at once and its writes sent at once (see
+ * md_store_pg.h), given up for the exact way at the first failed
+ * statement. */
+static enum run run_batch_once(struct md_writer *w, struct md_job *batch, size_t n, int optimistic,
+                               uint64_t *exec_us, uint64_t *commit_us)
 {
     struct md_txn *t = NULL;
     uint64_t t0 = now_us();
@@ -147,8 +178,12 @@ static int run_batch_once(struct md_writer *w, struct md_job *batch, size_t n, u
             storage_failure(j, e);
         *exec_us = now_us() - t0;
         *commit_us = 0;
-        return e == MD_EUNAVAIL;
+        return e == MD_EUNAVAIL ? RUN_LOST : RUN_DONE;
     }
+    int pg = md_store_is_pg(w->store);
+    struct md_txn_stats start = {0, 0}, end = {0, 0};
+    if (pg)
+        md_store_pg_wire(w->store, &start);
     /* Every tenant of the batch, locked before any command runs. */
     const char **tenants = malloc(n * sizeof *tenants);
     size_t i = 0;
@@ -157,7 +192,17 @@ static int run_batch_once(struct md_writer *w, struct md_job *batch, size_t n, u
     enum md_err fatal = tenants ? md_txn_lock_tenants(t, tenants, n) : MD_ENOMEM;
     free(tenants);
     int lost = 0; /* the database went away while the commands ran */
-    for (struct md_job *j = batch; j; j = j->next) {
+    if (optimistic && !fatal) {
+        size_t nwant = 0;
+        struct md_pg_want *want = batch_wants(batch, n, &nwant);
+        e = want ? md_txn_pg_prefetch(t, want, nwant) : MD_ENOMEM;
+        free(want);
+        if (e == MD_EUNAVAIL)
+            fatal = e;
+        else if (e)
+            optimistic = -1; /* given up before it began */
+    }
+    for (struct md_job *j = batch; optimistic >= 0 && j; j = j->next) {
         if (fatal) {
             storage_failure(j, fatal);
             continue;
@@ -169,14 +214,30 @@ static int run_batch_once(struct md_writer *w, struct md_job *batch, size_t n, u
             if (!is_storage_err(j->err))
                 storage_failure(j, e);
         }
+        /* Its queued writes go in the batch's write round trip. */
+        if (optimistic && md_txn_pg_deferred(t) > 0)
+            j->cost.round_trips++;
+        if (optimistic && md_txn_pg_abandoned(t)) {
+            optimistic = -1;
+            break;
+        }
+    }
+    if (optimistic > 0 && !fatal && !lost) {
+        e = md_txn_pg_flush(t);
+        if (e == MD_EUNAVAIL)
+            fatal = e;
+        else if (e)
+            optimistic = -1;
     }
     lost |= fatal == MD_EUNAVAIL;
     uint64_t t1 = now_us();
-    if (!fatal)
-        fatal = md_txn_commit(t);
-    else
+    if (optimistic < 0 || fatal)
         md_txn_rollback(t);
+    else
+        fatal = md_txn_commit(t);
     uint64_t t2 = now_us();
+    if (pg)
+        md_store_pg_wire(w->store, &end);
     *exec_us = t1 - t0;
     *commit_us = t2 - t1;
     if (md_log_enabled(MD_LOG_DEBUG)) {
@@ -185,8 +246,19 @@ static int run_batch_once(struct md_writer *w, struct md_job *batch, size_t n, u
         md_log_int(&l, "commands", (int64_t)n);
         md_log_int(&l, "exec_us", (int64_t)(t1 - t0));
         md_log_int(&l, "commit_us", (int64_t)(t2 - t1));
+        /* PostgreSQL: round trips and statements of the whole transaction,
+         * its COMMIT (or ROLLBACK) included. */
+        if (pg) {
+            md_log_int(&l, "round_trips", (int64_t)(end.round_trips - start.round_trips));
+            /* (BEGIN was queued before `start`) */
+            md_log_int(&l, "statements", (int64_t)(end.statements - start.statements + 1));
+        }
+        if (optimistic)
+            md_log_str(&l, "mode", optimistic > 0 ? "optimistic" : "optimistic, given up");
         md_log_end(&l);
     }
+    if (optimistic < 0)
+        return RUN_EXACT; /* the jobs' results are set again by the exact run */
     if (fatal) {
         /* Nothing of this batch is stored: successes become failures. */
         for (struct md_job *j = batch; j; j = j->next)
@@ -197,27 +269,37 @@ static int run_batch_once(struct md_writer *w, struct md_job *batch, size_t n, u
         md_log_str(&l, "error", md_strerror(fatal));
         md_log_end(&l);
     }
-    return lost;
+    return lost ? RUN_LOST : RUN_DONE;
 }
 
-/* A batch that met an unreachable database before its commit (a connection
- * the server dropped while idle, say) runs once more on a new connection. */
+/* A batch runs optimistically on PostgreSQL, the exact way after a given-up
+ * attempt; a batch that met an unreachable database before its commit (a
+ * connection the server dropped while idle, say) runs once more on a new
+ * connection. */
 static void run_batch(struct md_writer *w, struct md_job *batch, size_t n, uint64_t *exec_us,
                       uint64_t *commit_us)
 {
-    if (!run_batch_once(w, batch, n, exec_us, commit_us))
-        return;
-    md_log_msg(MD_LOG_WARN, "write batch run again: the database was unreachable", NULL);
-    for (struct md_job *j = batch; j; j = j->next) {
-        j->err = MD_OK;
-        j->replayed = 0;
-        j->cost = (struct md_txn_stats){0, 0};
-        md_buf_reset(j->out);
+    int optimistic = md_store_is_pg(w->store);
+    int retried = 0;
+    *exec_us = *commit_us = 0;
+    for (;;) {
+        uint64_t exec, commit;
+        enum run r = run_batch_once(w, batch, n, optimistic, &exec, &commit);
+        *exec_us += exec;
+        *commit_us += commit;
+        if (r == RUN_DONE || (r == RUN_LOST && retried++))
+            return;
+        if (r == RUN_EXACT)
+            optimistic = 0;
+        else
+            md_log_msg(MD_LOG_WARN, "write batch run again: the database was unreachable", NULL);
+        for (struct md_job *j = batch; j; j = j->next) {
+            j->err = MD_OK;
+            j->replayed = 0;
+            j->cost = (struct md_txn_stats){0, 0};
+            md_buf_reset(j->out);
+        }
     }
-    uint64_t more_exec, more_commit;
-    run_batch_once(w, batch, n, &more_exec, &more_commit);
-    *exec_us += more_exec;
-    *commit_us += more_commit;
 }
 
 /* Retention (md_txn_prune) in a transaction of its own, when due. */
