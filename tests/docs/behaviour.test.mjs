@@ -7,7 +7,9 @@
 //     name, a number);
 //   - every text memoryd can answer with (each literal of the files that write answers that
 //     starts with "Error: ", the JSON bodies of the other endpoints, the success texts and the
-//     notes) appears on the page, split at its printf conversions.
+//     notes, the texts of the /v1 API and of preconditions, which have no "Error: ", and the
+//     text that replaces a redacted idempotent answer) appears on the page, split at its printf
+//     conversions.
 // So a message changed in the code, or one quoted wrongly, fails here; the live behaviour behind
 // the texts is proved by the integration, conformance and OpenAPI tests.
 import { test } from 'node:test';
@@ -117,7 +119,7 @@ function codeSpans(md) {
 }
 
 // How memoryd's answer texts start (the others quoted on the page are flags, paths, examples).
-const ANSWER = /^(Error: |The path |Here're |Here's |No replacement |File |Successfully |The file |The memory file |\\n\[|\[Output |\[Listing | \(Note: |\{"status"|\{"error")/;
+const ANSWER = /^(Error: |The path |Here're |Here's |No replacement |File |Successfully |The file |The memory file |\\n\[|\[Output |\[Listing | \(Note: |\{"status"|\{"error"|Version |Parameter `|Changes after |The command was applied|memoryd is shutting down)/;
 const PLACEHOLDER = /\{[a-z][a-z0-9_+]*\}/g;
 
 function quotedAnswers() {
@@ -154,7 +156,7 @@ test('every answer text quoted in docs/behaviour.md is made of the text of src/*
 });
 
 test('every answer text of src/*.c appears in docs/behaviour.md', () => {
-  const writers = ['cmd_parse.c', 'cmd_view.c', 'cmd_edit.c', 'cmd_tree.c', 'path.c', 'text.c', 'tenant.c', 'http.c'];
+  const writers = ['cmd_parse.c', 'cmd_view.c', 'cmd_edit.c', 'cmd_tree.c', 'cmd_history.c', 'path.c', 'text.c', 'tenant.c', 'http.c', 'http_memory.c', 'http_v1.c', 'writer.c', 'store_sqlite_history.c'];
   const answers = writers.flatMap((f) => cStringLiterals(readSrc(f))).filter(
     (lit) =>
       lit.startsWith('Error: ') ||
@@ -162,7 +164,10 @@ test('every answer text of src/*.c appears in docs/behaviour.md', () => {
       /^\n\[(Output|Listing) truncated/.test(lit) ||
       lit.startsWith(' (Note: ') ||
       /^(File created successfully at: |Successfully (deleted|renamed) |The file |Here're the files |Here's the content of |No replacement was performed|The memory file has been edited)/.test(lit) ||
-      / exceeds maximum line limit | does not exist\. Please provide a valid path\.| has been edited\.| already exists|, over the |is a file, not a directory|cannot be moved inside itself| To see more, view again with view_range /.test(lit),
+      / exceeds maximum line limit | does not exist\. Please provide a valid path\.| has been edited\.| already exists|, over the |is a file, not a directory|cannot be moved inside itself| To see more, view again with view_range /.test(lit) ||
+      // The /v1 API's own texts, the preconditions' and the scrubbed idempotent answer.
+      /^(Version |Parameter `|Changes after |The version in |memoryd is shutting down; retry|The command was applied)/.test(lit) ||
+      / changed since you viewed it| has no history and does not exist/.test(lit),
   );
   assert.ok(answers.length >= 50, `only ${answers.length} answer texts found in src/`);
   const page = PAGE.replace(/`` (.*?) ``/g, '$1');

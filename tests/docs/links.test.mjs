@@ -44,7 +44,9 @@ function walk(dir, out = []) {
     if (entry.isDirectory()) {
       if (SKIP_DIRS.has(entry.name) || entry.name.startsWith('build') || SKIP_PATHS.has(rel)) continue;
       walk(abs, out);
-    } else if (entry.isFile()) {
+    } else if (entry.isFile() && entry.name !== '.git') {
+      // (a `.git` file is a linked worktree's or a submodule's pointer to its git directory,
+      // which is outside the tree by design: git's, not the repository's)
       out.push(rel);
     }
   }

@@ -1,17 +1,27 @@
 // Proves that openapi.yaml describes the memoryd of this tree:
 // - Redocly CLI lints it with redocly.yaml (recommended-strict plus extra rules) with zero
 //   errors, zero warnings and nothing ignored;
-// - it agrees with the code: the route table of src/cmd_parse.c (commands, fields, types,
-//   required flags), the status mapping of src/err.c, the tenant header rules, the limits of
+// - it agrees with the code: the operations of the route table of src/http.c, the command
+//   table of src/cmd_parse.c (the six memory commands of POST /memory, their fields, types and
+//   required flags; the other rows, restore and redact, as the bodies of POST /v1/restore and
+//   POST /v1/redact), the status mapping of src/err.c, the tenant header rules, the limits of
 //   `memoryd --help` and the version of CMakeLists.txt;
 // - every example it shows is what a live memoryd answers: each request example of
 //   POST /memory is sent (as JSON and with Accept: text/plain) and must produce the response
 //   example of the same name; each response example without a request example is provoked by
-//   the request its description names; the few that cannot be provoked on demand (storage
-//   failure, overload, shutdown) must be literal strings of src/*.c.
+//   the request its description names (headers and earlier requests included); the few that
+//   cannot be provoked on demand (storage failure, overload, shutdown) must be literal strings
+//   of src/*.c. The same for the /v1 API, each example on a fresh tenant holding the seed and
+//   the writes of info.description's table, times compared by their form only; ETags are
+//   checked against the SHA-256 of the files.
+//
+// With MD_TEST_PG (the PostgreSQL variant) the examples that need history, the change feed or
+// idempotent retries are skipped, saying so: the PostgreSQL backend does not keep them yet
+// (src/store_pg.c).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -118,26 +128,48 @@ function allSourceLiterals() {
   return set;
 }
 
-// The routes[] initializer of src/cmd_parse.c: [{name, fields: [{name, type, required}]}].
+// The routes[] initializer of src/cmd_parse.c: [{name, tool, fields: [{name, type, required}]}],
+// `tool` telling the memory tool's own commands (the kinds of include/md_cmd.h before
+// MD_CMD_TOOL_COUNT, POST /memory) from the other operations run as writes (/v1).
 function parseRouteTable() {
   const code = read('src/cmd_parse.c');
   const types = code.match(/enum field_type\s*\{([\s\S]*?)\};/);
   assert.ok(types, 'enum field_type not found in src/cmd_parse.c');
   const fieldTypes = [...types[1].matchAll(/\b(F_[A-Z_]+)\b/g)].map((m) => m[1]);
+  const header = read('include/md_cmd.h');
+  const kinds = [...header.match(/enum md_cmd_kind\s*\{([\s\S]*?)\};/)[1].matchAll(/\b(MD_CMD_[A-Z_]+)\b/g)].map((m) => m[1]);
+  const toolCount = header.match(/#define MD_CMD_TOOL_COUNT \((MD_CMD_[A-Z_]+) \+ 1\)/);
+  assert.ok(toolCount && kinds.includes(toolCount[1]), 'MD_CMD_TOOL_COUNT not found in include/md_cmd.h');
+  const tools = new Set(kinds.slice(0, kinds.indexOf(toolCount[1]) + 1));
   const block = code.match(/static const struct route routes\[[^\]]*\]\s*=\s*\{([\s\S]*?)\n\};/);
   assert.ok(block, 'the routes[] initializer was not found in src/cmd_parse.c');
   const routes = [];
-  const routeRe = /\{"([a-z_]+)",\s*MD_CMD_\w+,\s*[01],\s*\w+,\s*\{([\s\S]*?)\}\}/g;
+  const routeRe = /\{"([a-z_]+)",\s*(MD_CMD_\w+),\s*[01],\s*\w+,\s*\{([\s\S]*?)\}\}/g;
   for (const m of block[1].matchAll(routeRe)) {
-    const fields = [...m[2].matchAll(/FIELD\("([a-z_]+)",\s*(F_[A-Z_]+),\s*([01]),\s*\w+\)/g)].map(
+    const fields = [...m[3].matchAll(/FIELD\("([a-z_]+)",\s*(F_[A-Z_]+),\s*([01]),\s*\w+\)/g)].map(
       (f) => ({ name: f[1], type: f[2], required: f[3] === '1' }),
     );
-    assert.equal(fields.length, (m[2].match(/FIELD\(/g) || []).length, `could not read every field of ${m[1]}`);
-    routes.push({ name: m[1], fields });
+    assert.equal(fields.length, (m[3].match(/FIELD\(/g) || []).length, `could not read every field of ${m[1]}`);
+    assert.ok(kinds.includes(m[2]), `${m[1]}: kind ${m[2]} is not in enum md_cmd_kind`);
+    routes.push({ name: m[1], tool: tools.has(m[2]), fields });
   }
   assert.equal(routes.length, (block[1].match(/\{"/g) || []).length, 'could not read every route');
-  assert.ok(routes.length >= 6, `expected the six commands, read ${routes.length}`);
+  assert.deepEqual(routes.filter((r) => r.tool).map((r) => r.name), ['view', 'create', 'str_replace', 'insert', 'delete', 'rename'], 'the memory tool\'s six commands');
   return { fieldTypes, routes };
+}
+
+// The HTTP route table of src/http.c: [{path, prefix, methods}] (HEAD goes with GET).
+function parseHttpRoutes() {
+  const code = read('src/http.c');
+  const block = code.match(/route_table\[\]\s*=\s*\{([\s\S]*?)\n\};/);
+  assert.ok(block, 'route_table[] not found in src/http.c');
+  const routes = [...block[1].matchAll(/\{"([^"]+)",\s*([01]),\s*R_\w+,\s*"([^"]+)",\s*[01],\s*\w+\}/g)].map((m) => ({
+    path: m[1],
+    prefix: m[2] === '1',
+    methods: m[3].split(', ').filter((x) => x !== 'HEAD'),
+  }));
+  assert.equal(routes.length, (block[1].match(/\{"/g) || []).length, 'could not read every route of src/http.c');
+  return routes;
 }
 
 // md_err -> HTTP status (src/err.c), and the md_err values the code produces.
@@ -155,12 +187,16 @@ function parseStatusMapping() {
     }
   }
   assert.ok(map.size >= 8, 'could not read the status mapping');
-  const used = new Set();
+  // md_err -> the files of src/ that use it (err.c aside).
+  const usedBy = new Map();
   for (const f of fs.readdirSync(path.join(SRC, 'src'))) {
     if (!f.endsWith('.c') || f === 'err.c') continue;
-    for (const m of read(`src/${f}`).matchAll(/\b(MD_E[A-Z]+)\b/g)) used.add(m[1]);
+    for (const m of read(`src/${f}`).matchAll(/\b(MD_E[A-Z]+)\b/g)) {
+      if (!usedBy.has(m[1])) usedBy.set(m[1], new Set());
+      usedBy.get(m[1]).add(f);
+    }
   }
-  return { map, used };
+  return { map, usedBy };
 }
 
 // ---- example state ----
@@ -180,11 +216,16 @@ function bodyOfSize(n) {
 }
 
 // How to provoke each response example that has no request example. `body` is sent as JSON,
-// `raw` as it is; `headers` replace the test's own tenant header; `server: 'requireTenant'`
-// uses a memoryd run with --require-tenant, `server: 'proxied'` one run with
-// --trusted-proxies 127.0.0.2 (the test's client is 127.0.0.1); `setup` commands run after the seed. The
-// example's description must contain each of `shows` (by default the body in backticks), so
-// it names the request that was really sent.
+// `raw` as it is; `headers` replace the test's own tenant header, `extraHeaders` are sent
+// besides it; `server: 'requireTenant'` uses a memoryd run with --require-tenant,
+// `server: 'proxied'` one run with --trusted-proxies 127.0.0.2 (the test's client is
+// 127.0.0.1); `setup` commands run after the seed, and `prior` requests ({body, headers})
+// after them. The example's description must contain each of `shows` (by default the body,
+// each extra header and each prior body, in backticks), so it names the request that was
+// really sent. `expectHeaders`: response headers (lower case) and their values, null for
+// absent. `sqliteOnly`: skipped on PostgreSQL, which does not keep idempotency keys yet.
+const TODO_ANA = { command: 'create', path: '/memories/todo.md', file_text: '- Call Ana\n' };
+const RETRY_KEY = { 'Idempotency-Key': '0b6f2c1e-retry-demo' };
 const PROVOKE = {
   pathOutside: { body: { command: 'view', path: '/etc/passwd' } },
   pathDotSegment: { body: { command: 'view', path: '/memories/a/../notes.txt' } },
@@ -223,7 +264,50 @@ const PROVOKE = {
     body: { command: 'view', path: '/memories/lines.txt' },
     shows: ['`view` of `/memories/lines.txt`', '999,999 newlines'],
   },
+  weakIfMatch: {
+    body: { command: 'str_replace', path: '/memories/notes.txt', old_str: 'defined', new_str: 'agreed' },
+    extraHeaders: { 'If-Match': 'W/"cf7994b9"' },
+  },
+  badIdempotencyKey: {
+    body: { command: 'delete', path: '/memories/notes.txt' },
+    extraHeaders: { 'Idempotency-Key': 'retry 1' },
+  },
+  createReplayed: {
+    prior: [{ body: TODO_ANA, headers: RETRY_KEY }],
+    body: TODO_ANA,
+    extraHeaders: RETRY_KEY,
+    shows: ['`Idempotency-Key: 0b6f2c1e-retry-demo`', `\`${JSON.stringify(TODO_ANA)}\``],
+    expectHeaders: { 'idempotent-replayed': 'true', etag: null },
+    sqliteOnly: true,
+  },
+  ifMatchStale: {
+    body: { command: 'insert', path: '/memories/notes.txt', insert_line: 0, insert_text: '# Monday\n' },
+    extraHeaders: { 'If-Match': '"sha256-93d0320a8fe5d40afdcc963cd6a4adb22931263b21cf58d866981c282c64b4e6"' },
+    expectHeaders: { etag: null },
+  },
+  ifNoneMatchExists: {
+    body: { command: 'create', path: '/memories/notes.txt', file_text: 'new text' },
+    extraHeaders: { 'If-None-Match': '*' },
+  },
+  idempotencyKeyReused: {
+    prior: [{ body: TODO_ANA, headers: RETRY_KEY }],
+    body: { ...TODO_ANA, file_text: '- Call Bo\n' },
+    extraHeaders: RETRY_KEY,
+    sqliteOnly: true,
+  },
 };
+const PG = Boolean(process.env.MD_TEST_PG);
+const PG_SKIP = 'the PostgreSQL backend does not keep history, the change feed or idempotency keys yet (src/store_pg.c)';
+
+// What a PROVOKE entry's description must show.
+function shownBy(how) {
+  if (how.shows) return how.shows;
+  return [
+    `\`${how.raw ?? JSON.stringify(how.body)}\``,
+    ...Object.entries(how.extraHeaders ?? {}).map(([k, v]) => `\`${k}: ${v}\``),
+    ...(how.prior ?? []).map((p) => `\`${JSON.stringify(p.body)}\``),
+  ];
+}
 
 // Response examples that cannot be provoked on demand: their content must be a string
 // literal of src/*.c.
@@ -247,10 +331,11 @@ async function freshTenant(label) {
 
 // Send one request for an example; `accept` selects text/plain. A `chunked` body is streamed
 // without a Content-Length.
-async function send(server, { body, raw, chunked, headers, tenant, accept }) {
+async function send(server, { body, raw, chunked, headers, extraHeaders, tenant, accept }) {
   const h = { 'content-type': 'application/json' };
   if (headers) Object.assign(h, headers);
   else h['X-Tenant-ID'] = tenant;
+  if (extraHeaders) Object.assign(h, extraHeaders);
   if (accept) h.accept = accept;
   let payload = raw ?? JSON.stringify(body);
   if (chunked) {
@@ -367,7 +452,20 @@ describe('openapi.yaml agrees with the code', () => {
     assert.equal(doc.info.license.identifier, 'MIT');
     assert.deepEqual(doc.servers.map((s) => s.url), ['http://127.0.0.1:8080']);
     const ops = Object.entries(doc.paths).flatMap(([p, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${p} ${item[m].operationId}`));
-    assert.deepEqual(ops.sort(), ['GET /healthz getHealth', 'GET /readyz getReadiness', 'POST /memory runMemoryCommand']);
+    assert.deepEqual(ops.sort(), [
+      'GET /healthz getHealth',
+      'GET /readyz getReadiness',
+      'GET /v1/changes getChanges',
+      'GET /v1/history getHistory',
+      'GET /v1/versions/{version} getVersion',
+      'POST /memory runMemoryCommand',
+      'POST /v1/redact redactVersion',
+      'POST /v1/restore restoreFiles',
+    ]);
+    // Every route of src/http.c, with its methods, is an operation, and nothing else: a route
+    // that is a prefix takes its last segment as a path parameter.
+    const fromCode = parseHttpRoutes().flatMap((r) => r.methods.map((m) => `${m} ${r.prefix ? `${r.path}{version}` : r.path}`));
+    assert.deepEqual(ops.map((o) => o.split(' ').slice(0, 2).join(' ')).sort(), fromCode.sort());
   });
 
   test('every command and field of the route table (src/cmd_parse.c), and nothing else', () => {
@@ -396,11 +494,36 @@ describe('openapi.yaml agrees with the code', () => {
       assert.ok(!documented.has(name), `command ${name} is documented twice`);
       documented.set(name, { ref: branch.$ref, s });
     }
-    assert.deepEqual([...documented.keys()].sort(), routes.map((r) => r.name).sort(), 'commands: openapi.yaml vs route table');
+    const tools = routes.filter((r) => r.tool);
+    assert.deepEqual([...documented.keys()].sort(), tools.map((r) => r.name).sort(), 'commands: openapi.yaml vs route table');
     assert.equal(mc.discriminator.propertyName, 'command');
     assert.deepEqual(mc.discriminator.mapping, Object.fromEntries([...documented].map(([n, d]) => [n, d.ref])));
 
-    for (const route of routes) {
+    // The other rows are the bodies of POST /v1/{name}: the same fields, types and required
+    // flags, and no `command`.
+    const others = routes.filter((r) => !r.tool);
+    assert.deepEqual(others.map((r) => r.name).sort(), ['redact', 'restore']);
+    for (const route of others) {
+      const where = `POST /v1/${route.name}`;
+      const op = doc.paths[`/v1/${route.name}`]?.post;
+      assert.ok(op, `${where} is not documented`);
+      const s = deref(deref(op.requestBody).content['application/json'].schema);
+      assert.equal(s.type, 'object', where);
+      assert.notEqual(s.additionalProperties, false, `${where}: unknown extra keys are ignored, so they must be allowed`);
+      assert.deepEqual(Object.keys(s.properties).sort(), route.fields.map((f) => f.name).sort(), `${where}: fields`);
+      assert.deepEqual(s.required.slice().sort(), route.fields.filter((f) => f.required).map((f) => f.name).sort(), `${where}: required`);
+      for (const f of route.fields) {
+        let prop = s.properties[f.name];
+        if (!f.required) {
+          assert.ok(Array.isArray(prop.oneOf) && prop.oneOf.length === 2, `${where}.${f.name}: optional fields are oneOf [type, null]`);
+          assert.deepEqual(prop.oneOf.filter((b) => b.type === 'null'), [{ type: 'null' }], `${where}.${f.name}: null branch`);
+          prop = prop.oneOf.find((b) => b.type !== 'null');
+        }
+        assert.ok(TYPE_CHECKS[f.type](prop), `${where}.${f.name}: ${f.type} is described as ${JSON.stringify(prop)}`);
+      }
+    }
+
+    for (const route of tools) {
       const { s } = documented.get(route.name);
       const where = `command ${route.name}`;
       assert.equal(s.type, 'object', where);
@@ -430,7 +553,10 @@ describe('openapi.yaml agrees with the code', () => {
   });
 
   test('the documented statuses of POST /memory are the ones src/err.c can produce', () => {
-    const { map, used } = parseStatusMapping();
+    const { map, usedBy } = parseStatusMapping();
+    // http_v1.c is the /v1 API: an error only it uses (MD_EGONE, 410) is not one of /memory.
+    assert.deepEqual([...usedBy.get('MD_EGONE')], ['http_v1.c'], 'MD_EGONE (410) is the change feed\'s alone');
+    const used = new Set([...usedBy].filter(([, files]) => [...files].some((f) => f !== 'http_v1.c')).map(([e]) => e));
     const produced = new Set([...map].filter(([e]) => used.has(e)).map(([, s]) => s));
     produced.add(200);
     const documented = new Set(Object.keys(memoryOp().responses).map(Number));
@@ -448,7 +574,39 @@ describe('openapi.yaml agrees with the code', () => {
       assert.equal(r.headers['X-Memory-Is-Error'].$ref, '#/components/headers/XMemoryIsError', `${status}: X-Memory-Is-Error`);
     }
     assert.ok(deref(memoryOp().responses['503']).headers['Retry-After'], '503 carries Retry-After');
+    for (const name of ['ETag', 'Idempotent-Replayed']) assert.ok(deref(memoryOp().responses['200']).headers[name], `200 documents ${name}`);
+    const params = memoryOp().parameters.map((x) => deref(x)).filter((x) => x.in === 'header').map((x) => x.name);
+    assert.deepEqual(params, ['X-Tenant-ID', 'If-Match', 'If-None-Match', 'Idempotency-Key', 'X-Memory-Actor']);
     assert.match(read('src/http.c'), /if \(status == 503\)\s*MHD_add_response_header\(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1"\)/);
+  });
+
+  test('the /v1 operations: statuses of src/err.c, JSON errors, the tenant and write headers', () => {
+    const { map } = parseStatusMapping();
+    const possible = new Set([200, ...map.values()]);
+    for (const [p, item] of Object.entries(doc.paths).filter(([q]) => q.startsWith('/v1/'))) {
+      for (const [method, op] of Object.entries(item)) {
+        const where = `${method.toUpperCase()} ${p}`;
+        const statuses = Object.keys(op.responses).map(Number);
+        for (const st of statuses) assert.ok(possible.has(st), `${where}: ${st} is not a status of src/err.c`);
+        for (const st of [200, 400, 403, 500, 503]) assert.ok(statuses.includes(st), `${where}: ${st} is not documented`);
+        assert.equal(statuses.includes(410), p === '/v1/changes', `${where}: 410 is the change feed's`);
+        for (const [st, resp] of Object.entries(op.responses)) {
+          if (st === '200') continue;
+          assert.equal(deref(resp).content['application/json'].schema.$ref, schemaRef('V1Error'), `${where} ${st}: {"error": ...}`);
+        }
+        assert.ok(deref(op.responses['503']).headers['Retry-After'], `${where}: 503 carries Retry-After`);
+        const headers = op.parameters.map((x) => deref(x)).filter((x) => x.in === 'header').map((x) => x.name);
+        const expectedHeaders = {
+          '/v1/restore': ['X-Tenant-ID', 'If-Match', 'If-None-Match', 'Idempotency-Key', 'X-Memory-Actor'],
+          '/v1/redact': ['X-Tenant-ID', 'Idempotency-Key', 'X-Memory-Actor'],
+        }[p] ?? ['X-Tenant-ID'];
+        assert.deepEqual(headers, expectedHeaders, where);
+        if (method === 'post') {
+          assert.ok(statuses.includes(422), `${where}: 422 (a reused Idempotency-Key)`);
+          assert.ok(deref(op.responses['200']).headers['Idempotent-Replayed'], `${where}: 200 documents Idempotent-Replayed`);
+        }
+      }
+    }
   });
 
   test('the tenant header', () => {
@@ -540,18 +698,26 @@ describe('every example of POST /memory is what a live memoryd answers', () => {
     }
   });
 
-  test('response examples without a request example: provoked as their description says', async () => {
+  test('response examples without a request example: provoked as their description says', async (t) => {
     for (const [name, how] of Object.entries(PROVOKE)) {
       const expected = expectedFor(name);
       const { description = '' } = responseExamples().get(name).find((e) => e.media === 'application/json').example;
-      for (const shown of how.shows ?? [`\`${how.raw ?? JSON.stringify(how.body)}\``]) {
+      for (const shown of shownBy(how)) {
         assert.ok(description.includes(shown), `${name}: the description must show ${shown}`);
+      }
+      if (how.sqliteOnly && PG) {
+        t.diagnostic(`${name} skipped: ${PG_SKIP}`);
+        continue;
       }
       const server = { requireTenant: strict, proxied }[how.server] ?? srv;
       const tenant = server === srv ? await freshTenant(name) : undefined;
       for (const cmd of how.setup ?? []) {
         const s = await send(srv, { body: cmd, tenant });
         assert.equal(s.status, 200, `${name}: setup ${cmd.command} ${cmd.path}: ${s.text}`);
+      }
+      for (const p of how.prior ?? []) {
+        const s = await send(srv, { body: p.body, extraHeaders: p.headers, tenant });
+        assert.equal(s.status, 200, `${name}: prior request ${JSON.stringify(p.body)}: ${s.text}`);
       }
       let r;
       try {
@@ -560,9 +726,47 @@ describe('every example of POST /memory is what a live memoryd answers', () => {
         assert.fail(`response example ${name}: ${e.message} (${e.cause?.code ?? e.cause})`);
       }
       assertAnswer(r, expected, `response example ${name}`);
-      const t = await send(server, { ...how, tenant, accept: 'text/plain' });
-      assertTextAnswer(t, expected, `response example ${name}`);
+      const text = await send(server, { ...how, tenant, accept: 'text/plain' });
+      assertTextAnswer(text, expected, `response example ${name}`);
+      for (const [h, v] of Object.entries(how.expectHeaders ?? {})) {
+        assert.equal(r.headers.get(h), v, `response example ${name}: header ${h}`);
+        assert.equal(text.headers.get(h), v, `response example ${name} (text/plain): header ${h}`);
+      }
     }
+  });
+
+  test('ETag: the SHA-256 of the file after each view of a file, create, str_replace and insert; in the JSON of a view of a command object only', async () => {
+    const tag = (text) => `"sha256-${crypto.createHash('sha256').update(text, 'utf8').digest('hex')}"`;
+    const seeded = new Map(SEED);
+    let checked = 0;
+    for (const [name, ex] of requestExamples()) {
+      const expected = expectedFor(name);
+      const cmd = ex.value.type === 'tool_use' ? ex.value.input : ex.value;
+      const tenant = await freshTenant(`etag-${name}`);
+      const r = await send(srv, { body: ex.value, tenant });
+      const file = expected.status === 200 && (['create', 'str_replace', 'insert'].includes(cmd.command) || (cmd.command === 'view' && r.json.content.startsWith("Here's the content of ")));
+      if (!file) {
+        assert.equal(r.headers.get('etag'), null, `${name}: no ETag`);
+        assert.equal(r.json.etag, undefined, `${name}: no etag in the JSON`);
+        continue;
+      }
+      checked++;
+      const etag = r.headers.get('etag');
+      assert.match(etag ?? '', /^"sha256-[0-9a-f]{64}"$/, `${name}: ETag`);
+      // The file as a view of a command object shows it: the same tag, in the header and the JSON.
+      const v = await send(srv, { body: { command: 'view', path: cmd.path }, tenant });
+      assert.equal(v.headers.get('etag'), etag, `${name}: the ETag of a view after it`);
+      assert.equal(v.json.etag, etag, `${name}: the JSON etag of a view after it`);
+      if (cmd.command === 'view') {
+        if (seeded.has(cmd.path)) assert.equal(etag, tag(seeded.get(cmd.path)), `${name}: the SHA-256 of ${cmd.path}`);
+        assert.equal(r.json.etag, ex.value.type === 'tool_use' ? undefined : etag, `${name}: etag in the JSON only without a tool_use block`);
+      }
+      if (cmd.command === 'create') assert.equal(etag, tag(cmd.file_text), `${name}: the SHA-256 of file_text`);
+      // The text form has the header too.
+      const text = await send(srv, { body: { command: 'view', path: cmd.path }, tenant, accept: 'text/plain' });
+      assert.equal(text.headers.get('etag'), etag, `${name}: the ETag of a view as text/plain`);
+    }
+    assert.ok(checked >= 5, `only ${checked} examples with an ETag`);
   });
 
   test('response examples that cannot be provoked on demand are literal strings of src/*.c', () => {
@@ -574,7 +778,321 @@ describe('every example of POST /memory is what a live memoryd answers', () => {
   });
 });
 
-// ---- 4. the probes and the 431 of the HTTP library ----
+// ---- 4. the /v1 API ----
+
+// The writes after the seed in every /v1 example (the table of info.description).
+const V1_EDITS = [
+  { headers: { 'X-Memory-Actor': 'agent-1' }, body: { command: 'str_replace', path: '/memories/notes.txt', old_str: 'Next steps defined', new_str: 'Next steps: ship v1' } },
+  { headers: { 'X-Memory-Actor': 'agent-1' }, body: { command: 'insert', path: '/memories/notes.txt', insert_line: 1, insert_text: '- Attendees: Ana, Bo\n' } },
+  { headers: { 'X-Memory-Actor': 'agent-2' }, body: { command: 'delete', path: '/memories/projects' } },
+  { headers: {}, body: { command: 'create', path: '/memories/todo.md', file_text: '- Call Ana\n' } },
+];
+
+// The request each /v1 operation makes for the examples its shared responses show.
+const V1_DEFAULT = {
+  getHistory: { method: 'GET', path: '/v1/history?path=/memories/notes.txt' },
+  getVersion: { method: 'GET', path: '/v1/versions/4' },
+  restoreFiles: { method: 'POST', path: '/v1/restore', body: { path: '/memories/notes.txt', version: 4 } },
+  redactVersion: { method: 'POST', path: '/v1/redact', body: { path: '/memories/notes.txt', version: 4 } },
+  getChanges: { method: 'GET', path: '/v1/changes?after=3' },
+};
+
+const REDACT_4 = { method: 'POST', path: '/v1/redact', body: { path: '/memories/notes.txt', version: 4 } };
+const BIG = `big: ${'x'.repeat(1995)}`; // 2,000 bytes
+const CALLS_BO = { command: 'create', path: '/memories/calls.md', file_text: '- Call Bo\n' };
+
+// How to provoke each /v1 response example that has no request example (run on a fresh tenant
+// holding the seed and V1_EDITS): `request` ({method, path, body, raw, chunked, headers}; the
+// operation's V1_DEFAULT when absent), `setup` requests before it, `server: 'proxied'` (not
+// seeded: it refuses the test's client), `restart: {args, sql}` (the tenant is made on a server
+// of its own, which is stopped; the SQL runs on its database with the sqlite3 CLI; the request
+// goes to a new memoryd on that database run with `args`). The description must show each of
+// `shows` (by default the request line for a GET, the body for a POST, in backticks).
+const V1_PROVOKE = {
+  fileHistory: { request: { method: 'GET', path: '/v1/history?path=/memories/notes.txt' } },
+  historyPage: { request: { method: 'GET', path: '/v1/history?path=/memories/notes.txt&limit=2' } },
+  historyNoPath: { request: { method: 'GET', path: '/v1/history' } },
+  historyBadLimit: { request: { method: 'GET', path: '/v1/history?path=/memories/notes.txt&limit=0' } },
+  v1BadTenant: {
+    request: { method: 'GET', path: '/v1/history?path=/memories/notes.txt', headers: { 'X-Tenant-ID': 'team/b' } },
+    shows: ['`GET /v1/history?path=/memories/notes.txt`', '`X-Tenant-ID: team/b`'],
+  },
+  historyUnknownPath: { request: { method: 'GET', path: '/v1/history?path=/memories/missing.txt' } },
+  versionWithContent: { request: { method: 'GET', path: '/v1/versions/4' } },
+  versionOfCreate: { request: { method: 'GET', path: '/v1/versions/8' } },
+  versionRedacted: {
+    setup: [REDACT_4],
+    request: { method: 'GET', path: '/v1/versions/4' },
+    shows: ['`GET /v1/versions/4`', '`POST /v1/redact`', `\`${JSON.stringify(REDACT_4.body)}\``],
+  },
+  versionNotANumber: { request: { method: 'GET', path: '/v1/versions/latest' } },
+  versionNotKept: { request: { method: 'GET', path: '/v1/versions/99' } },
+  restoreReplayed: {
+    setup: [{ method: 'POST', path: '/v1/restore', body: { path: '/memories/notes.txt', version: 4 }, headers: { 'Idempotency-Key': 'restore-4-demo' } }],
+    request: { method: 'POST', path: '/v1/restore', body: { path: '/memories/notes.txt', version: 4 }, headers: { 'Idempotency-Key': 'restore-4-demo' } },
+    shows: ['`Idempotency-Key: restore-4-demo`', '`{"path":"/memories/notes.txt","version":4}`'],
+    expectHeaders: { 'idempotent-replayed': 'true' },
+  },
+  restoreRedacted: {
+    setup: [REDACT_4],
+    request: { method: 'POST', path: '/v1/restore', body: { path: '/memories/notes.txt', version: 4 } },
+    shows: ['`{"path":"/memories/notes.txt","version":4}`', '`POST /v1/redact`'],
+  },
+  restoreTooLarge: {
+    setup: [
+      { method: 'POST', path: '/memory', body: { command: 'create', path: '/memories/big.txt', file_text: BIG } },
+      { method: 'POST', path: '/memory', body: { command: 'str_replace', path: '/memories/big.txt', old_str: 'big:', new_str: 'huge:' } },
+    ],
+    restart: { args: ['--max-file', '1K'] },
+    request: { method: 'POST', path: '/v1/restore', body: { path: '/memories/big.txt', version: 10 } },
+    shows: ['`{"path":"/memories/big.txt","version":10}`', '2,000-byte', '`memoryd --max-file 1K`'],
+  },
+  v1BodyTooLarge: {
+    request: { raw: `{"path":"/memories/notes.txt","version":4,"pad":"${'x'.repeat(BIG_BODY_BYTES - 50)}"}`, chunked: true },
+    shows: ['4,194,305 bytes'],
+  },
+  redactNotPositive: { request: { method: 'POST', path: '/v1/redact', body: { path: '/memories/notes.txt', version: 0 } } },
+  redactIfNoneMatch: {
+    request: { headers: { 'If-None-Match': '*' } },
+    shows: ['`If-None-Match: *`', '`{"path":"/memories/notes.txt","version":4}`'],
+  },
+  restoreBeforeIfMatch: {
+    request: { body: { path: '/memories', before: 4 }, headers: { 'If-Match': '*' } },
+    shows: ['`If-Match: *`', '`{"path":"/memories","before":4}`'],
+  },
+  restoreIfMatchStale: {
+    request: { headers: { 'If-Match': '"sha256-cf7994b933f5c0ddc530e8e92fc646a2cc93a00ea326a772c9cf61a5f66ba4a4"' } },
+    shows: ['`If-Match: "sha256-cf7994b933f5c0ddc530e8e92fc646a2cc93a00ea326a772c9cf61a5f66ba4a4"`', '`{"path":"/memories/notes.txt","version":4}`'],
+  },
+  v1KeyReused: {
+    setup: [{ method: 'POST', path: '/memory', body: CALLS_BO, headers: { 'Idempotency-Key': 'used-for-a-create' } }],
+    request: { headers: { 'Idempotency-Key': 'used-for-a-create' } },
+    shows: ['`Idempotency-Key: used-for-a-create`', `\`${JSON.stringify(CALLS_BO)}\``],
+  },
+  v1Untrusted: { server: 'proxied', shows: ['127.0.0.1', '`memoryd --trusted-proxies 127.0.0.2`'] },
+  changesAfter: { request: { method: 'GET', path: '/v1/changes?after=3&limit=2' } },
+  changesDelete: { request: { method: 'GET', path: '/v1/changes?after=5&limit=1' } },
+  changesWaited: { request: { method: 'GET', path: '/v1/changes?after=7&wait=1' }, minMs: 900 },
+  changesBadWait: { request: { method: 'GET', path: '/v1/changes?wait=61' } },
+  changesGone: {
+    restart: { sql: 'DELETE FROM changes WHERE seq <= 4;' },
+    request: { method: 'GET', path: '/v1/changes?after=2' },
+    shows: ['`GET /v1/changes?after=2`', 'changes 1 to 4'],
+  },
+};
+// Examples of the /v1 API that cannot be provoked on demand: `Error: ` + their text, or their
+// text, is a string literal of src/*.c.
+const V1_SOURCE_ONLY = new Set(['v1StorageFailure', 'v1FlushFailed', 'v1ShuttingDown', 'v1StoreBusy', 'v1StoreUnavailable', 'v1Overloaded']);
+
+// Every /v1 operation: {operationId, method, path, op}.
+function v1Operations() {
+  return Object.entries(doc.paths)
+    .filter(([p]) => p.startsWith('/v1/'))
+    .flatMap(([p, item]) => Object.entries(item).map(([method, op]) => ({ id: op.operationId, method: method.toUpperCase(), path: p, op })));
+}
+
+// The response examples of an operation: name -> {status, example}.
+function v1ResponseExamples(op) {
+  const out = new Map();
+  for (const [status, resp] of Object.entries(op.responses)) {
+    for (const [name, ex] of Object.entries(deref(resp).content?.['application/json']?.examples ?? {})) {
+      assert.ok(!out.has(name), `${op.operationId}: response example ${name} twice`);
+      out.set(name, { status: Number(status), example: deref(ex) });
+    }
+  }
+  return out;
+}
+
+function v1RequestExamples(op) {
+  if (!op.requestBody) return [];
+  return Object.entries(deref(op.requestBody).content['application/json'].examples ?? {}).map(([n, ex]) => [n, deref(ex)]);
+}
+
+async function seedTenant(server, tenant) {
+  for (const [p, text] of SEED) {
+    const r = await server.post({ command: 'create', path: p, file_text: text }, { tenant });
+    assert.equal(r.status, 200, `seeding ${p}: ${r.text}`);
+  }
+  for (const { headers, body } of V1_EDITS) {
+    const r = await server.post(body, { tenant, headers });
+    assert.equal(r.status, 200, `the /v1 examples' write ${JSON.stringify(body)}: ${r.text}`);
+  }
+}
+
+async function v1Send(server, { method = 'GET', path: p, body, raw, chunked, headers = {} }, tenant) {
+  const h = { 'X-Tenant-ID': tenant, ...headers };
+  if (method === 'POST') h['content-type'] = 'application/json';
+  let payload = method === 'POST' ? raw ?? JSON.stringify(body) : undefined;
+  if (chunked) {
+    const bytes = new TextEncoder().encode(payload);
+    payload = new ReadableStream({
+      start(controller) {
+        for (let i = 0; i < bytes.length; i += 65536) controller.enqueue(bytes.subarray(i, i + 65536));
+        controller.close();
+      },
+    });
+  }
+  const res = await fetch(server.url + p, { method, headers: h, body: payload, duplex: 'half' });
+  const text = await res.text();
+  let json = null;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    /* not JSON: the comparison fails */
+  }
+  return { status: res.status, headers: res.headers, text, json };
+}
+
+const ISO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+// `actual` with each `time` that has the form of a time where `expected` has one too replaced
+// by the expected value: times are compared by their form only.
+function withExpectedTimes(actual, expected) {
+  if (Array.isArray(actual) && Array.isArray(expected)) return actual.map((a, i) => withExpectedTimes(a, expected[i]));
+  if (!actual || typeof actual !== 'object' || !expected || typeof expected !== 'object') return actual;
+  const out = {};
+  for (const [k, v] of Object.entries(actual)) {
+    out[k] = k === 'time' && typeof v === 'string' && ISO_TIME.test(v) && ISO_TIME.test(expected[k] ?? '') ? expected[k] : withExpectedTimes(v, expected[k]);
+  }
+  return out;
+}
+
+function assertV1(r, expected, what) {
+  assert.equal(r.status, expected.status, `${what}: status (body ${r.text.slice(0, 300)})`);
+  assert.equal(r.headers.get('content-type'), 'application/json', `${what}: content-type`);
+  assert.deepEqual(withExpectedTimes(r.json, expected.example.value), expected.example.value, `${what}: body`);
+  assert.equal(r.headers.get('x-memory-is-error'), null, `${what}: no X-Memory-Is-Error outside /memory`);
+  if (expected.status === 503) assert.equal(r.headers.get('retry-after'), '1', `${what}: Retry-After`);
+}
+
+describe('every example of the /v1 API is what a live memoryd answers', { skip: PG && PG_SKIP }, () => {
+  test('the writes after the seed are the ones info.description lists', () => {
+    const d = doc.info.description;
+    V1_EDITS.forEach(({ headers, body }, i) => {
+      const header = Object.entries(headers).map(([k, v]) => `\`${k}: ${v}\``)[0] ?? 'none';
+      assert.ok(d.includes(`| ${i + 4} | ${header} | \`${JSON.stringify(body)}\` |`), `write ${i + 4} is not in the table`);
+    });
+  });
+
+  test('every response example is covered exactly once', () => {
+    const all = new Set();
+    for (const { id, op } of v1Operations()) {
+      assert.ok(V1_DEFAULT[id], `${id} has no default request`);
+      const requests = new Set(v1RequestExamples(op).map(([n]) => n));
+      for (const [name] of v1ResponseExamples(op)) {
+        all.add(name);
+        const kinds = [requests.has(name), name in V1_PROVOKE, V1_SOURCE_ONLY.has(name)].filter(Boolean).length;
+        assert.equal(kinds, 1, `${id}: response example "${name}" must have exactly one of: a request example, a V1_PROVOKE entry, a V1_SOURCE_ONLY entry`);
+      }
+      for (const name of requests) assert.ok(v1ResponseExamples(op).has(name), `${id}: request example ${name} has no response example`);
+    }
+    for (const name of [...Object.keys(V1_PROVOKE), ...V1_SOURCE_ONLY]) assert.ok(all.has(name), `the test names a /v1 example "${name}" that openapi.yaml lacks`);
+  });
+
+  test('request examples of POST /v1/restore and /v1/redact', async () => {
+    let n = 0;
+    for (const { id, path: p, op } of v1Operations()) {
+      for (const [name, ex] of v1RequestExamples(op)) {
+        const tenant = `v1-${name}-${tenantSerial++}`;
+        await seedTenant(srv, tenant);
+        const r = await v1Send(srv, { method: 'POST', path: p, body: ex.value }, tenant);
+        assertV1(r, v1ResponseExamples(op).get(name), `${id} request example ${name}`);
+        n++;
+      }
+    }
+    assert.ok(n >= 12, `only ${n} request examples`);
+  });
+
+  test('response examples without a request example: provoked as their description says', async () => {
+    for (const { id, method, path: p, op } of v1Operations()) {
+      for (const [name, expected] of v1ResponseExamples(op)) {
+        const how = V1_PROVOKE[name];
+        if (!how) continue;
+        const request = { method, path: p, ...V1_DEFAULT[id], ...how.request, headers: { ...V1_DEFAULT[id].headers, ...how.request?.headers } };
+        const what = `${id} response example ${name}`;
+        const shows = how.shows ?? [request.method === 'GET' ? `\`${request.method} ${request.path}\`` : `\`${JSON.stringify(request.body)}\``];
+        for (const shown of shows) assert.ok((expected.example.description ?? '').includes(shown), `${what}: the description must show ${shown}`);
+        let server = { proxied }[how.server] ?? srv;
+        const tenant = `v1-${name}-${tenantSerial++}`;
+        let own = null;
+        if (how.restart) own = await startServer();
+        if (server === srv || own) await seedTenant(own ?? srv, tenant);
+        for (const s of how.setup ?? []) {
+          const r = await v1Send(own ?? srv, s, tenant);
+          assert.equal(r.status, 200, `${what}: setup ${s.method} ${s.path} ${JSON.stringify(s.body)}: ${r.text}`);
+        }
+        if (own) {
+          await own.stop();
+          if (how.restart.sql) {
+            const q = spawnSync('sqlite3', [own.dbPath, how.restart.sql], { encoding: 'utf8' });
+            assert.equal(q.status, 0, `${what}: sqlite3: ${q.stderr}`);
+          }
+          own = await startServer({ db: own.dbPath, args: how.restart.args ?? [] });
+          server = own;
+        }
+        try {
+          const t0 = Date.now();
+          const r = await v1Send(server, request, tenant);
+          assertV1(r, expected, what);
+          if (how.minMs) assert.ok(Date.now() - t0 >= how.minMs, `${what}: answered after ${Date.now() - t0} ms`);
+          for (const [h, v] of Object.entries(how.expectHeaders ?? {})) assert.equal(r.headers.get(h), v, `${what}: header ${h}`);
+        } finally {
+          if (own) {
+            await own.stop();
+            fs.rmSync(own.dir, { recursive: true, force: true });
+          }
+        }
+      }
+    }
+  });
+
+  test('response examples that cannot be provoked on demand are literal strings of src/*.c', () => {
+    const literals = allSourceLiterals();
+    for (const { id, op } of v1Operations()) {
+      for (const [name, { example }] of v1ResponseExamples(op)) {
+        if (!V1_SOURCE_ONLY.has(name)) continue;
+        const text = example.value.error;
+        assert.ok(literals.has(text) || literals.has(`Error: ${text}`), `${id} "${name}": ${JSON.stringify(text)} is not a string literal of src/*.c`);
+      }
+    }
+  });
+
+  test('a long poll answers as soon as the tenant writes', async () => {
+    const tenant = `v1-longpoll-${tenantSerial++}`;
+    await seedTenant(srv, tenant);
+    const t0 = Date.now();
+    const polling = v1Send(srv, { method: 'GET', path: '/v1/changes?after=7&wait=30' }, tenant);
+    await new Promise((r) => setTimeout(r, 300));
+    const w = await srv.post({ command: 'delete', path: '/memories/todo.md' }, { tenant });
+    assert.equal(w.status, 200);
+    const r = await polling;
+    assert.ok(Date.now() - t0 < 10000, `the long poll took ${Date.now() - t0} ms`);
+    assert.equal(r.status, 200);
+    assert.deepEqual(r.json.changes.map((c) => [c.seq, c.command, c.paths]), [[8, 'delete', ['/memories/todo.md']]]);
+    assert.equal(r.json.next_after, 8);
+  });
+});
+
+describe('the other answers info.description states', () => {
+  test('other methods on the /v1 routes: 405 with Allow and {"error":"method not allowed"}; any other path: 404', async () => {
+    assert.match(doc.info.description, /`405` with an `Allow` header/);
+    for (const [method, p, allow] of [['POST', '/v1/history', 'GET'], ['DELETE', '/v1/versions/1', 'GET'], ['GET', '/v1/restore', 'POST'], ['PUT', '/v1/redact', 'POST'], ['POST', '/v1/changes', 'GET']]) {
+      const r = await srv.request(method, p);
+      assert.equal(r.status, 405, `${method} ${p}`);
+      assert.equal(r.headers.get('allow'), allow, `${method} ${p}`);
+      assert.deepEqual(r.json, { error: 'method not allowed' }, `${method} ${p}`);
+    }
+    const notFound = doc.info.description.match(/Any other path is answered `404` with\s+`(\{[^`]+\})`/);
+    assert.ok(notFound, 'info.description states the 404 of other paths');
+    for (const p of ['/', '/v1', '/v1/nothing', '/memory/', '/Memory']) {
+      const r = await srv.request('GET', p);
+      assert.equal(r.status, 404, p);
+      assert.deepEqual(r.json, JSON.parse(notFound[1]), p);
+    }
+  });
+});
+
+// ---- 5. the probes and the 431 of the HTTP library ----
 
 describe('health, readiness and oversized headers', () => {
   const example = (p, status, name) => deref(deref(doc.paths[p].get.responses[status]).content['application/json'].examples[name]).value;
