@@ -54,6 +54,16 @@ static inline int md_history_on(const struct md_retention *r)
 int64_t md_history_changes_ms(const struct md_retention *r);
 #define MD_IDEMPOTENCY_MS ((int64_t)24 * 3600 * 1000)
 
+/* The text an answer kept for an idempotent retry of a write to a file
+ * gets when a version of that file is redacted (it may quote the
+ * content): for an applied command, and for a refused one. */
+#define MD_HISTORY_SCRUBBED_APPLIED                                                                \
+    "The command was applied. Its original answer was erased because a version of the file was "   \
+    "redacted."
+#define MD_HISTORY_SCRUBBED_REFUSED                                                                \
+    "The command was not applied. Its original answer was erased because a version of the file "   \
+    "was redacted."
+
 /* What a write command is, for what it records. */
 struct md_write_meta {
     const char *command; /* "create", ..., "restore", "redact"; static */
@@ -134,8 +144,10 @@ int md_hist_loaded(const struct md_hist *h, int64_t id, int64_t *last_version, i
  * memory. */
 int md_hist_load(struct md_hist *h, int64_t id, int64_t last_version, int64_t last_seq);
 
-/* The command about to run (after md_hist_mark): its meta is copied. */
+/* The command about to run (after md_hist_mark): its meta is copied; its
+ * tenant may be 0 when not known yet (md_hist_cmd_set_tenant). */
 void md_hist_cmd_begin(struct md_hist *h, int64_t tenant, const struct md_write_meta *m);
+void md_hist_cmd_set_tenant(struct md_hist *h, int64_t tenant);
 /* The current command: tenant (0 when none), meta. */
 int64_t md_hist_cmd_tenant(const struct md_hist *h);
 const struct md_write_meta *md_hist_cmd_meta(const struct md_hist *h);

@@ -123,8 +123,8 @@ struct md_store_ops {
     /* History, the change feed, idempotency (md_history.h); see the
      * wrappers below. */
     enum md_err (*cmd_begin)(struct md_txn *t, const char *tenant, const struct md_write_meta *m);
-    enum md_err (*cmd_end)(struct md_txn *t, const char *const *paths, const size_t *lens,
-                           size_t n, struct md_change_rec *rec);
+    enum md_err (*cmd_end)(struct md_txn *t, const char *const *paths, const size_t *lens, size_t n,
+                           struct md_change_rec *rec);
     enum md_err (*idem_get)(struct md_txn *t, const char *tenant, const char *key, size_t key_len,
                             struct md_idem *out);
     enum md_err (*idem_put)(struct md_txn *t, const char *tenant, const char *key, size_t key_len,
@@ -338,9 +338,8 @@ static inline enum md_err md_txn_history(struct md_txn *t, const char *tenant, c
     return t->store->ops->history(t, tenant, path, len, below, limit, cb, ctx);
 }
 /* One version (MD_ENOENT when not kept). */
-static inline enum md_err md_txn_version_get(struct md_txn *t, const char *tenant,
-                                             int64_t version, int want_content,
-                                             struct md_version *v)
+static inline enum md_err md_txn_version_get(struct md_txn *t, const char *tenant, int64_t version,
+                                             int want_content, struct md_version *v)
 {
     return t->store->ops->version_get(t, tenant, version, want_content, v);
 }
@@ -350,9 +349,9 @@ static inline enum md_err md_txn_version_get(struct md_txn *t, const char *tenan
  * numbers: *before is first moved back to the first version of the write
  * that recorded it (while its change-feed entry is kept), so that the
  * state is one that existed. */
-static inline enum md_err md_txn_state_before(struct md_txn *t, const char *tenant,
-                                              const char *dir, size_t len, int64_t *before,
-                                              md_version_cb cb, void *ctx)
+static inline enum md_err md_txn_state_before(struct md_txn *t, const char *tenant, const char *dir,
+                                              size_t len, int64_t *before, md_version_cb cb,
+                                              void *ctx)
 {
     return t->store->ops->state_before(t, tenant, dir, len, before, cb, ctx);
 }
@@ -360,8 +359,8 @@ static inline enum md_err md_txn_state_before(struct md_txn *t, const char *tena
  * *oldest: the oldest seq kept (0: none kept), *last_seq: the tenant's
  * last (0: none ever). */
 static inline enum md_err md_txn_changes(struct md_txn *t, const char *tenant, int64_t after,
-                                         size_t limit, md_change_cb cb, void *ctx,
-                                         int64_t *oldest, int64_t *last_seq)
+                                         size_t limit, md_change_cb cb, void *ctx, int64_t *oldest,
+                                         int64_t *last_seq)
 {
     return t->store->ops->changes(t, tenant, after, limit, cb, ctx, oldest, last_seq);
 }

@@ -74,8 +74,7 @@ static enum md_err write_back(struct cmd_ctx *c, const char *p, size_t n, const 
     unsigned char sha[MD_SHA256_LEN];
     if ((e = cmd_hash(c, content, len, sha)) != MD_OK)
         return e;
-    if (l.found && l.e.has_sha256 && memcmp(l.e.sha256, sha, MD_SHA256_LEN) == 0 &&
-        unchanged) {
+    if (l.found && l.e.has_sha256 && memcmp(l.e.sha256, sha, MD_SHA256_LEN) == 0 && unchanged) {
         (*unchanged)++;
         return MD_OK;
     }
@@ -315,11 +314,11 @@ enum md_err cmd_restore(struct cmd_ctx *c)
         return e ? e : MD_EINVAL;
     }
     if ((cmd->version > 0) == (cmd->before > 0) || cmd->version < 0 || cmd->before < 0) {
-        enum md_err e = md_buf_puts(c->out,
-                                    "Error: Give either `version` (a positive integer: put that "
-                                    "version of the file back) or `before` (a positive integer: "
-                                    "put every file at or below the path back as it stood just "
-                                    "before that version), not both");
+        enum md_err e =
+            md_buf_puts(c->out, "Error: Give either `version` (a positive integer: put that "
+                                "version of the file back) or `before` (a positive integer: "
+                                "put every file at or below the path back as it stood just "
+                                "before that version), not both");
         return e ? e : MD_EINVAL;
     }
     if (cmd_is_root(&cmd->path) && cmd->version > 0)

@@ -423,8 +423,8 @@ enum md_err md_cmd_parse(struct md_cmd *cmd, const char *body, size_t len,
     return parse_fields(cmd, r, obj, lim, out);
 }
 
-enum md_err md_cmd_parse_op(struct md_cmd *cmd, enum md_cmd_kind kind, const char *body,
-                            size_t len, const struct md_limits *lim, struct md_buf *out)
+enum md_err md_cmd_parse_op(struct md_cmd *cmd, enum md_cmd_kind kind, const char *body, size_t len,
+                            const struct md_limits *lim, struct md_buf *out)
 {
     memset(cmd, 0, sizeof *cmd);
     json_error_t jerr;
@@ -477,8 +477,7 @@ static enum md_err op_answer(const struct md_cmd *cmd, const struct md_cmd_resul
 }
 
 enum md_err md_cmd_exec(struct md_txn *t, const char *tenant, const struct md_cmd *cmd,
-                        const struct md_limits *lim, struct md_buf *out,
-                        struct md_cmd_result *res)
+                        const struct md_limits *lim, struct md_buf *out, struct md_cmd_result *res)
 {
     memset(res, 0, sizeof *res);
     struct cmd_ctx c = {t, tenant, cmd, lim, out, res};

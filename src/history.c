@@ -120,6 +120,11 @@ void md_hist_cmd_begin(struct md_hist *h, int64_t tenant, const struct md_write_
     }
 }
 
+void md_hist_cmd_set_tenant(struct md_hist *h, int64_t tenant)
+{
+    h->cmd_tenant = tenant;
+}
+
 int64_t md_hist_cmd_tenant(const struct md_hist *h)
 {
     return h->cmd_tenant;

@@ -198,9 +198,9 @@ int md_http_wants_text(const char *accept)
 enum MHD_Result md_http_queue(struct req *r, unsigned status, const char *type, char *body,
                               size_t len, int is_error, const char *const *extra)
 {
-    int close_conn = r->too_big || r->refuse != NULL || r->over_cap ||
-                     (atomic_load(&r->h->stopping) && r->route != R_HEALTHZ &&
-                      r->route != R_READYZ);
+    int close_conn =
+        r->too_big || r->refuse != NULL || r->over_cap ||
+        (atomic_load(&r->h->stopping) && r->route != R_HEALTHZ && r->route != R_READYZ);
     struct MHD_Response *resp = MHD_create_response_from_buffer_with_free_callback(len, body, free);
     if (!resp) {
         free(body);
@@ -291,8 +291,8 @@ int md_http_tenant(struct req *r, enum MHD_Result *ret)
         MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     struct md_buf msg;
     md_buf_init(&msg, OUT_LIMIT);
-    enum md_err e = md_tenant_resolve(r->h->cfg, ci ? ci->client_addr : NULL, th->count,
-                                      th->value, th->len, r->tenant, &msg);
+    enum md_err e = md_tenant_resolve(r->h->cfg, ci ? ci->client_addr : NULL, th->count, th->value,
+                                      th->len, r->tenant, &msg);
     if (e) {
         r->tenant[0] = '\0';
         if (r->route == R_MEMORY) {

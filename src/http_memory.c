@@ -118,16 +118,15 @@ enum md_err md_http_write_headers(struct req *r, const char *body, size_t body_l
                 {&hd->actor, "X-Memory-Actor"}};
     for (size_t i = 0; i < sizeof seen / sizeof seen[0]; i++)
         if (seen[i].h->count > 1)
-            return einval(md_buf_printf(out, "Error: The %s header was sent more than once",
-                                        seen[i].name));
+            return einval(
+                md_buf_printf(out, "Error: The %s header was sent more than once", seen[i].name));
     if (!r->cmd.write)
         return MD_OK;
     enum md_err e = MD_OK;
     if (hd->if_match.count)
         e = md_precond_parse(&r->cmd.pre, 0, hd->if_match.value, hd->if_match.len, out);
     if (!e && hd->if_none_match.count)
-        e = md_precond_parse(&r->cmd.pre, 1, hd->if_none_match.value, hd->if_none_match.len,
-                             out);
+        e = md_precond_parse(&r->cmd.pre, 1, hd->if_none_match.value, hd->if_none_match.len, out);
     if (e)
         return e;
     if (hd->actor.count) {
@@ -148,12 +147,9 @@ enum md_err md_http_write_headers(struct req *r, const char *body, size_t body_l
         r->job.idem_key_len = k->len;
         /* The request as the key stands for it: route, body, preconditions. */
         const struct md_sha256_part parts[] = {
-            {r->url, strlen(r->url) + 1},
-            {body, body_len},
-            {"\0If-Match:", 10},
-            {hd->if_match.value, hd->if_match.len},
-            {"\0If-None-Match:", 15},
-            {hd->if_none_match.value, hd->if_none_match.len},
+            {r->url, strlen(r->url) + 1}, {body, body_len},
+            {"\0If-Match:", 10},          {hd->if_match.value, hd->if_match.len},
+            {"\0If-None-Match:", 15},     {hd->if_none_match.value, hd->if_none_match.len},
         };
         e = md_sha256_parts(parts, sizeof parts / sizeof parts[0], r->job.fingerprint);
     }

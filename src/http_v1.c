@@ -300,8 +300,7 @@ static enum MHD_Result write_done(struct req *r)
     char *body = md_buf_take(&r->out, &len);
     if (!body)
         return MHD_NO;
-    return md_http_queue(r, 200, "application/json", body, len, -1,
-                         r->job.replayed ? extra : NULL);
+    return md_http_queue(r, 200, "application/json", body, len, -1, r->job.replayed ? extra : NULL);
 }
 
 /* ---- GET /v1/changes ---- */
@@ -502,7 +501,6 @@ static int expired(struct req *r, void *ctx)
 {
     return r->wait_until_us <= *(const uint64_t *)ctx;
 }
-
 
 static void *waiter_main(void *arg)
 {

@@ -16,25 +16,91 @@
 #define CHUNK_ROWS  1000
 #define CHUNK_BYTES ((size_t)16 << 20)
 
-/* The columns copied: path, depth, kind, size, mtime, content. */
-#define COLS 6
+/* Columns of a copied table at most (besides the tenant). */
+#define MAX_COLS 11
 
 static const char usage[] =
     "Usage: memoryd migrate --from SQLITE_PATH --to URI\n"
     "\n"
     "Copy every tenant of memoryd's SQLite database at SQLITE_PATH into the PostgreSQL\n"
     "database at URI (postgresql://... or postgres://...), whose schema memoryd creates or\n"
-    "brings up to date. One transaction, checked before it commits: entries, file bytes and\n"
-    "directory sizes per tenant equal on both sides. Tenants already in the target are\n"
-    "refused (nothing is written). The SQLite file is only read, from one snapshot; stop the\n"
-    "memoryd that writes it first if later writes must be copied too.\n";
+    "brings up to date: files and directories, history (versions, the change feed and its\n"
+    "sequence numbers) and the idempotency keys of the last day. One transaction, checked\n"
+    "before it commits: rows, file bytes and directory sizes per tenant equal on both sides.\n"
+    "Tenants already in the target are refused (nothing is written). The SQLite file is only\n"
+    "read, from one snapshot; stop the memoryd that writes it first if later writes must be\n"
+    "copied too.\n";
 
 struct copy {
     sqlite3 *src;
     PGconn *dst;
-    struct md_buf arr[COLS];
+    struct md_buf arr[MAX_COLS];
     unsigned long tenants, entries;
     long long bytes;
+};
+
+/* A column copied as it is: its name, and its type on PostgreSQL (the
+ * element type of the array it travels in). */
+struct col {
+    const char *name;
+    Oid type;
+};
+
+enum {
+    T_INT8 = OID_INT8,
+    T_INT4 = OID_INT4,
+    T_INT2 = OID_INT2,
+    T_TEXT = OID_TEXT,
+    T_BYTEA = OID_BYTEA,
+    T_BOOL = OID_BOOL
+};
+
+/* The tables of a tenant, in the order they are copied. */
+static const struct table {
+    const char *name;
+    const char *order;
+    struct col cols[MAX_COLS];
+} tables[] = {
+    {"entries",
+     "path",
+     {{"path", T_TEXT},
+      {"depth", T_INT4},
+      {"kind", T_INT2},
+      {"size", T_INT8},
+      {"mtime", T_INT8},
+      {"sha256", T_BYTEA},
+      {"content", T_BYTEA}}},
+    {"versions",
+     "version",
+     {{"version", T_INT8},
+      {"path", T_TEXT},
+      {"existed", T_BOOL},
+      {"sha256", T_BYTEA},
+      {"size", T_INT8},
+      {"time", T_INT8},
+      {"command", T_TEXT},
+      {"actor", T_TEXT},
+      {"redacted", T_BOOL},
+      {"pruned_through", T_INT8},
+      {"content", T_BYTEA}}},
+    {"changes",
+     "seq",
+     {{"seq", T_INT8},
+      {"version", T_INT8},
+      {"versions", T_INT8},
+      {"history_bytes", T_INT8},
+      {"time", T_INT8},
+      {"command", T_TEXT},
+      {"paths", T_TEXT},
+      {"actor", T_TEXT}}},
+    {"idempotency",
+     "key",
+     {{"key", T_TEXT},
+      {"fingerprint", T_BYTEA},
+      {"err", T_INT4},
+      {"body", T_TEXT},
+      {"path", T_TEXT},
+      {"time", T_INT8}}},
 };
 
 /* Say what went wrong on stderr; returns -1. */
@@ -68,79 +134,121 @@ static PGresult *pg_run(PGconn *c, const char *sql, const struct md_pg_params *p
     return r;
 }
 
-/* Send the rows gathered in c->arr (n of them) for tenant `id`. */
-static int flush_rows(struct copy *c, int64_t id, size_t n)
+static size_t ncols(const struct table *tb)
+{
+    size_t n = 0;
+    while (n < MAX_COLS && tb->cols[n].name)
+        n++;
+    return n;
+}
+
+static const char *array_type(Oid t)
+{
+    switch (t) {
+    case T_INT8:
+        return "int8[]";
+    case T_INT4:
+        return "int4[]";
+    case T_INT2:
+        return "int2[]";
+    case T_BOOL:
+        return "bool[]";
+    case T_BYTEA:
+        return "bytea[]";
+    default:
+        return "text[]";
+    }
+}
+
+/* Send the rows gathered in c->arr (n of them) into table `tb` for tenant `id`. */
+static int flush_rows(struct copy *c, const struct table *tb, int64_t id, size_t n)
 {
     if (n == 0)
         return 0;
+    size_t k = ncols(tb);
+    char sql[2048], names[512] = "", args[1024] = "";
+    size_t nl = 0, al = 0;
+    for (size_t i = 0; i < k; i++) {
+        nl += (size_t)snprintf(names + nl, sizeof names - nl, "%s%s", i ? ", " : "",
+                               tb->cols[i].name);
+        al += (size_t)snprintf(args + al, sizeof args - al, "%s$%zu::%s", i ? ", " : "", i + 2,
+                               array_type(tb->cols[i].type));
+    }
+    snprintf(sql, sizeof sql, "INSERT INTO %s (tenant, %s) SELECT $1, * FROM unnest(%s)", tb->name,
+             names, args);
     struct md_pg_params p = {.n = 0};
     md_pg_i64(&p, id);
-    for (int i = 0; i < COLS; i++) {
+    for (size_t i = 0; i < k; i++) {
         md_pg_arr_count(&c->arr[i], n); /* begun for CHUNK_ROWS */
         md_pg_bytes(&p, c->arr[i].data, c->arr[i].len);
     }
-    PGresult *r = pg_run(c->dst,
-                         "INSERT INTO entries (tenant, path, depth, kind, size, mtime, content)"
-                         " SELECT $1, u.path, u.depth, u.kind, u.size, u.mtime,"
-                         " CASE WHEN u.kind = 0 THEN u.content END"
-                         " FROM unnest($2::text[], $3::int4[], $4::int2[], $5::int8[], $6::int8[],"
-                         " $7::bytea[]) AS u(path, depth, kind, size, mtime, content)",
-                         &p);
+    PGresult *r = pg_run(c->dst, sql, &p);
     PQclear(r);
     return r ? 0 : -1;
 }
 
-static void arrays_begin(struct copy *c)
+static int arrays_begin(struct copy *c, const struct table *tb)
 {
-    static const Oid types[COLS] = {OID_TEXT, OID_INT4, OID_INT2, OID_INT8, OID_INT8, OID_BYTEA};
-    for (int i = 0; i < COLS; i++)
-        md_pg_arr_begin(&c->arr[i], types[i], CHUNK_ROWS);
+    for (size_t i = 0; i < ncols(tb); i++)
+        if (md_pg_arr_begin(&c->arr[i], tb->cols[i].type, CHUNK_ROWS) != MD_OK)
+            return -1;
+    return 0;
 }
 
-/* Copy one tenant's entries; compare what the target then holds. */
-static int copy_tenant(struct copy *c, int64_t src_id, const char *name, int64_t created)
+/* Add column `i` of the current row of `st` to its array. */
+static int add_value(struct copy *c, sqlite3_stmt *st, const struct table *tb, int i)
 {
-    struct md_pg_params p = {.n = 0};
-    md_pg_text(&p, name);
-    md_pg_i64(&p, created);
-    PGresult *r =
-        pg_run(c->dst, "INSERT INTO tenants (name, created_at) VALUES ($1, $2) RETURNING id", &p);
-    if (!r)
-        return -1;
-    int64_t id = md_pg_r_i64(r, 0, 0);
-    PQclear(r);
+    struct md_buf *b = &c->arr[i];
+    if (sqlite3_column_type(st, i) == SQLITE_NULL) {
+        static const unsigned char minus1[4] = {0xff, 0xff, 0xff, 0xff};
+        return md_buf_append(b, minus1, 4) != MD_OK;
+    }
+    switch (tb->cols[i].type) {
+    case T_INT8:
+        return md_pg_arr_i64(b, sqlite3_column_int64(st, i)) != MD_OK;
+    case T_INT4:
+        return md_pg_arr_i32(b, sqlite3_column_int(st, i)) != MD_OK;
+    case T_INT2:
+        return md_pg_arr_i16(b, (int16_t)sqlite3_column_int(st, i)) != MD_OK;
+    case T_BOOL: {
+        unsigned char v = sqlite3_column_int(st, i) != 0;
+        return md_pg_arr_elem(b, &v, 1) != MD_OK;
+    }
+    default: {
+        const void *p = sqlite3_column_blob(st, i);
+        return md_pg_arr_elem(b, p ? p : "", (size_t)sqlite3_column_bytes(st, i)) != MD_OK;
+    }
+    }
+}
 
+/* Copy one table's rows of a tenant; *rows: how many. */
+static int copy_table(struct copy *c, const struct table *tb, int64_t src_id, int64_t id,
+                      long long *rows)
+{
+    size_t k = ncols(tb);
+    char sql[1024], names[512] = "";
+    size_t nl = 0;
+    for (size_t i = 0; i < k; i++)
+        nl += (size_t)snprintf(names + nl, sizeof names - nl, "%s%s", i ? ", " : "",
+                               tb->cols[i].name);
+    snprintf(sql, sizeof sql, "SELECT %s FROM %s WHERE tenant = ?1 ORDER BY %s", names, tb->name,
+             tb->order);
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(c->src,
-                           "SELECT path, depth, kind, size, content, mtime FROM entries"
-                           " WHERE tenant = ?1 ORDER BY path",
-                           -1, &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(c->src, sql, -1, &st, NULL) != SQLITE_OK)
         return fail("reading the SQLite database", sqlite3_errmsg(c->src));
     sqlite3_bind_int64(st, 1, src_id);
-    long long n_src = 0, bytes_src = 0, size_src = 0;
     size_t n = 0, chunk = 0;
-    int rc, err = 0;
-    arrays_begin(c);
+    int rc, err = arrays_begin(c, tb);
+    *rows = 0;
     while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        const void *path = sqlite3_column_text(st, 0);
-        size_t plen = (size_t)sqlite3_column_bytes(st, 0);
-        int kind = sqlite3_column_int(st, 2);
-        const void *content = sqlite3_column_blob(st, 4);
-        size_t clen = (size_t)sqlite3_column_bytes(st, 4);
-        int64_t size = sqlite3_column_int64(st, 3);
-        n_src++;
-        size_src += size;
-        bytes_src += (long long)clen;
-        err = md_pg_arr_elem(&c->arr[0], path, plen) ||
-              md_pg_arr_i32(&c->arr[1], sqlite3_column_int(st, 1)) ||
-              md_pg_arr_i16(&c->arr[2], (int16_t)kind) || md_pg_arr_i64(&c->arr[3], size) ||
-              md_pg_arr_i64(&c->arr[4], sqlite3_column_int64(st, 5)) ||
-              md_pg_arr_elem(&c->arr[5], content ? content : "", clen);
+        for (size_t i = 0; i < k && !err; i++) {
+            err = add_value(c, st, tb, (int)i);
+            chunk += (size_t)sqlite3_column_bytes(st, (int)i);
+        }
         n++;
-        chunk += clen + plen;
+        (*rows)++;
         if (!err && (n == CHUNK_ROWS || chunk >= CHUNK_BYTES)) {
-            err = flush_rows(c, id, n);
-            arrays_begin(c);
+            err = flush_rows(c, tb, id, n) || arrays_begin(c, tb);
             n = chunk = 0;
         }
     }
@@ -148,32 +256,81 @@ static int copy_tenant(struct copy *c, int64_t src_id, const char *name, int64_t
         err = fail("reading the SQLite database", sqlite3_errmsg(c->src));
     sqlite3_finalize(st);
     if (!err)
-        err = flush_rows(c, id, n);
-    if (err)
-        return -1;
+        err = flush_rows(c, tb, id, n);
+    return err ? -1 : 0;
+}
 
-    /* What arrived: the same entries, bytes and sizes. */
+/* One number a statement of the source answers for tenant `id`. */
+static long long src_int(struct copy *c, const char *sql, int64_t id)
+{
+    sqlite3_stmt *st = NULL;
+    long long v = -1;
+    if (sqlite3_prepare_v2(c->src, sql, -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, id);
+        if (sqlite3_step(st) == SQLITE_ROW)
+            v = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    return v;
+}
+
+/* Copy one tenant: its row (with its counters) and every table of it;
+ * then compare what the target holds. */
+static int copy_tenant(struct copy *c, int64_t src_id, const char *name, int64_t created,
+                       int64_t last_version, int64_t last_seq)
+{
+    struct md_pg_params p = {.n = 0};
+    md_pg_text(&p, name);
+    md_pg_i64(&p, created);
+    md_pg_i64(&p, last_version);
+    md_pg_i64(&p, last_seq);
+    PGresult *r = pg_run(c->dst,
+                         "INSERT INTO tenants (name, created_at, last_version, last_seq)"
+                         " VALUES ($1, $2, $3, $4) RETURNING id",
+                         &p);
+    if (!r)
+        return -1;
+    int64_t id = md_pg_r_i64(r, 0, 0);
+    PQclear(r);
+    long long copied[sizeof tables / sizeof tables[0]];
+    for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++)
+        if (copy_table(c, &tables[i], src_id, id, &copied[i]))
+            return -1;
+
+    /* What arrived: the same rows, bytes and sizes. */
+    long long bytes_src = src_int(
+        c, "SELECT coalesce(sum(length(CAST(content AS BLOB))), 0) FROM entries WHERE tenant = ?1",
+        src_id);
+    long long size_src =
+        src_int(c, "SELECT coalesce(sum(size), 0) FROM entries WHERE tenant = ?1", src_id);
     p.n = 0;
     md_pg_i64(&p, id);
     r = pg_run(c->dst,
-               "SELECT count(*), coalesce(sum(octet_length(content)), 0)::int8,"
-               " coalesce(sum(size), 0)::int8 FROM entries WHERE tenant = $1",
+               "SELECT (SELECT count(*) FROM entries WHERE tenant = $1),"
+               " (SELECT coalesce(sum(octet_length(content)), 0)::int8 FROM entries"
+               " WHERE tenant = $1), (SELECT coalesce(sum(size), 0)::int8 FROM entries"
+               " WHERE tenant = $1), (SELECT count(*) FROM versions WHERE tenant = $1),"
+               " (SELECT count(*) FROM changes WHERE tenant = $1),"
+               " (SELECT count(*) FROM idempotency WHERE tenant = $1)",
                &p);
     if (!r)
         return -1;
-    long long n_dst = md_pg_r_i64(r, 0, 0), bytes_dst = md_pg_r_i64(r, 0, 1),
-              size_dst = md_pg_r_i64(r, 0, 2);
+    long long dst[6];
+    for (int i = 0; i < 6; i++)
+        dst[i] = md_pg_r_i64(r, 0, i);
     PQclear(r);
-    if (n_dst != n_src || bytes_dst != bytes_src || size_dst != size_src) {
-        char detail[256];
+    if (dst[0] != copied[0] || dst[1] != bytes_src || dst[2] != size_src || dst[3] != copied[1] ||
+        dst[4] != copied[2] || dst[5] != copied[3]) {
+        char detail[512];
         snprintf(detail, sizeof detail,
-                 "tenant %s: %lld entries, %lld bytes, sizes %lld in SQLite; %lld, %lld, %lld "
-                 "copied",
-                 name, n_src, bytes_src, size_src, n_dst, bytes_dst, size_dst);
+                 "tenant %s: %lld entries, %lld bytes, sizes %lld, %lld versions, %lld changes, "
+                 "%lld keys in SQLite; %lld, %lld, %lld, %lld, %lld, %lld copied",
+                 name, copied[0], bytes_src, size_src, copied[1], copied[2], copied[3], dst[0],
+                 dst[1], dst[2], dst[3], dst[4], dst[5]);
         return fail("the copy does not match its source", detail);
     }
     c->tenants++;
-    c->entries += (unsigned long)n_src;
+    c->entries += (unsigned long)copied[0];
     c->bytes += bytes_src;
     return 0;
 }
@@ -208,14 +365,17 @@ static int check_free(struct copy *c)
 static int copy_all(struct copy *c)
 {
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(c->src, "SELECT id, name, created_at FROM tenants ORDER BY name", -1,
-                           &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(c->src,
+                           "SELECT id, name, created_at, last_version, last_seq FROM tenants"
+                           " ORDER BY name",
+                           -1, &st, NULL) != SQLITE_OK)
         return fail("reading the SQLite database", sqlite3_errmsg(c->src));
     int err = 0;
     while (!err && sqlite3_step(st) == SQLITE_ROW) {
         char name[160];
         snprintf(name, sizeof name, "%s", (const char *)sqlite3_column_text(st, 1));
-        err = copy_tenant(c, sqlite3_column_int64(st, 0), name, sqlite3_column_int64(st, 2));
+        err = copy_tenant(c, sqlite3_column_int64(st, 0), name, sqlite3_column_int64(st, 2),
+                          sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4));
     }
     sqlite3_finalize(st);
     return err;
@@ -255,7 +415,7 @@ int md_migrate_main(int argc, char **argv)
         return 2;
     }
     struct copy c = {0};
-    for (int i = 0; i < COLS; i++)
+    for (int i = 0; i < MAX_COLS; i++)
         md_buf_init(&c.arr[i], (size_t)1 << 30);
     int status = 1;
     char why[512] = "";
@@ -303,7 +463,7 @@ out:
     if (c.dst)
         PQfinish(c.dst);
     sqlite3_close(c.src);
-    for (int i = 0; i < COLS; i++)
+    for (int i = 0; i < MAX_COLS; i++)
         md_buf_free(&c.arr[i]);
     return status;
 }

@@ -67,6 +67,14 @@ void md_pg_text(struct md_pg_params *p, const char *s)
     md_pg_bytes(p, s, strlen(s));
 }
 
+void md_pg_null(struct md_pg_params *p)
+{
+    p->v[p->n] = NULL;
+    p->len[p->n] = 0;
+    p->fmt[p->n] = 1;
+    p->n++;
+}
+
 void md_pg_i64(struct md_pg_params *p, int64_t v)
 {
     uint64_t be = htobe64((uint64_t)v);

@@ -72,8 +72,46 @@ enum pst {
     P_PREFETCH,
     P_INSERT_MANY,
     P_SET_MANY,
+    /* history, the change feed, idempotency (see "history" below) */
+    P_COUNTERS,
+    P_COUNTERS_SET,
+    P_VER_MANY,
+    P_VER_COPY,
+    P_VER_SUBTREE,
+    P_VER_SUBTREE_MOVE,
+    P_CHANGES_MANY,
+    P_NOTIFY,
+    P_IDEM_GET,
+    P_IDEM_PUT,
+    P_IDEM_SCRUB,
+    P_HISTORY,
+    P_VERSION_GET,
+    P_SNAP_BEFORE,
+    P_STATE_BEFORE,
+    P_CHANGES,
+    P_CHANGES_META,
+    P_REDACT,
+    P_PRUNE_COUNT_FIND,
+    P_PRUNE_COUNT_DEL,
+    P_PRUNE_MARK,
+    P_PRUNE_SUBTREE_PATHS,
+    P_TENANT_NEXT,
+    P_PRUNE_AGE_SCAN,
+    P_PRUNE_AGE_DEL,
+    P_PRUNE_CHANGES_SCAN,
+    P_PRUNE_CHANGES_DEL,
+    P_PRUNE_IDEM,
     P_COUNT
 };
+
+/* The subtree of $3 (the entry itself, and what is between $4 and $5),
+ * files only: two searches of the key. */
+#define FILES_AT_OR_BELOW(cols)                                                                    \
+    "(SELECT " cols " FROM entries WHERE tenant = $1 AND path = $3 AND kind = 0"                   \
+    " UNION ALL SELECT " cols " FROM entries WHERE tenant = $1 AND path > $4 AND path < $5"        \
+    " AND kind = 0)"
+#define VERSION_COLS                                                                               \
+    "version, path, existed, redacted, sha256, size, time, command, actor, pruned_through"
 
 static const struct {
     const char *sql;
@@ -93,7 +131,7 @@ static const struct {
     /* Several paths at once; the tenant's id (one row with no entry when it
      * has none of the paths; no row when the tenant has no data). */
     [P_LOCATE] = {"SELECT t.id, e.path, e.kind, e.size,"
-                  " CASE WHEN e.path = $3 THEN e.content END"
+                  " CASE WHEN e.path = $3 THEN e.content END, e.sha256, t.last_version, t.last_seq"
                   " FROM tenants t LEFT JOIN entries e ON e.tenant = t.id AND e.path = ANY ($2)"
                   " WHERE t.name = $1",
                   3,
@@ -101,18 +139,19 @@ static const struct {
     /* Directories and a file in one statement; the tenant by name, since it
      * may have been created by the statement before. */
     [P_INSERT] =
-        {"INSERT INTO entries (tenant, path, depth, kind, size, mtime, content)"
+        {"INSERT INTO entries (tenant, path, depth, kind, size, mtime, content, sha256)"
          " SELECT t.id, u.path, u.depth, u.kind,"
          " CASE WHEN u.kind = 0 THEN $7 ELSE 0 END, $5,"
-         " CASE WHEN u.kind = 0 THEN $6 END"
+         " CASE WHEN u.kind = 0 THEN $6 END, CASE WHEN u.kind = 0 THEN $8 END"
          " FROM tenants t, unnest($2::text[], $3::int4[], $4::int2[]) AS u(path, depth, kind)"
          " WHERE t.name = $1",
-         7,
-         {OID_TEXT, OID_TEXTARRAY, OID_INT4ARRAY, OID_INT2ARRAY, OID_INT8, OID_BYTEA, OID_INT8}},
-    [P_SET_CONTENT] = {"UPDATE entries SET content = $3, size = $4, mtime = $5"
+         8,
+         {OID_TEXT, OID_TEXTARRAY, OID_INT4ARRAY, OID_INT2ARRAY, OID_INT8, OID_BYTEA, OID_INT8,
+          OID_BYTEA}},
+    [P_SET_CONTENT] = {"UPDATE entries SET content = $3, size = $4, mtime = $5, sha256 = $6"
                        " WHERE tenant = $1 AND path = $2 AND kind = 0",
-                       5,
-                       {OID_INT8, OID_TEXT, OID_BYTEA, OID_INT8, OID_INT8}},
+                       6,
+                       {OID_INT8, OID_TEXT, OID_BYTEA, OID_INT8, OID_INT8, OID_BYTEA}},
     [P_SIZES] = {"UPDATE entries e SET size = e.size + u.delta"
                  " FROM unnest($1::int8[], $2::text[], $3::int8[]) AS u(tenant, path, delta)"
                  " WHERE e.tenant = u.tenant AND e.path = u.path",
@@ -138,13 +177,13 @@ static const struct {
      * what is below them. $7 is the position (in characters) of the first
      * character after "dir/". */
     [P_VIEW] = {"WITH t AS (SELECT id FROM tenants WHERE name = $1)"
-                " SELECT 0 AS part, path, kind, size, content FROM entries"
+                " SELECT 0 AS part, path, kind, size, content, sha256 FROM entries"
                 " WHERE tenant = (SELECT id FROM t) AND path = $2"
-                " UNION ALL (SELECT 1, path, kind, size, NULL FROM entries"
+                " UNION ALL (SELECT 1, path, kind, size, NULL, NULL FROM entries"
                 " WHERE tenant = (SELECT id FROM t) AND depth = $3 AND path > $4 AND path < $5"
                 " AND left(substr(path, $7), 1) <> '.' AND substr(path, $7) <> 'node_modules'"
                 " ORDER BY path LIMIT $6)"
-                " UNION ALL (SELECT 2, path, kind, size, NULL FROM entries"
+                " UNION ALL (SELECT 2, path, kind, size, NULL, NULL FROM entries"
                 " WHERE tenant = (SELECT id FROM t) AND depth = $3 + 1 AND path > $4"
                 " AND path < $5 AND left(substr(path, $7), 1) <> '.'"
                 " AND split_part(substr(path, $7), '/', 1) <> 'node_modules'"
@@ -153,7 +192,7 @@ static const struct {
                 " ORDER BY path LIMIT $6)",
                 7,
                 {OID_TEXT, OID_TEXT, OID_INT4, OID_TEXT, OID_TEXT, OID_INT8, OID_INT4}},
-    [P_GET] = {"SELECT kind, size, content FROM entries"
+    [P_GET] = {"SELECT kind, size, content, sha256 FROM entries"
                " WHERE tenant = (SELECT id FROM tenants WHERE name = $1) AND path = $2",
                2,
                {OID_TEXT, OID_TEXT}},
@@ -168,7 +207,8 @@ static const struct {
      * a file's content when wanted and at most $4 bytes (else `omitted`). */
     [P_PREFETCH] = {"SELECT w.ord, t.id, e.kind, e.size,"
                     " CASE WHEN w.want = 1 AND e.kind = 0 AND e.size <= $4 THEN e.content END,"
-                    " w.want = 1 AND e.kind = 0 AND e.size > $4"
+                    " w.want = 1 AND e.kind = 0 AND e.size > $4, e.sha256, t.last_version,"
+                    " t.last_seq"
                     " FROM unnest($1::text[], $2::text[], $3::int2[]) WITH ORDINALITY"
                     " AS w(tenant, path, want, ord)"
                     " JOIN tenants t ON t.name = w.tenant COLLATE \"C\""
@@ -177,18 +217,170 @@ static const struct {
                     {OID_TEXTARRAY, OID_TEXTARRAY, OID_INT2ARRAY, OID_INT8}},
     /* An optimistic batch's inserts and file updates, several commands' in
      * one statement (bulk_send). */
-    [P_INSERT_MANY] = {"INSERT INTO entries (tenant, path, depth, kind, size, mtime, content)"
-                       " SELECT * FROM unnest($1::int8[], $2::text[], $3::int4[], $4::int2[],"
-                       " $5::int8[], $6::int8[], $7::bytea[])",
-                       7,
+    [P_INSERT_MANY] = {"INSERT INTO entries (tenant, path, depth, kind, size, mtime, content,"
+                       " sha256) SELECT * FROM unnest($1::int8[], $2::text[], $3::int4[],"
+                       " $4::int2[], $5::int8[], $6::int8[], $7::bytea[], $8::bytea[])",
+                       8,
                        {OID_INT8ARRAY, OID_TEXTARRAY, OID_INT4ARRAY, OID_INT2ARRAY, OID_INT8ARRAY,
-                        OID_INT8ARRAY, OID_BYTEAARRAY}},
-    [P_SET_MANY] = {"UPDATE entries e SET content = u.content, size = u.size, mtime = u.mtime"
-                    " FROM unnest($1::int8[], $2::text[], $3::bytea[], $4::int8[], $5::int8[])"
-                    " AS u(tenant, path, content, size, mtime)"
+                        OID_INT8ARRAY, OID_BYTEAARRAY, OID_BYTEAARRAY}},
+    [P_SET_MANY] = {"UPDATE entries e SET content = u.content, size = u.size, mtime = u.mtime,"
+                    " sha256 = u.sha256 FROM unnest($1::int8[], $2::text[], $3::bytea[],"
+                    " $4::int8[], $5::int8[], $6::bytea[])"
+                    " AS u(tenant, path, content, size, mtime, sha256)"
                     " WHERE e.tenant = u.tenant AND e.path = u.path COLLATE \"C\" AND e.kind = 0",
-                    5,
-                    {OID_INT8ARRAY, OID_TEXTARRAY, OID_BYTEAARRAY, OID_INT8ARRAY, OID_INT8ARRAY}},
+                    6,
+                    {OID_INT8ARRAY, OID_TEXTARRAY, OID_BYTEAARRAY, OID_INT8ARRAY, OID_INT8ARRAY,
+                     OID_BYTEAARRAY}},
+    /* ---- history ---- */
+    [P_COUNTERS] = {"SELECT last_version, last_seq FROM tenants WHERE id = $1", 1, {OID_INT8}},
+    [P_COUNTERS_SET] = {"UPDATE tenants t SET last_version = u.v, last_seq = u.s"
+                        " FROM unnest($1::int8[], $2::int8[], $3::int8[]) AS u(id, v, s)"
+                        " WHERE t.id = u.id",
+                        3,
+                        {OID_INT8ARRAY, OID_INT8ARRAY, OID_INT8ARRAY}},
+    /* Versions whose content memoryd has (a file's absence; an optimistic
+     * batch's overwrite of a prefetched file): several at once. */
+    [P_VER_MANY] = {"INSERT INTO versions (tenant, version, path, existed, sha256, size, time,"
+                    " command, actor, content) SELECT u.tenant, u.version, u.path, u.existed,"
+                    " u.sha256, nullif(u.size, -1), u.time, u.command, u.actor, u.content"
+                    " FROM unnest($1::int8[], $2::int8[], $3::text[], $4::bool[], $5::bytea[],"
+                    " $6::int8[], $7::int8[], $8::text[], $9::text[], $10::bytea[])"
+                    " AS u(tenant, version, path, existed, sha256, size, time, command, actor,"
+                    " content)",
+                    10,
+                    {OID_INT8ARRAY, OID_INT8ARRAY, OID_TEXTARRAY, OID_BOOLARRAY, OID_BYTEAARRAY,
+                     OID_INT8ARRAY, OID_INT8ARRAY, OID_TEXTARRAY, OID_TEXTARRAY, OID_BYTEAARRAY}},
+    /* A file's version copied by the database, before it changes. */
+    [P_VER_COPY] = {"INSERT INTO versions (tenant, version, path, existed, sha256, size, time,"
+                    " command, actor, content) SELECT tenant, $3, path, true, sha256, size, $4,"
+                    " $5, $6, content FROM entries WHERE tenant = $1 AND path = $2 AND kind = 0",
+                    6,
+                    {OID_INT8, OID_TEXT, OID_INT8, OID_INT8, OID_TEXT, OID_TEXT}},
+    /* Every file of a subtree ($2: the number before the first version):
+     * how many, and their bytes. */
+    [P_VER_SUBTREE] =
+        {"WITH ins AS (INSERT INTO versions (tenant, version, path, existed, sha256, size, time,"
+         " command, actor, content) SELECT $1, $2 + row_number() OVER (ORDER BY path), path, true,"
+         " sha256, size, $6, $7, $8, content FROM " FILES_AT_OR_BELOW(
+             "path, sha256, size, content") " f RETURNING size)"
+                                            " SELECT count(*), coalesce(sum(size), 0) FROM ins",
+         8,
+         {OID_INT8, OID_INT8, OID_TEXT, OID_TEXT, OID_TEXT, OID_INT8, OID_TEXT, OID_TEXT}},
+    /* ... of a subtree that moves to $9 ($10: the first character after
+     * the old prefix): the old paths' contents, then the new paths'
+     * absence. */
+    [P_VER_SUBTREE_MOVE] =
+        {"WITH f AS " FILES_AT_OR_BELOW(
+             "path, sha256, size, content") ", ins AS (INSERT INTO versions (tenant, version,"
+                                            " path, existed, sha256, size, time, command, actor,"
+                                            " content) SELECT $1, $2 + row_number() OVER (ORDER"
+                                            " BY g, p), p, g = 0, sha, sz, $6, $7, $8, c FROM"
+                                            " (SELECT 0 AS g, path AS p, sha256 AS sha, size AS"
+                                            " sz, content AS c FROM f UNION ALL SELECT 1,"
+                                            " $9 || substr(path, $10), NULL, NULL, NULL FROM f) s"
+                                            " RETURNING existed, size)"
+                                            " SELECT count(*), coalesce(sum(size) FILTER (WHERE"
+                                            " existed), 0) FROM ins",
+         10,
+         {OID_INT8, OID_INT8, OID_TEXT, OID_TEXT, OID_TEXT, OID_INT8, OID_TEXT, OID_TEXT, OID_TEXT,
+          OID_INT4}},
+    [P_CHANGES_MANY] = {"INSERT INTO changes (tenant, seq, version, versions, history_bytes, time,"
+                        " command, paths, actor) SELECT u.tenant, u.seq, nullif(u.version, 0),"
+                        " u.versions, u.bytes, u.time, u.command, u.paths, u.actor"
+                        " FROM unnest($1::int8[], $2::int8[], $3::int8[], $4::int8[], $5::int8[],"
+                        " $6::int8[], $7::text[], $8::text[], $9::text[])"
+                        " AS u(tenant, seq, version, versions, bytes, time, command, paths, actor)",
+                        9,
+                        {OID_INT8ARRAY, OID_INT8ARRAY, OID_INT8ARRAY, OID_INT8ARRAY, OID_INT8ARRAY,
+                         OID_INT8ARRAY, OID_TEXTARRAY, OID_TEXTARRAY, OID_TEXTARRAY}},
+    /* Delivered at the commit, to every instance's watcher (store_pg_watch.c). */
+    [P_NOTIFY] = {"SELECT pg_notify('memoryd_changes', n) FROM unnest($1::text[]) AS n",
+                  1,
+                  {OID_TEXTARRAY}},
+    [P_IDEM_GET] = {"SELECT fingerprint, err, body, time FROM idempotency"
+                    " WHERE tenant = (SELECT id FROM tenants WHERE name = $1) AND key = $2",
+                    2,
+                    {OID_TEXT, OID_TEXT}},
+    [P_IDEM_PUT] = {"INSERT INTO idempotency (tenant, key, fingerprint, err, body, path, time)"
+                    " VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (tenant, key) DO UPDATE"
+                    " SET fingerprint = excluded.fingerprint, err = excluded.err,"
+                    " body = excluded.body, path = excluded.path, time = excluded.time",
+                    7,
+                    {OID_INT8, OID_TEXT, OID_BYTEA, OID_INT4, OID_TEXT, OID_TEXT, OID_INT8}},
+    [P_IDEM_SCRUB] = {"UPDATE idempotency SET body = CASE WHEN err = 0 THEN $3 ELSE $4 END"
+                      " WHERE tenant = (SELECT id FROM tenants WHERE name = $1) AND path = $2",
+                      4,
+                      {OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXT}},
+    [P_HISTORY] = {"SELECT " VERSION_COLS " FROM versions"
+                   " WHERE tenant = (SELECT id FROM tenants WHERE name = $1) AND path = $2"
+                   " AND version < $3 ORDER BY version DESC LIMIT $4",
+                   4,
+                   {OID_TEXT, OID_TEXT, OID_INT8, OID_INT8}},
+    [P_VERSION_GET] = {"SELECT " VERSION_COLS ", content FROM versions"
+                       " WHERE tenant = (SELECT id FROM tenants WHERE name = $1) AND version = $2",
+                       2,
+                       {OID_TEXT, OID_INT8}},
+    /* The write that recorded a version (newest first: stops at it). */
+    [P_SNAP_BEFORE] = {"SELECT version, versions FROM changes"
+                       " WHERE tenant = (SELECT id FROM tenants WHERE name = $1)"
+                       " AND version IS NOT NULL AND version <= $2 ORDER BY seq DESC LIMIT 1",
+                       2,
+                       {OID_TEXT, OID_INT8}},
+    /* The earliest version >= $5 of each path at or below $3. */
+    [P_STATE_BEFORE] = {"SELECT DISTINCT ON (path) " VERSION_COLS ", content FROM versions"
+                        " WHERE tenant = (SELECT id FROM tenants WHERE name = $1)"
+                        " AND (path = $3 OR (path > $4 AND path < $5)) AND version >= $2"
+                        " ORDER BY path, version",
+                        5,
+                        {OID_TEXT, OID_INT8, OID_TEXT, OID_TEXT, OID_TEXT}},
+    [P_CHANGES] = {"SELECT seq, coalesce(version, 0), versions, history_bytes, time, command,"
+                   " paths, actor FROM changes WHERE tenant = $1 AND seq > $2 ORDER BY seq"
+                   " LIMIT $3",
+                   3,
+                   {OID_INT8, OID_INT8, OID_INT8}},
+    [P_CHANGES_META] = {"SELECT t.id, coalesce((SELECT min(seq) FROM changes"
+                        " WHERE tenant = t.id), 0), t.last_seq FROM tenants t WHERE t.name = $1",
+                        1,
+                        {OID_TEXT}},
+    [P_REDACT] = {"UPDATE versions SET content = NULL, sha256 = NULL, redacted = true"
+                  " WHERE tenant = (SELECT id FROM tenants WHERE name = $1) AND version = $2",
+                  2,
+                  {OID_TEXT, OID_INT8}},
+    [P_PRUNE_COUNT_FIND] = {"SELECT version FROM versions WHERE tenant = $1 AND path = $2"
+                            " ORDER BY version DESC LIMIT 1 OFFSET $3",
+                            3,
+                            {OID_INT8, OID_TEXT, OID_INT8}},
+    [P_PRUNE_COUNT_DEL] = {"DELETE FROM versions WHERE tenant = $1 AND path = $2 AND version <= $3",
+                           3,
+                           {OID_INT8, OID_TEXT, OID_INT8}},
+    [P_PRUNE_MARK] = {"UPDATE versions SET pruned_through = greatest(pruned_through, $3)"
+                      " WHERE tenant = $1 AND version = (SELECT min(version) FROM versions"
+                      " WHERE tenant = $1 AND path = $2)",
+                      3,
+                      {OID_INT8, OID_TEXT, OID_INT8}},
+    [P_PRUNE_SUBTREE_PATHS] = {"SELECT path FROM versions WHERE tenant = $1 AND path > $2"
+                               " AND path < $3 GROUP BY path HAVING count(*) > $4 LIMIT 256",
+                               4,
+                               {OID_INT8, OID_TEXT, OID_TEXT, OID_INT8}},
+    [P_TENANT_NEXT] = {"SELECT id FROM tenants WHERE id >= $1 ORDER BY id LIMIT 1", 1, {OID_INT8}},
+    [P_PRUNE_AGE_SCAN] = {"SELECT version, time FROM versions WHERE tenant = $1"
+                          " ORDER BY version LIMIT $2",
+                          2,
+                          {OID_INT8, OID_INT8}},
+    [P_PRUNE_AGE_DEL] = {"DELETE FROM versions WHERE tenant = $1 AND version <= $2",
+                         2,
+                         {OID_INT8, OID_INT8}},
+    [P_PRUNE_CHANGES_SCAN] = {"SELECT seq, time FROM changes WHERE tenant = $1"
+                              " ORDER BY seq LIMIT $2",
+                              2,
+                              {OID_INT8, OID_INT8}},
+    [P_PRUNE_CHANGES_DEL] = {"DELETE FROM changes WHERE tenant = $1 AND seq <= $2",
+                             2,
+                             {OID_INT8, OID_INT8}},
+    [P_PRUNE_IDEM] = {"DELETE FROM idempotency WHERE ctid IN (SELECT ctid FROM idempotency"
+                      " WHERE time < $1 LIMIT $2)",
+                      2,
+                      {OID_INT8, OID_INT8}},
 };
 
 /* A bulk statement is sent when its contents reach this many bytes. */
@@ -206,6 +398,7 @@ struct pre_ent {
     int64_t size;
     const char *content; /* in the prefetch result, when has_content */
     size_t content_len;
+    const unsigned char *sha256; /* in the prefetch result; NULL when none */
     int kind;
     unsigned char want, found, has_content, stale;
 };
@@ -236,7 +429,18 @@ struct pg_txn {
     /* The rows of a bulk insert or update not queued yet (opt). */
     enum pst bulk; /* P_INSERT_MANY, P_SET_MANY, or P_COUNT: none */
     size_t bulk_rows, bulk_bytes;
-    struct md_buf bk[7]; /* its array parameters */
+    struct md_buf bk[8]; /* its array parameters */
+    /* History (the writer's): counters and the current command (md_hist),
+     * the versions and change-feed rows of an optimistic batch not queued
+     * yet (sent before its writes go), the tenants to NOTIFY at the
+     * commit, and a redaction to VACUUM after it. */
+    struct md_hist *hist;
+    struct md_buf vk[10], ck[9];
+    size_t vk_rows, ck_rows;
+    char **notify;
+    size_t nnotify, capnotify;
+    int vacuum;
+    const char *cmd_tenant; /* the running command's (borrowed) */
 };
 
 struct pgc {
@@ -258,7 +462,22 @@ struct pg_store {
     pthread_mutex_t write_mu; /* one write transaction at a time; guards writer */
     unsigned long heal_failures;
     struct md_pg_watch *watch; /* LISTENs for other instances' commits */
+    int64_t prune_next_tenant; /* the writer's: where pruning by age goes on */
 };
+
+/* History (the section "history" below). */
+static void sha_of(const PGresult *r, int row, int col, struct md_entry *e);
+static void notify_clear(struct pg_txn *t);
+static void hist_reset(struct pg_txn *t);
+static enum md_err record_file(struct pg_txn *t, int64_t id, const char *tenant, const char *path,
+                               size_t len, int64_t old_size);
+static enum md_err record_subtree(struct pg_txn *t, int64_t id, const char *tenant,
+                                  const char *path, size_t len, int64_t size, const char *to,
+                                  size_t tlen, int *counted);
+static enum md_err subtree_counted(struct pg_txn *t, int64_t size);
+static enum md_err hist_send(struct pg_txn *t);
+static enum md_err hist_commit_send(struct pg_txn *t);
+static void vacuum_versions(struct pg_store *s);
 
 static int64_t now_ms(void)
 {
@@ -299,6 +518,13 @@ static void conn_close(struct pgc *c)
         md_buf_free(&c->txn.arr[i]);
     for (size_t i = 0; i < sizeof c->txn.bk / sizeof c->txn.bk[0]; i++)
         md_buf_free(&c->txn.bk[i]);
+    for (size_t i = 0; i < sizeof c->txn.vk / sizeof c->txn.vk[0]; i++)
+        md_buf_free(&c->txn.vk[i]);
+    for (size_t i = 0; i < sizeof c->txn.ck / sizeof c->txn.ck[0]; i++)
+        md_buf_free(&c->txn.ck[i]);
+    notify_clear(&c->txn);
+    free(c->txn.notify);
+    md_hist_free(c->txn.hist);
     md_dirsizes_free(c->txn.sizes);
     md_tenant_cache_free(c->tenants);
     if (c->pq)
@@ -311,7 +537,9 @@ static void conn_close(struct pgc *c)
  * (preparing an INSERT would wait for it). */
 static int is_read_statement(int id)
 {
-    return id == P_LOCATE || id == P_VIEW || id == P_GET || id == P_LIST || id == P_PING;
+    return id == P_LOCATE || id == P_VIEW || id == P_GET || id == P_LIST || id == P_PING ||
+           id == P_HISTORY || id == P_VERSION_GET || id == P_SNAP_BEFORE || id == P_STATE_BEFORE ||
+           id == P_CHANGES || id == P_CHANGES_META;
 }
 
 /* Session settings, then the statements prepared (a writer's all, a
@@ -389,10 +617,16 @@ static struct pgc *conn_open(struct pg_store *s, int write, char *why, size_t wh
         md_buf_init(&c->txn.arr[i], (size_t)64 << 20);
     for (size_t i = 0; i < sizeof c->txn.bk / sizeof c->txn.bk[0]; i++)
         md_buf_init(&c->txn.bk[i], (size_t)64 << 20);
+    for (size_t i = 0; i < sizeof c->txn.vk / sizeof c->txn.vk[0]; i++)
+        md_buf_init(&c->txn.vk[i], (size_t)256 << 20);
+    for (size_t i = 0; i < sizeof c->txn.ck / sizeof c->txn.ck[0]; i++)
+        md_buf_init(&c->txn.ck[i], (size_t)64 << 20);
     c->txn.bulk = P_COUNT;
-    if (write)
+    if (write) {
         c->txn.sizes = md_dirsizes_new();
-    if (!c->tenants || (write && !c->txn.sizes)) {
+        c->txn.hist = md_hist_new();
+    }
+    if (!c->tenants || (write && (!c->txn.sizes || !c->txn.hist))) {
         snprintf(why, why_len, "out of memory");
         conn_close(c);
         return NULL;
@@ -475,9 +709,10 @@ static enum md_err bulk_row(struct pg_txn *t, enum pst id)
             return e;
     }
     if (t->bulk_rows == 0) {
-        static const Oid insert[] = {OID_INT8, OID_TEXT, OID_INT4,      OID_INT2,
-                                     OID_INT8, OID_INT8, OID_BYTEA_ELEM};
-        static const Oid set[] = {OID_INT8, OID_TEXT, OID_BYTEA_ELEM, OID_INT8, OID_INT8};
+        static const Oid insert[] = {OID_INT8, OID_TEXT, OID_INT4,       OID_INT2,
+                                     OID_INT8, OID_INT8, OID_BYTEA_ELEM, OID_BYTEA_ELEM};
+        static const Oid set[] = {OID_INT8, OID_TEXT, OID_BYTEA_ELEM,
+                                  OID_INT8, OID_INT8, OID_BYTEA_ELEM};
         const Oid *types = id == P_INSERT_MANY ? insert : set;
         for (int i = 0; i < pst[id].n; i++) {
             enum md_err e = md_pg_arr_begin(&t->bk[i], types[i], 1); /* counted when sent */
@@ -511,7 +746,8 @@ static enum md_err arr_null(struct md_buf *b)
 /* Add to the bulk insert the directories strictly between the ancestor of
  * length `from` and `path`, and the file `path` (as insert_send would). */
 static enum md_err bulk_insert(struct pg_txn *t, int64_t id, const char *path, size_t len,
-                               size_t from, const char *content, size_t content_len)
+                               size_t from, const char *content, size_t content_len,
+                               const unsigned char *sha256)
 {
     enum md_err e = bulk_row(t, P_INSERT_MANY);
     int64_t mtime = now_ms();
@@ -532,6 +768,8 @@ static enum md_err bulk_insert(struct pg_txn *t, int64_t id, const char *path, s
             e = md_pg_arr_i64(&t->bk[5], mtime);
         if (!e)
             e = dir ? arr_null(&t->bk[6]) : md_pg_arr_elem(&t->bk[6], content, content_len);
+        if (!e)
+            e = dir ? arr_null(&t->bk[7]) : md_pg_arr_elem(&t->bk[7], sha256, MD_SHA256_LEN);
         t->bulk_rows++;
     }
     t->bulk_bytes += content_len;
@@ -542,7 +780,7 @@ static enum md_err bulk_insert(struct pg_txn *t, int64_t id, const char *path, s
 
 /* Add a file's new content to the bulk update. */
 static enum md_err bulk_set(struct pg_txn *t, int64_t id, const char *path, size_t len,
-                            const char *content, size_t content_len)
+                            const char *content, size_t content_len, const unsigned char *sha256)
 {
     enum md_err e = bulk_row(t, P_SET_MANY);
     if (!e)
@@ -555,6 +793,8 @@ static enum md_err bulk_set(struct pg_txn *t, int64_t id, const char *path, size
         e = md_pg_arr_i64(&t->bk[3], (int64_t)content_len);
     if (!e)
         e = md_pg_arr_i64(&t->bk[4], now_ms());
+    if (!e)
+        e = md_pg_arr_elem(&t->bk[5], sha256, MD_SHA256_LEN);
     t->bulk_rows++;
     t->bulk_bytes += content_len;
     t->st.statements++; /* the command's share of the bulk statement */
@@ -762,7 +1002,7 @@ static int pre_locate(struct pg_txn *t, const char *tenant, struct md_locate *l,
         q->found = 0;
         q->anc_len = MD_ROOT_LEN;
         q->anc_kind = MD_KIND_DIR;
-        q->e = (struct md_entry){MD_KIND_DIR, 0, NULL, 0};
+        q->e = (struct md_entry){.kind = MD_KIND_DIR};
         if (!id) {
             q->found = q->len == MD_ROOT_LEN;
             continue;
@@ -774,7 +1014,11 @@ static int pre_locate(struct pg_txn *t, const char *tenant, struct md_locate *l,
             if (kind == MD_KIND_DIR)
                 size += md_dirsizes_pending(t->sizes, id, q->path, q->len);
             q->found = 1;
-            q->e = (struct md_entry){kind, size, NULL, 0};
+            q->e = (struct md_entry){.kind = kind, .size = size};
+            if (e->sha256) {
+                q->e.has_sha256 = 1;
+                memcpy(q->e.sha256, e->sha256, MD_SHA256_LEN);
+            }
             if (q->want_content && kind == MD_KIND_FILE) {
                 q->e.content = e->content;
                 q->e.content_len = e->content_len;
@@ -914,6 +1158,7 @@ static void writer_done(struct pg_store *s, struct pg_txn *t, int failed)
     t->bulk_rows = t->bulk_bytes = 0;
     t->bulk = P_COUNT;
     md_dirsizes_reset(t->sizes);
+    hist_reset(t);
     if (failed)
         md_tenant_cache_clear(t->c->tenants);
     pthread_mutex_unlock(&s->write_mu);
@@ -927,6 +1172,7 @@ static enum md_err pg_write_begin(struct md_store *base, struct md_txn **out)
     if (!e) {
         struct pg_txn *t = &s->writer->txn;
         md_dirsizes_reset(t->sizes);
+        hist_reset(t);
         t->nq = t->cmd_base = 0;
         t->opt = 0;
         t->abandoned = MD_OK;
@@ -976,6 +1222,7 @@ static enum md_err pg_savepoint(struct md_txn *base)
 {
     struct pg_txn *t = (struct pg_txn *)base;
     md_dirsizes_mark(t->sizes);
+    md_hist_mark(t->hist);
     if (t->opt) {
         t->cmd_base = t->nq;
         t->cmd_wrote = t->cmd_bulk = 0;
@@ -991,6 +1238,7 @@ static enum md_err pg_release(struct md_txn *base, int rollback)
     if (rollback) {
         md_tenant_cache_clear(t->c->tenants);
         md_dirsizes_restore(t->sizes);
+        md_hist_restore(t->hist);
         if (t->opt) {
             if (t->cmd_wrote && !t->abandoned)
                 t->abandoned = MD_EDB;
@@ -1051,7 +1299,11 @@ static enum md_err pg_commit(struct md_txn *base)
 {
     struct pg_txn *t = (struct pg_txn *)base;
     struct pg_store *s = (struct pg_store *)base->store;
-    enum md_err e = sizes_send(t);
+    enum md_err e = hist_send(t);
+    if (!e)
+        e = hist_commit_send(t);
+    if (!e)
+        e = sizes_send(t);
     if (!e)
         e = q_send(t, P_COMMIT, NULL);
     enum pst failed = P_COUNT;
@@ -1065,7 +1317,10 @@ static enum md_err pg_commit(struct md_txn *base)
         q_send(t, P_ROLLBACK, NULL); /* after a failed COMMIT: harmless */
         q_flush(t, P_COUNT);
     }
+    int vacuum = !e && t->vacuum;
     writer_done(s, t, e != MD_OK);
+    if (vacuum)
+        vacuum_versions(s);
     return e;
 }
 
@@ -1170,6 +1425,7 @@ static enum md_err pg_view(struct md_txn *base, const char *tenant, const char *
             e->size = md_pg_r_i64(r, i, 3);
             e->content = PQgetisnull(r, i, 4) ? "" : PQgetvalue(r, i, 4);
             e->content_len = PQgetisnull(r, i, 4) ? 0 : (size_t)PQgetlength(r, i, 4);
+            sha_of(r, i, 5, e);
         } else if (part == 1) {
             n1++;
         } else {
@@ -1290,6 +1546,8 @@ static enum md_err pg_locate(struct md_txn *base, const char *tenant, struct md_
     int64_t id = rows > 0 ? md_pg_r_i64(r, 0, 0) : 0;
     if (id)
         md_tenant_cache_put(t->c->tenants, tenant, id);
+    if (id && t->hist && md_hist_load(t->hist, id, md_pg_r_i64(r, 0, 6), md_pg_r_i64(r, 0, 7)))
+        return MD_ENOMEM;
     for (size_t i = 0; i < n; i++) {
         struct md_locate *q = &l[i];
         q->found = 0;
@@ -1313,6 +1571,7 @@ static enum md_err pg_locate(struct md_txn *base, const char *tenant, struct md_
             if (rl == q->len && memcmp(rp, q->path, rl) == 0) {
                 q->found = 1;
                 q->e = (struct md_entry){.kind = kind, .size = size};
+                sha_of(r, k, 5, &q->e);
                 if (q->want_content && kind == MD_KIND_FILE) {
                     q->e.content = PQgetisnull(r, k, 4) ? "" : PQgetvalue(r, k, 4);
                     q->e.content_len = PQgetisnull(r, k, 4) ? 0 : (size_t)PQgetlength(r, k, 4);
@@ -1364,7 +1623,7 @@ static enum md_err sizes_add(struct pg_txn *t, int64_t id, const char *path, siz
  * the file `path` itself when `file`. */
 static enum md_err insert_send(struct pg_txn *t, const char *tenant, const char *path, size_t len,
                                size_t from, int with_root, int file, const char *content,
-                               size_t content_len)
+                               size_t content_len, const unsigned char *sha256)
 {
     size_t count = (size_t)with_root + (size_t)file;
     for (size_t i = from + 1; i < len; i++)
@@ -1395,6 +1654,7 @@ static enum md_err insert_send(struct pg_txn *t, const char *tenant, const char 
     md_pg_i64(&p, now_ms());
     md_pg_bytes(&p, content, content_len);
     md_pg_i64(&p, (int64_t)content_len);
+    md_pg_bytes(&p, sha256, sha256 ? MD_SHA256_LEN : 0);
     return q_send(t, P_INSERT, &p);
 }
 
@@ -1403,14 +1663,16 @@ static enum md_err pg_put_file(struct md_txn *base, const char *tenant, const ch
                                const unsigned char sha256[MD_SHA256_LEN], int64_t old_size,
                                size_t parents_from)
 {
-    (void)sha256; /* TODO(history): stored with the row */
     struct pg_txn *t = (struct pg_txn *)base;
     int64_t id = known_tenant(t, tenant);
-    enum md_err e = MD_OK;
+    enum md_err e = id ? record_file(t, id, tenant, path, len, old_size) : MD_OK;
+    if (e)
+        return e;
     if (t->opt && id != 0) {
         /* Optimistic: a row of the batch's bulk insert or update. */
-        e = old_size >= 0 ? bulk_set(t, id, path, len, content, content_len)
-                          : bulk_insert(t, id, path, len, parents_from, content, content_len);
+        e = old_size >= 0
+                ? bulk_set(t, id, path, len, content, content_len, sha256)
+                : bulk_insert(t, id, path, len, parents_from, content, content_len, sha256);
         if (!e)
             pre_forget(t, tenant, path, len, 0, old_size >= 0 ? len : parents_from);
     } else if (old_size >= 0) {
@@ -1420,6 +1682,7 @@ static enum md_err pg_put_file(struct md_txn *base, const char *tenant, const ch
         md_pg_bytes(&p, content, content_len);
         md_pg_i64(&p, (int64_t)content_len);
         md_pg_i64(&p, now_ms());
+        md_pg_bytes(&p, sha256, MD_SHA256_LEN);
         e = q_send(t, P_SET_CONTENT, &p);
         if (!e)
             e = q_flush(t, P_COUNT);
@@ -1434,8 +1697,8 @@ static enum md_err pg_put_file(struct md_txn *base, const char *tenant, const ch
             e = q_send(t, P_TENANT_NEW, &p);
         }
         if (!e)
-            e = insert_send(t, tenant, path, len, parents_from, new_tenant, 1, content,
-                            content_len);
+            e = insert_send(t, tenant, path, len, parents_from, new_tenant, 1, content, content_len,
+                            sha256);
         if (!e)
             e = q_flush(t, new_tenant ? P_TENANT_NEW : P_COUNT);
         if (!e && new_tenant) {
@@ -1445,6 +1708,10 @@ static enum md_err pg_put_file(struct md_txn *base, const char *tenant, const ch
             md_tenant_cache_put(t->c->tenants, tenant, id);
             if (t->opt)
                 pre_forget_tenant(t, tenant);
+            /* Its counters start at 0; the file did not exist. */
+            if (md_hist_load(t->hist, id, 0, 0) != 0)
+                return MD_ENOMEM;
+            e = record_file(t, id, tenant, path, len, old_size);
         }
     }
     if (!e)
@@ -1489,11 +1756,17 @@ static enum md_err pg_remove_tree(struct md_txn *base, const char *tenant, const
 {
     struct pg_txn *t = (struct pg_txn *)base;
     int64_t id = known_tenant(t, tenant);
-    enum md_err e = id ? subtree_send(t, id, path, len, NULL, 0) : MD_ENOENT;
+    int counted = 0;
+    enum md_err e =
+        id ? record_subtree(t, id, tenant, path, len, size, NULL, 0, &counted) : MD_ENOENT;
+    if (!e)
+        e = subtree_send(t, id, path, len, NULL, 0);
     if (!e && t->opt)
         pre_forget(t, tenant, path, len, 1, len);
     else if (!e)
-        e = q_flush(t, P_COUNT);
+        e = q_flush(t, counted ? P_VER_SUBTREE : P_COUNT);
+    if (!e && counted)
+        e = subtree_counted(t, size);
     if (!e)
         e = sizes_add(t, id, path, len, -size);
     return e;
@@ -1505,15 +1778,21 @@ static enum md_err pg_move_tree(struct md_txn *base, const char *tenant, const c
 {
     struct pg_txn *t = (struct pg_txn *)base;
     int64_t id = known_tenant(t, tenant);
-    enum md_err e = id ? insert_send(t, tenant, to, tlen, parents_from, 0, 0, NULL, 0) : MD_ENOENT;
+    int counted = 0;
+    enum md_err e =
+        id ? record_subtree(t, id, tenant, from, flen, size, to, tlen, &counted) : MD_ENOENT;
+    if (!e)
+        e = insert_send(t, tenant, to, tlen, parents_from, 0, 0, NULL, 0, NULL);
     if (!e)
         e = subtree_send(t, id, from, flen, to, tlen);
     if (!e && t->opt) {
         pre_forget(t, tenant, from, flen, 1, flen);
         pre_forget(t, tenant, to, tlen, 1, parents_from);
     } else if (!e) {
-        e = q_flush(t, P_COUNT);
+        e = q_flush(t, counted ? P_VER_SUBTREE_MOVE : P_COUNT);
     }
+    if (!e && counted)
+        e = subtree_counted(t, size);
     if (!e)
         e = sizes_add(t, id, from, flen, -size);
     if (!e)
@@ -1546,6 +1825,7 @@ static enum md_err pg_get(struct md_txn *base, const char *tenant, const char *p
     e->content =
         want_content && e->kind == MD_KIND_FILE ? (null ? "" : PQgetvalue(t->res, 0, 2)) : NULL;
     e->content_len = e->content && !null ? (size_t)PQgetlength(t->res, 0, 2) : 0;
+    sha_of(t->res, 0, 3, e);
     return MD_OK;
 }
 
@@ -1613,69 +1893,816 @@ static void pg_close(struct md_store *base)
     free(s);
 }
 
-/* ---- history (TODO: the PostgreSQL side of md_history.h) ---- */
+/* ---- history (md_history.h) ----
+ *
+ * Versions and change-feed rows are numbered by memoryd from the tenant's
+ * counters (md_hist), loaded with the locate or the prefetch that every
+ * write command begins with and written back once before the commit. A
+ * version is written from memory when memoryd has the old content (a
+ * file's absence; an optimistic batch's prefetched file), else copied by
+ * the database before the row changes (INSERT ... SELECT). A directory's
+ * files are versioned in one statement that says how many it wrote; an
+ * optimistic batch cannot wait for that answer, so a directory delete or
+ * rename gives the attempt up (the batch runs again the exact way). The
+ * rows an optimistic batch writes from memory go in two bulk statements
+ * with its writes (vk, ck); an exact batch sends them at once, inside the
+ * command's savepoint. */
 
-static enum md_err pg_cmd_begin(struct md_txn *t, const char *tenant,
+static struct pg_store *store_of(const struct pg_txn *t)
+{
+    return (struct pg_store *)t->base.store;
+}
+
+static int history_on(const struct pg_txn *t)
+{
+    return md_history_on(&store_of(t)->cfg.history);
+}
+
+static void sha_of(const PGresult *r, int row, int col, struct md_entry *e)
+{
+    e->has_sha256 = !PQgetisnull(r, row, col) && PQgetlength(r, row, col) == MD_SHA256_LEN;
+    if (e->has_sha256)
+        memcpy(e->sha256, PQgetvalue(r, row, col), MD_SHA256_LEN);
+}
+
+static void notify_clear(struct pg_txn *t)
+{
+    for (size_t i = 0; i < t->nnotify; i++)
+        free(t->notify[i]);
+    t->nnotify = 0;
+}
+
+/* Remember to NOTIFY `tenant`'s change at the commit (once). */
+static enum md_err notify_add(struct pg_txn *t, const char *tenant)
+{
+    for (size_t i = 0; i < t->nnotify; i++)
+        if (strcmp(t->notify[i], tenant) == 0)
+            return MD_OK;
+    if (t->nnotify == t->capnotify) {
+        size_t cap = t->capnotify ? t->capnotify * 2 : 16;
+        char **n = realloc(t->notify, cap * sizeof *n);
+        if (!n)
+            return MD_ENOMEM;
+        t->notify = n;
+        t->capnotify = cap;
+    }
+    if (!(t->notify[t->nnotify] = strdup(tenant)))
+        return MD_ENOMEM;
+    t->nnotify++;
+    return MD_OK;
+}
+
+static void hist_reset(struct pg_txn *t)
+{
+    if (!t->hist)
+        return; /* a reader */
+    md_hist_reset(t->hist);
+    t->vk_rows = t->ck_rows = 0;
+    notify_clear(t);
+    t->vacuum = 0;
+}
+
+/* An optimistic attempt that cannot go on: the batch runs again the exact way. */
+static enum md_err give_up(struct pg_txn *t)
+{
+    if (!t->abandoned)
+        t->abandoned = MD_EDB;
+    return MD_OK;
+}
+
+/* Tenant id's counters, loaded in this transaction (the locate and the
+ * prefetch load them; else one round trip). */
+static enum md_err counters_ready(struct pg_txn *t, int64_t id)
+{
+    int64_t v, q;
+    if (md_hist_loaded(t->hist, id, &v, &q))
+        return MD_OK;
+    if (t->opt)
+        return MD_EDB; /* the prefetch read every tenant of the batch */
+    struct md_pg_params p = {.n = 0};
+    md_pg_i64(&p, id);
+    enum md_err e = q_send(t, P_COUNTERS, &p);
+    if (!e)
+        e = q_flush(t, P_COUNTERS);
+    if (!e && (!t->res || PQntuples(t->res) != 1))
+        e = MD_EDB;
+    if (!e && md_hist_load(t->hist, id, md_pg_r_i64(t->res, 0, 0), md_pg_r_i64(t->res, 0, 1)))
+        e = MD_ENOMEM;
+    return e;
+}
+
+/* Is the running command recording versions for tenant `id`? (A command
+ * begun before its tenant existed learns its id here.) */
+static int recording(struct pg_txn *t, int64_t id)
+{
+    if (!t->hist || !history_on(t) || !md_hist_cmd_meta(t->hist)->command)
+        return 0;
+    if (md_hist_cmd_tenant(t->hist) == 0)
+        md_hist_cmd_set_tenant(t->hist, id);
+    return md_hist_cmd_tenant(t->hist) == id;
+}
+
+/* Queue the rows gathered in `arrs` (n arrays, `rows` rows) as statement `id`. */
+static enum md_err arrays_send(struct pg_txn *t, enum pst id, struct md_buf *arrs, size_t n,
+                               size_t *rows)
+{
+    if (*rows == 0)
+        return MD_OK;
+    struct md_pg_params p = {.n = 0};
+    for (size_t i = 0; i < n; i++) {
+        md_pg_arr_count(&arrs[i], *rows);
+        md_pg_bytes(&p, arrs[i].data, arrs[i].len);
+    }
+    *rows = 0;
+    return q_send_now(t, id, &p);
+}
+
+/* Begin `n` arrays of the given element types for a first row. */
+static enum md_err arrays_begin(struct md_buf *arrs, const Oid *types, size_t n)
+{
+    enum md_err e = MD_OK;
+    for (size_t i = 0; i < n && !e; i++)
+        e = md_pg_arr_begin(&arrs[i], types[i], 1); /* counted when sent */
+    return e;
+}
+
+static enum md_err arr_text_or_null(struct md_buf *b, const char *s)
+{
+    return s ? md_pg_arr_elem(b, s, strlen(s)) : arr_null(b);
+}
+
+static enum md_err hist_send(struct pg_txn *t)
+{
+    if (!t->hist)
+        return MD_OK;
+    enum md_err e = arrays_send(t, P_VER_MANY, t->vk, 10, &t->vk_rows);
+    return e ? e : arrays_send(t, P_CHANGES_MANY, t->ck, 9, &t->ck_rows);
+}
+
+/* A version from memory: `existed` 0 for an absence (no sha256, size -1,
+ * no content). Sent at once in an exact batch. */
+static enum md_err ver_mem(struct pg_txn *t, int64_t id, int64_t v, const char *path, size_t len,
+                           int existed, const unsigned char *sha256, int64_t size,
+                           const char *content, size_t content_len)
+{
+    static const Oid types[10] = {OID_INT8, OID_INT8, OID_TEXT, OID_BOOL, OID_BYTEA,
+                                  OID_INT8, OID_INT8, OID_TEXT, OID_TEXT, OID_BYTEA};
+    const struct md_write_meta *m = md_hist_cmd_meta(t->hist);
+    enum md_err e = t->vk_rows ? MD_OK : arrays_begin(t->vk, types, 10);
+    unsigned char b = existed ? 1 : 0;
+    if (!e)
+        e = md_pg_arr_i64(&t->vk[0], id);
+    if (!e)
+        e = md_pg_arr_i64(&t->vk[1], v);
+    if (!e)
+        e = md_pg_arr_elem(&t->vk[2], path, len);
+    if (!e)
+        e = md_pg_arr_elem(&t->vk[3], &b, 1);
+    if (!e)
+        e = sha256 ? md_pg_arr_elem(&t->vk[4], sha256, MD_SHA256_LEN) : arr_null(&t->vk[4]);
+    if (!e)
+        e = md_pg_arr_i64(&t->vk[5], size);
+    if (!e)
+        e = md_pg_arr_i64(&t->vk[6], m->time_ms);
+    if (!e)
+        e = arr_text_or_null(&t->vk[7], m->command);
+    if (!e)
+        e = arr_text_or_null(&t->vk[8], m->actor);
+    if (!e)
+        e = existed ? md_pg_arr_elem(&t->vk[9], content, content_len) : arr_null(&t->vk[9]);
+    if (e) {
+        t->vk_rows = 0;
+        return t->opt ? give_up(t) : e;
+    }
+    t->vk_rows++;
+    return t->opt ? MD_OK : arrays_send(t, P_VER_MANY, t->vk, 10, &t->vk_rows);
+}
+
+/* A file's version copied by the database before the file changes (queued
+ * ahead of that change). */
+static enum md_err ver_copy(struct pg_txn *t, int64_t id, int64_t v, const char *path, size_t len)
+{
+    const struct md_write_meta *m = md_hist_cmd_meta(t->hist);
+    struct md_pg_params p = {.n = 0};
+    md_pg_i64(&p, id);
+    md_pg_bytes(&p, path, len);
+    md_pg_i64(&p, v);
+    md_pg_i64(&p, m->time_ms);
+    md_pg_text(&p, m->command);
+    if (m->actor)
+        md_pg_text(&p, m->actor);
+    else
+        md_pg_null(&p);
+    return q_send(t, P_VER_COPY, &p);
+}
+
+static enum md_err record_file(struct pg_txn *t, int64_t id, const char *tenant, const char *path,
+                               size_t len, int64_t old_size)
+{
+    if (!recording(t, id))
+        return MD_OK;
+    enum md_err e = counters_ready(t, id);
+    if (e)
+        return t->opt ? give_up(t) : e;
+    int64_t v = md_hist_next_version(t->hist);
+    if (old_size < 0) {
+        e = ver_mem(t, id, v, path, len, 0, NULL, -1, NULL, 0);
+    } else {
+        const struct pre_ent *pe = t->opt ? pre_find(t, tenant, path, len) : NULL;
+        if (pe && pe->found && pe->has_content && !pe->stale)
+            e = ver_mem(t, id, v, path, len, 1, pe->sha256, pe->size, pe->content, pe->content_len);
+        else
+            e = ver_copy(t, id, v, path, len);
+    }
+    if (!e) {
+        md_hist_take_versions(t->hist, 1, old_size >= 0 ? old_size : 0);
+        md_hist_touch(t->hist, id, path, len, 0);
+    }
+    return e;
+}
+
+static enum md_err record_subtree(struct pg_txn *t, int64_t id, const char *tenant,
+                                  const char *path, size_t len, int64_t size, const char *to,
+                                  size_t tlen, int *counted)
+{
+    *counted = 0;
+    if (!recording(t, id))
+        return MD_OK;
+    enum md_err e = counters_ready(t, id);
+    if (e)
+        return t->opt ? give_up(t) : e;
+    int64_t v = md_hist_next_version(t->hist);
+    if (t->opt) {
+        /* A file: its number is known now. A directory: give up. */
+        const struct pre_ent *pe = pre_find(t, tenant, path, len);
+        if (!pe || !pe->found || pe->stale || pe->kind != MD_KIND_FILE)
+            return give_up(t);
+        e = ver_copy(t, id, v, path, len);
+        if (!e && to)
+            e = ver_mem(t, id, v + 1, to, tlen, 0, NULL, -1, NULL, 0);
+        if (!e)
+            md_hist_take_versions(t->hist, to ? 2 : 1, size);
+    } else {
+        const struct md_write_meta *m = md_hist_cmd_meta(t->hist);
+        e = bounds(&t->arr[0], &t->arr[1], path, len);
+        if (e)
+            return e;
+        struct md_pg_params p = {.n = 0};
+        md_pg_i64(&p, id);
+        md_pg_i64(&p, v - 1);
+        md_pg_bytes(&p, path, len);
+        md_pg_bytes(&p, t->arr[0].data, t->arr[0].len);
+        md_pg_bytes(&p, t->arr[1].data, t->arr[1].len);
+        md_pg_i64(&p, m->time_ms);
+        md_pg_text(&p, m->command);
+        if (m->actor)
+            md_pg_text(&p, m->actor);
+        else
+            md_pg_null(&p);
+        if (to) {
+            md_pg_bytes(&p, to, tlen);
+            md_pg_i32(&p, utf8_chars(path, len) + 1);
+        }
+        e = q_send(t, to ? P_VER_SUBTREE_MOVE : P_VER_SUBTREE, &p);
+        *counted = !e; /* the caller's flush brings the count (subtree_counted) */
+    }
+    if (!e) {
+        md_hist_touch(t->hist, id, path, len, 1);
+        if (to)
+            md_hist_touch(t->hist, id, to, tlen, 1);
+    }
+    return e;
+}
+
+static enum md_err subtree_counted(struct pg_txn *t, int64_t size)
+{
+    (void)size;
+    if (!t->res || PQntuples(t->res) != 1)
+        return MD_EDB;
+    md_hist_take_versions(t->hist, md_pg_r_i64(t->res, 0, 0), md_pg_r_i64(t->res, 0, 1));
+    return MD_OK;
+}
+
+/* Before the commit: the changed counters and the NOTIFY of the tenants
+ * written. */
+static enum md_err hist_commit_send(struct pg_txn *t)
+{
+    if (!t->hist)
+        return MD_OK;
+    size_t n = md_hist_dirty_count(t->hist), live = 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t id, v, q;
+        md_hist_dirty_entry(t->hist, i, &id, &v, &q);
+        live += id != 0;
+    }
+    enum md_err e = MD_OK;
+    if (live) {
+        e = md_pg_arr_begin(&t->arr[0], OID_INT8, live);
+        if (!e)
+            e = md_pg_arr_begin(&t->arr[1], OID_INT8, live);
+        if (!e)
+            e = md_pg_arr_begin(&t->arr[2], OID_INT8, live);
+        for (size_t i = 0; i < n && !e; i++) {
+            int64_t id, v, q;
+            md_hist_dirty_entry(t->hist, i, &id, &v, &q);
+            if (!id)
+                continue;
+            e = md_pg_arr_i64(&t->arr[0], id);
+            if (!e)
+                e = md_pg_arr_i64(&t->arr[1], v);
+            if (!e)
+                e = md_pg_arr_i64(&t->arr[2], q);
+        }
+        struct md_pg_params p = {.n = 0};
+        for (int i = 0; i < 3; i++)
+            md_pg_bytes(&p, t->arr[i].data, t->arr[i].len);
+        if (!e)
+            e = q_send(t, P_COUNTERS_SET, &p);
+    }
+    if (!e && t->nnotify) {
+        e = md_pg_arr_begin(&t->arr[0], OID_TEXT, t->nnotify);
+        for (size_t i = 0; i < t->nnotify && !e; i++)
+            e = md_pg_arr_elem(&t->arr[0], t->notify[i], strlen(t->notify[i]));
+        struct md_pg_params p = {.n = 0};
+        md_pg_bytes(&p, t->arr[0].data, t->arr[0].len);
+        if (!e)
+            e = q_send(t, P_NOTIFY, &p);
+    }
+    return e;
+}
+
+/* After a commit that redacted: VACUUM the versions table (and its TOAST
+ * table), so that the dead row versions holding the content are removed,
+ * on a connection of its own (VACUUM cannot run in a transaction). */
+static void vacuum_versions(struct pg_store *s)
+{
+    char why[512];
+    PGconn *c = md_pg_connect(s->uri, why, sizeof why);
+    if (!c) {
+        md_log_msg(MD_LOG_ERROR, "VACUUM after a redaction: cannot connect", why);
+        return;
+    }
+    PGresult *r = PQexec(c, "VACUUM versions");
+    if (PQresultStatus(r) != PGRES_COMMAND_OK)
+        md_log_msg(MD_LOG_ERROR, "VACUUM after a redaction failed", PQerrorMessage(c));
+    PQclear(r);
+    PQfinish(c);
+}
+
+static enum md_err pg_cmd_begin(struct md_txn *base, const char *tenant,
                                 const struct md_write_meta *m)
 {
-    (void)t, (void)tenant, (void)m;
+    struct pg_txn *t = (struct pg_txn *)base;
+    t->cmd_tenant = tenant;
+    md_hist_cmd_begin(t->hist, known_tenant(t, tenant), m);
     return MD_OK;
 }
-static enum md_err pg_cmd_end(struct md_txn *t, const char *const *paths, const size_t *lens,
+
+static enum md_err pg_cmd_end(struct md_txn *base, const char *const *paths, const size_t *lens,
                               size_t n, struct md_change_rec *rec)
 {
-    (void)t, (void)paths, (void)lens, (void)n;
-    *rec = (struct md_change_rec){0, 0, 0, 0};
-    return MD_OK;
+    struct pg_txn *t = (struct pg_txn *)base;
+    const char *tenant = t->cmd_tenant;
+    int64_t id = tenant ? known_tenant(t, tenant) : 0;
+    if (!id)
+        return MD_EDB; /* a write that succeeded made its tenant */
+    enum md_err e = counters_ready(t, id);
+    if (e)
+        return t->opt ? give_up(t) : e;
+    if (md_hist_cmd_tenant(t->hist) != id)
+        md_hist_cmd_set_tenant(t->hist, id);
+    const struct md_write_meta *m = md_hist_cmd_meta(t->hist);
+    md_hist_cmd_end(t->hist, rec);
+    static const Oid types[9] = {OID_INT8, OID_INT8, OID_INT8, OID_INT8, OID_INT8,
+                                 OID_INT8, OID_TEXT, OID_TEXT, OID_TEXT};
+    e = t->ck_rows ? MD_OK : arrays_begin(t->ck, types, 9);
+    if (!e)
+        e = md_pg_arr_i64(&t->ck[0], id);
+    if (!e)
+        e = md_pg_arr_i64(&t->ck[1], rec->seq);
+    if (!e)
+        e = md_pg_arr_i64(&t->ck[2], rec->version);
+    if (!e)
+        e = md_pg_arr_i64(&t->ck[3], rec->versions);
+    if (!e)
+        e = md_pg_arr_i64(&t->ck[4], rec->history_bytes);
+    if (!e)
+        e = md_pg_arr_i64(&t->ck[5], m->time_ms);
+    if (!e)
+        e = arr_text_or_null(&t->ck[6], m->command);
+    if (!e) {
+        /* The paths, one per line, as one element. */
+        size_t total = 0;
+        for (size_t i = 0; i < n; i++)
+            total += lens[i] + 1;
+        char *joined = malloc(total ? total : 1);
+        size_t off = 0;
+        for (size_t i = 0; joined && i < n; i++) {
+            if (i)
+                joined[off++] = '\n';
+            memcpy(joined + off, paths[i], lens[i]);
+            off += lens[i];
+        }
+        e = joined ? md_pg_arr_elem(&t->ck[7], joined, off) : MD_ENOMEM;
+        free(joined);
+    }
+    if (!e)
+        e = arr_text_or_null(&t->ck[8], m->actor);
+    if (!e)
+        e = notify_add(t, tenant);
+    if (e) {
+        t->ck_rows = 0;
+        return t->opt ? give_up(t) : e;
+    }
+    t->ck_rows++;
+    return t->opt ? MD_OK : arrays_send(t, P_CHANGES_MANY, t->ck, 9, &t->ck_rows);
 }
-static enum md_err pg_idem_get(struct md_txn *t, const char *tenant, const char *key,
+
+/* Make the tenant (and its root) when it has none yet; its id. */
+static enum md_err ensure_tenant(struct pg_txn *t, const char *tenant, int64_t *id)
+{
+    *id = known_tenant(t, tenant);
+    if (*id)
+        return MD_OK;
+    struct md_pg_params p = {.n = 0};
+    md_pg_text(&p, tenant);
+    md_pg_i64(&p, now_ms() / 1000);
+    enum md_err e = q_send(t, P_TENANT_NEW, &p);
+    if (!e)
+        e = insert_send(t, tenant, MD_ROOT, MD_ROOT_LEN, MD_ROOT_LEN, 1, 0, NULL, 0, NULL);
+    if (!e)
+        e = q_flush(t, P_TENANT_NEW);
+    if (!e && (!t->res || PQntuples(t->res) != 1))
+        e = MD_EDB;
+    if (e)
+        return e;
+    *id = md_pg_r_i64(t->res, 0, 0);
+    md_tenant_cache_put(t->c->tenants, tenant, *id);
+    return md_hist_load(t->hist, *id, 0, 0) ? MD_ENOMEM : MD_OK;
+}
+
+static enum md_err pg_idem_get(struct md_txn *base, const char *tenant, const char *key,
                                size_t key_len, struct md_idem *out)
 {
-    (void)t, (void)tenant, (void)key, (void)key_len, (void)out;
-    return MD_ENOENT;
+    struct pg_txn *t = (struct pg_txn *)base;
+    if (t->opt)
+        return MD_EDB; /* the writer runs keyed commands the exact way */
+    struct md_pg_params p = {.n = 0};
+    md_pg_text(&p, tenant);
+    md_pg_bytes(&p, key, key_len);
+    enum md_err e = q_send(t, P_IDEM_GET, &p);
+    if (!e)
+        e = q_flush(t, P_IDEM_GET);
+    if (e)
+        return e;
+    const PGresult *r = t->res;
+    if (!r || PQntuples(r) != 1 || PQgetlength(r, 0, 0) != MD_SHA256_LEN ||
+        md_pg_r_i64(r, 0, 3) < now_ms() - MD_IDEMPOTENCY_MS)
+        return MD_ENOENT;
+    memcpy(out->fingerprint, PQgetvalue(r, 0, 0), MD_SHA256_LEN);
+    out->err = md_pg_r_i32(r, 0, 1);
+    out->body = PQgetvalue(r, 0, 2);
+    out->body_len = (size_t)PQgetlength(r, 0, 2);
+    return MD_OK;
 }
-static enum md_err pg_idem_put(struct md_txn *t, const char *tenant, const char *key,
+
+static enum md_err pg_idem_put(struct md_txn *base, const char *tenant, const char *key,
                                size_t key_len, const struct md_idem *answer, const char *path,
                                size_t path_len)
 {
-    (void)t, (void)tenant, (void)key, (void)key_len, (void)answer, (void)path, (void)path_len;
+    struct pg_txn *t = (struct pg_txn *)base;
+    if (t->opt)
+        return MD_EDB;
+    int64_t id = 0;
+    enum md_err e = ensure_tenant(t, tenant, &id);
+    if (e)
+        return e;
+    struct md_pg_params p = {.n = 0};
+    md_pg_i64(&p, id);
+    md_pg_bytes(&p, key, key_len);
+    md_pg_bytes(&p, answer->fingerprint, MD_SHA256_LEN);
+    md_pg_i32(&p, answer->err);
+    md_pg_bytes(&p, answer->body ? answer->body : "", answer->body_len);
+    if (path)
+        md_pg_bytes(&p, path, path_len);
+    else
+        md_pg_null(&p);
+    md_pg_i64(&p, now_ms());
+    e = q_send(t, P_IDEM_PUT, &p);
+    return e ? e : q_flush(t, P_COUNT);
+}
+
+/* A version from the columns VERSION_COLS (0..9); content from column
+ * `content_col` (-1: none). */
+static void version_of(const PGresult *r, int row, struct md_version *v, int content_col)
+{
+    v->version = md_pg_r_i64(r, row, 0);
+    v->path = PQgetvalue(r, row, 1);
+    v->path_len = (size_t)PQgetlength(r, row, 1);
+    v->existed = PQgetvalue(r, row, 2)[0] != 0;
+    v->redacted = PQgetvalue(r, row, 3)[0] != 0;
+    v->has_sha256 = PQgetlength(r, row, 4) == MD_SHA256_LEN;
+    if (v->has_sha256)
+        memcpy(v->sha256, PQgetvalue(r, row, 4), MD_SHA256_LEN);
+    v->size = PQgetisnull(r, row, 5) ? -1 : md_pg_r_i64(r, row, 5);
+    v->time_ms = md_pg_r_i64(r, row, 6);
+    v->command = PQgetvalue(r, row, 7);
+    v->actor = PQgetisnull(r, row, 8) ? NULL : PQgetvalue(r, row, 8);
+    v->actor_len = v->actor ? (size_t)PQgetlength(r, row, 8) : 0;
+    v->pruned_through = md_pg_r_i64(r, row, 9);
+    v->content = NULL;
+    v->content_len = 0;
+    if (content_col >= 0 && v->existed && !v->redacted && !PQgetisnull(r, row, content_col)) {
+        v->content = PQgetvalue(r, row, content_col);
+        v->content_len = (size_t)PQgetlength(r, row, content_col);
+    } else if (content_col >= 0 && v->existed && !v->redacted) {
+        v->content = "";
+    }
+}
+
+/* One statement of a reader or (in the writer's transaction) the writer;
+ * its rows in t->res. */
+static enum md_err exec_one(struct pg_txn *t, enum pst id, const struct md_pg_params *p)
+{
+    if (!t->write)
+        return read_exec(t, id, p);
+    enum md_err e = q_send(t, id, p);
+    return e ? e : q_flush(t, id);
+}
+
+static enum md_err each_version(struct pg_txn *t, int content_col, md_version_cb cb, void *ctx)
+{
+    PGresult *r = t->res;
+    t->res = NULL; /* kept while cb runs: cb must not call the txn */
+    for (int i = 0; r && i < PQntuples(r); i++) {
+        struct md_version v;
+        version_of(r, i, &v, content_col);
+        if (cb(ctx, &v))
+            break;
+    }
+    PQclear(r);
     return MD_OK;
 }
-static enum md_err pg_history(struct md_txn *t, const char *tenant, const char *path, size_t len,
+
+static enum md_err pg_history(struct md_txn *base, const char *tenant, const char *path, size_t len,
                               int64_t below, size_t limit, md_version_cb cb, void *ctx)
 {
-    (void)t, (void)tenant, (void)path, (void)len, (void)below, (void)limit, (void)cb, (void)ctx;
-    return MD_OK;
+    struct pg_txn *t = (struct pg_txn *)base;
+    struct md_pg_params p = {.n = 0};
+    md_pg_text(&p, tenant);
+    md_pg_bytes(&p, path, len);
+    md_pg_i64(&p, below > 0 ? below : INT64_MAX);
+    md_pg_i64(&p, (int64_t)limit);
+    enum md_err e = exec_one(t, P_HISTORY, &p);
+    return e ? e : each_version(t, -1, cb, ctx);
 }
-static enum md_err pg_version_get(struct md_txn *t, const char *tenant, int64_t version,
+
+static enum md_err pg_version_get(struct md_txn *base, const char *tenant, int64_t version,
                                   int want_content, struct md_version *v)
 {
-    (void)t, (void)tenant, (void)version, (void)want_content, (void)v;
-    return MD_ENOENT;
+    struct pg_txn *t = (struct pg_txn *)base;
+    struct md_pg_params p = {.n = 0};
+    md_pg_text(&p, tenant);
+    md_pg_i64(&p, version);
+    enum md_err e = exec_one(t, P_VERSION_GET, &p);
+    if (e)
+        return e;
+    if (!t->res || PQntuples(t->res) != 1)
+        return MD_ENOENT;
+    version_of(t->res, 0, v, want_content ? 10 : -1);
+    return MD_OK; /* borrowed from t->res until the next call */
 }
-static enum md_err pg_state_before(struct md_txn *t, const char *tenant, const char *dir,
+
+static enum md_err pg_state_before(struct md_txn *base, const char *tenant, const char *dir,
                                    size_t len, int64_t *before, md_version_cb cb, void *ctx)
 {
-    (void)t, (void)tenant, (void)dir, (void)len, (void)before, (void)cb, (void)ctx;
-    return MD_OK;
+    struct pg_txn *t = (struct pg_txn *)base;
+    struct md_pg_params p = {.n = 0};
+    md_pg_text(&p, tenant);
+    md_pg_i64(&p, *before);
+    enum md_err e = exec_one(t, P_SNAP_BEFORE, &p);
+    if (e)
+        return e;
+    if (t->res && PQntuples(t->res) == 1 &&
+        md_pg_r_i64(t->res, 0, 0) + md_pg_r_i64(t->res, 0, 1) > *before)
+        *before = md_pg_r_i64(t->res, 0, 0);
+    e = bounds(&t->arr[0], &t->arr[1], dir, len);
+    if (e)
+        return e;
+    p = (struct md_pg_params){.n = 0};
+    md_pg_text(&p, tenant);
+    md_pg_i64(&p, *before);
+    md_pg_bytes(&p, dir, len);
+    md_pg_bytes(&p, t->arr[0].data, t->arr[0].len);
+    md_pg_bytes(&p, t->arr[1].data, t->arr[1].len);
+    e = exec_one(t, P_STATE_BEFORE, &p);
+    return e ? e : each_version(t, 10, cb, ctx);
 }
-static enum md_err pg_changes(struct md_txn *t, const char *tenant, int64_t after, size_t limit,
+
+static enum md_err pg_changes(struct md_txn *base, const char *tenant, int64_t after, size_t limit,
                               md_change_cb cb, void *ctx, int64_t *oldest, int64_t *last_seq)
 {
-    (void)t, (void)tenant, (void)after, (void)limit, (void)cb, (void)ctx;
+    struct pg_txn *t = (struct pg_txn *)base;
     *oldest = *last_seq = 0;
+    struct md_pg_params p = {.n = 0};
+    md_pg_text(&p, tenant);
+    enum md_err e = exec_one(t, P_CHANGES_META, &p);
+    if (e || !t->res || PQntuples(t->res) != 1)
+        return e; /* no tenant: nothing ever */
+    int64_t id = md_pg_r_i64(t->res, 0, 0);
+    *oldest = md_pg_r_i64(t->res, 0, 1);
+    *last_seq = md_pg_r_i64(t->res, 0, 2);
+    p = (struct md_pg_params){.n = 0};
+    md_pg_i64(&p, id);
+    md_pg_i64(&p, after);
+    md_pg_i64(&p, (int64_t)limit);
+    e = exec_one(t, P_CHANGES, &p);
+    if (e)
+        return e;
+    PGresult *r = t->res;
+    t->res = NULL;
+    for (int i = 0; r && i < PQntuples(r); i++) {
+        struct md_change c = {
+            .seq = md_pg_r_i64(r, i, 0),
+            .version = md_pg_r_i64(r, i, 1),
+            .versions = md_pg_r_i64(r, i, 2),
+            .history_bytes = md_pg_r_i64(r, i, 3),
+            .time_ms = md_pg_r_i64(r, i, 4),
+            .command = PQgetvalue(r, i, 5),
+            .paths = PQgetvalue(r, i, 6),
+            .paths_len = (size_t)PQgetlength(r, i, 6),
+            .actor = PQgetisnull(r, i, 7) ? NULL : PQgetvalue(r, i, 7),
+            .actor_len = PQgetisnull(r, i, 7) ? 0 : (size_t)PQgetlength(r, i, 7),
+        };
+        if (cb(ctx, &c))
+            break;
+    }
+    PQclear(r);
     return MD_OK;
 }
-static enum md_err pg_redact(struct md_txn *t, const char *tenant, int64_t version)
+
+static enum md_err pg_redact(struct md_txn *base, const char *tenant, int64_t version)
 {
-    (void)t, (void)tenant, (void)version;
-    return MD_EDB;
+    struct pg_txn *t = (struct pg_txn *)base;
+    struct md_version v;
+    enum md_err e = pg_version_get(base, tenant, version, 0, &v);
+    if (e)
+        return e;
+    char *path = strndup(v.path, v.path_len);
+    if (!path)
+        return MD_ENOMEM;
+    size_t path_len = v.path_len;
+    struct md_pg_params p = {.n = 0};
+    md_pg_text(&p, tenant);
+    md_pg_i64(&p, version);
+    e = q_send(t, P_REDACT, &p);
+    if (!e) {
+        p = (struct md_pg_params){.n = 0};
+        md_pg_text(&p, tenant);
+        md_pg_bytes(&p, path, path_len);
+        md_pg_text(&p, MD_HISTORY_SCRUBBED_APPLIED);
+        md_pg_text(&p, MD_HISTORY_SCRUBBED_REFUSED);
+        e = q_send(t, P_IDEM_SCRUB, &p);
+    }
+    if (!e)
+        e = q_flush(t, P_COUNT);
+    free(path);
+    if (!e)
+        t->vacuum = 1; /* after the commit (vacuum_versions) */
+    return e;
 }
-static enum md_err pg_prune(struct md_txn *t, int64_t now_ms, size_t budget, size_t *deleted)
+
+/* ---- pruning ---- */
+
+struct pg_pruner {
+    struct pg_txn *t;
+    unsigned keep;
+    size_t deleted;
+    enum md_err err;
+};
+
+/* One statement with its rows in t->res (the prune transaction's). */
+static enum md_err prune_exec(struct pg_txn *t, enum pst id, const struct md_pg_params *p)
 {
-    (void)t, (void)now_ms, (void)budget;
-    *deleted = 0;
-    return MD_OK;
+    enum md_err e = q_send(t, id, p);
+    return e ? e : q_flush(t, id);
+}
+
+static void pg_prune_path(struct pg_pruner *pr, int64_t tenant, const char *path, size_t len)
+{
+    struct pg_txn *t = pr->t;
+    if (pr->err)
+        return;
+    struct md_pg_params p = {.n = 0};
+    md_pg_i64(&p, tenant);
+    md_pg_bytes(&p, path, len);
+    md_pg_i64(&p, pr->keep);
+    if ((pr->err = prune_exec(t, P_PRUNE_COUNT_FIND, &p)) != MD_OK)
+        return;
+    if (!t->res || PQntuples(t->res) != 1)
+        return; /* no more than `keep` */
+    int64_t through = md_pg_r_i64(t->res, 0, 0);
+    p = (struct md_pg_params){.n = 0};
+    md_pg_i64(&p, tenant);
+    md_pg_bytes(&p, path, len);
+    md_pg_i64(&p, through);
+    pr->err = q_send(t, P_PRUNE_COUNT_DEL, &p);
+    if (!pr->err)
+        pr->err = q_send(t, P_PRUNE_MARK, &p);
+    if (!pr->err)
+        pr->err = q_flush(t, P_COUNT);
+    pr->deleted++; /* at least one; exact counts are not needed */
+}
+
+static void pg_prune_touched(void *ctx, int64_t tenant, const char *path, size_t len, int subtree)
+{
+    struct pg_pruner *pr = ctx;
+    struct pg_txn *t = pr->t;
+    if (pr->err)
+        return;
+    if (!subtree) {
+        pg_prune_path(pr, tenant, path, len);
+        return;
+    }
+    if ((pr->err = bounds(&t->arr[0], &t->arr[1], path, len)) != MD_OK)
+        return;
+    struct md_pg_params p = {.n = 0};
+    md_pg_i64(&p, tenant);
+    md_pg_bytes(&p, t->arr[0].data, t->arr[0].len);
+    md_pg_bytes(&p, t->arr[1].data, t->arr[1].len);
+    md_pg_i64(&p, pr->keep);
+    if ((pr->err = prune_exec(t, P_PRUNE_SUBTREE_PATHS, &p)) != MD_OK)
+        return;
+    PGresult *r = t->res;
+    t->res = NULL;
+    for (int i = 0; r && i < PQntuples(r) && !pr->err; i++)
+        pg_prune_path(pr, tenant, PQgetvalue(r, i, 0), (size_t)PQgetlength(r, i, 0));
+    PQclear(r);
+}
+
+/* Delete a tenant's oldest rows (scan_id: number, time) older than
+ * `cutoff`, through del_id. */
+static enum md_err pg_prune_old(struct pg_txn *t, int64_t tenant, enum pst scan_id, enum pst del_id,
+                                int64_t cutoff, size_t *deleted)
+{
+    struct md_pg_params p = {.n = 0};
+    md_pg_i64(&p, tenant);
+    md_pg_i64(&p, 256);
+    enum md_err e = prune_exec(t, scan_id, &p);
+    if (e)
+        return e;
+    int64_t through = 0;
+    for (int i = 0; t->res && i < PQntuples(t->res) && md_pg_r_i64(t->res, i, 1) < cutoff; i++) {
+        through = md_pg_r_i64(t->res, i, 0);
+        (*deleted)++;
+    }
+    if (!through)
+        return MD_OK;
+    p = (struct md_pg_params){.n = 0};
+    md_pg_i64(&p, tenant);
+    md_pg_i64(&p, through);
+    e = q_send(t, del_id, &p);
+    return e ? e : q_flush(t, P_COUNT);
+}
+
+static enum md_err pg_prune(struct md_txn *base, int64_t now_ms, size_t budget, size_t *deleted)
+{
+    struct pg_txn *t = (struct pg_txn *)base;
+    struct pg_store *s = store_of(t);
+    const struct md_retention *r = &s->cfg.history;
+    struct pg_pruner pr = {t, history_on(t) ? r->versions : 0, 0, MD_OK};
+    md_hist_take_touched(t->hist, budget / 8 + 1, pg_prune_touched, &pr);
+    enum md_err e = pr.err;
+    int64_t versions_cutoff = history_on(t) ? now_ms - (int64_t)r->days * 24 * 3600 * 1000 : now_ms;
+    int64_t changes_cutoff = now_ms - md_history_changes_ms(r);
+    for (int i = 0; !e && i < 8 && pr.deleted < budget; i++) {
+        struct md_pg_params p = {.n = 0};
+        md_pg_i64(&p, s->prune_next_tenant);
+        e = prune_exec(t, P_TENANT_NEXT, &p);
+        if (e)
+            break;
+        if (!t->res || PQntuples(t->res) != 1) {
+            s->prune_next_tenant = 0;
+            break;
+        }
+        int64_t tenant = md_pg_r_i64(t->res, 0, 0);
+        s->prune_next_tenant = tenant + 1;
+        e = pg_prune_old(t, tenant, P_PRUNE_AGE_SCAN, P_PRUNE_AGE_DEL, versions_cutoff,
+                         &pr.deleted);
+        if (!e)
+            e = pg_prune_old(t, tenant, P_PRUNE_CHANGES_SCAN, P_PRUNE_CHANGES_DEL, changes_cutoff,
+                             &pr.deleted);
+    }
+    if (!e && pr.deleted < budget) {
+        struct md_pg_params p = {.n = 0};
+        md_pg_i64(&p, now_ms - MD_IDEMPOTENCY_MS);
+        md_pg_i64(&p, (int64_t)(budget - pr.deleted));
+        e = q_send(t, P_PRUNE_IDEM, &p);
+        if (!e)
+            e = q_flush(t, P_COUNT);
+    }
+    *deleted = pr.deleted;
+    return e;
 }
 
 static enum md_err pg_watch(struct md_store *base, md_watch_cb cb, void *ctx)
@@ -1840,11 +2867,15 @@ enum md_err md_txn_pg_prefetch(struct md_txn *txn, const struct md_pg_want *w, s
             continue;
         struct pre_ent *pe = &t->pe[ord - 1];
         pe->id = md_pg_r_i64(r, row, 1);
+        if (md_hist_load(t->hist, pe->id, md_pg_r_i64(r, row, 7), md_pg_r_i64(r, row, 8)) != 0)
+            return MD_ENOMEM;
         if (PQgetisnull(r, row, 2))
             continue;
         pe->found = 1;
         pe->kind = md_pg_r_i16(r, row, 2) == MD_KIND_DIR ? MD_KIND_DIR : MD_KIND_FILE;
         pe->size = md_pg_r_i64(r, row, 3);
+        if (PQgetlength(r, row, 6) == MD_SHA256_LEN)
+            pe->sha256 = (const unsigned char *)PQgetvalue(r, row, 6);
         int omitted = !PQgetisnull(r, row, 5) && PQgetvalue(r, row, 5)[0];
         if (pe->want && pe->kind == MD_KIND_FILE && !omitted) {
             pe->has_content = 1;
@@ -1874,7 +2905,9 @@ int md_txn_pg_abandoned(struct md_txn *txn)
 enum md_err md_txn_pg_flush(struct md_txn *txn)
 {
     struct pg_txn *t = (struct pg_txn *)txn;
-    enum md_err e = t->nq || t->bulk_rows ? q_flush(t, P_COUNT) : MD_OK;
+    enum md_err e = hist_send(t); /* the versions first: before the writes go */
+    if (!e)
+        e = t->nq || t->bulk_rows ? q_flush(t, P_COUNT) : MD_OK;
     t->opt = 0;
     return e;
 }

@@ -23,6 +23,8 @@
 #define OID_INT8ARRAY 1016
 #define OID_INT4ARRAY 1007
 #define OID_INT2ARRAY 1005
+#define OID_BOOL      16
+#define OID_BOOLARRAY 1000
 
 /* ---- src/pg_wire.c ---- */
 
@@ -36,7 +38,7 @@ enum md_err md_pg_classify(PGconn *conn, const PGresult *res);
 
 /* The parameters of one statement, all in binary form. Values are borrowed
  * (libpq copies them when the statement is sent); numbers live in `num`. */
-#define MD_PG_MAX_PARAMS 8
+#define MD_PG_MAX_PARAMS 12
 struct md_pg_params {
     const char *v[MD_PG_MAX_PARAMS];
     int len[MD_PG_MAX_PARAMS];
@@ -48,6 +50,7 @@ void md_pg_bytes(struct md_pg_params *p, const void *data, size_t len); /* text 
 void md_pg_text(struct md_pg_params *p, const char *s);
 void md_pg_i64(struct md_pg_params *p, int64_t v);
 void md_pg_i32(struct md_pg_params *p, int32_t v);
+void md_pg_null(struct md_pg_params *p); /* SQL NULL */
 
 /* A one-dimensional array parameter in binary form, built in `b`: the
  * header for `n` elements of type `elem`, then each element. */

@@ -73,8 +73,7 @@ static void *watch_main(void *arg)
             c = listen_conn(w);
             if (!c) {
                 if (failures++ == 0)
-                    md_log_msg(MD_LOG_WARN, "change notifications: cannot listen; retrying",
-                               NULL);
+                    md_log_msg(MD_LOG_WARN, "change notifications: cannot listen; retrying", NULL);
                 wait_for(w, NULL, 1000);
                 continue;
             }

@@ -91,7 +91,8 @@ static const char *const stmt_sql[S_COUNT] = {
                    " WHERE tenant = ?1 AND key = ?2",
     [S_IDEM_PUT] = "INSERT OR REPLACE INTO idempotency (tenant, key, fingerprint, err, body, path,"
                    " time) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-    [S_IDEM_SCRUB] = "UPDATE idempotency SET body = ?3 WHERE tenant = ?1 AND path = ?2",
+    [S_IDEM_SCRUB] = "UPDATE idempotency SET body = CASE WHEN err = 0 THEN ?3 ELSE ?4 END"
+                     " WHERE tenant = ?1 AND path = ?2",
     [S_HISTORY] = "SELECT " VERSION_COLS " FROM versions"
                   " WHERE tenant = ?1 AND path = ?2 AND version < ?3 ORDER BY version DESC LIMIT ?4",
     [S_VERSION_GET] = "SELECT " VERSION_COLS ", content FROM versions"

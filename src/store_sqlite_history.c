@@ -16,12 +16,6 @@
 #include "md_path.h"
 #include "store_sqlite_internal.h"
 
-/* The text an answer kept for an idempotent retry gets when a redaction
- * erases a version of the file it wrote (it may quote the content). */
-#define SCRUBBED_ANSWER                                                                            \
-    "The command was applied. Its original answer was erased because a version of the file was " \
-    "redacted."
-
 /* Rows the pruner reads per tenant and statement. */
 #define PRUNE_SCAN 256
 
@@ -356,8 +350,7 @@ enum md_err sq_state_before(struct md_txn *base, const char *tenant, const char 
     sqlite3_bind_int64(snap, 1, id);
     sqlite3_bind_int64(snap, 2, *before);
     int rc = sqlite3_step(snap);
-    if (rc == SQLITE_ROW &&
-        sqlite3_column_int64(snap, 0) + sqlite3_column_int64(snap, 1) > *before)
+    if (rc == SQLITE_ROW && sqlite3_column_int64(snap, 0) + sqlite3_column_int64(snap, 1) > *before)
         *before = sqlite3_column_int64(snap, 0);
     sq_done(snap);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE)
@@ -462,7 +455,8 @@ enum md_err sq_redact(struct md_txn *base, const char *tenant, int64_t version)
         sqlite3_stmt *st = sq_stmt(t, S_IDEM_SCRUB);
         sqlite3_bind_int64(st, 1, id);
         sq_bind_text(st, 2, path, path_len);
-        sqlite3_bind_text(st, 3, SCRUBBED_ANSWER, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, MD_HISTORY_SCRUBBED_APPLIED, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 4, MD_HISTORY_SCRUBBED_REFUSED, -1, SQLITE_STATIC);
         e = sq_run(t, st, "scrub idempotent answers");
     }
     free(path);

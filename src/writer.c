@@ -90,10 +90,12 @@ static enum md_err idem_store(struct md_txn *t, struct md_job *j)
     answer.body = j->out->data ? j->out->data : "";
     answer.body_len = j->out->len;
     const struct md_patharg *p = &j->cmd->path;
-    /* The path, refused or not: an answer may quote the file (a snippet, an
-     * old_str), and a redaction of its versions scrubs the answer. */
-    return md_txn_idem_put(t, j->tenant, j->idem_key, j->idem_key_len, &answer, p->canon,
-                           p->canon_len);
+    /* The path of a memory tool command, refused or not: its answer may
+     * quote the file (a snippet, an old_str), and a redaction of the file's
+     * versions scrubs it. The /v1 API's answers quote no content. */
+    int quotes = j->cmd->kind < MD_CMD_TOOL_COUNT;
+    return md_txn_idem_put(t, j->tenant, j->idem_key, j->idem_key_len, &answer,
+                           quotes ? p->canon : NULL, p->canon_len);
 }
 
 /* Run one job in its own savepoint of the open transaction. Returns an
@@ -272,6 +274,17 @@ static enum run run_batch_once(struct md_writer *w, struct md_job *batch, size_t
     return lost ? RUN_LOST : RUN_DONE;
 }
 
+/* A batch whose answers depend on what is read while it runs: an
+ * Idempotency-Key's first answer, a restore or a redaction. Run the exact
+ * way. */
+static int needs_exact(const struct md_job *batch)
+{
+    for (const struct md_job *j = batch; j; j = j->next)
+        if (j->idem_key || j->cmd->kind == MD_CMD_RESTORE || j->cmd->kind == MD_CMD_REDACT)
+            return 1;
+    return 0;
+}
+
 /* A batch runs optimistically on PostgreSQL, the exact way after a given-up
  * attempt; a batch that met an unreachable database before its commit (a
  * connection the server dropped while idle, say) runs once more on a new
@@ -279,7 +292,7 @@ static enum run run_batch_once(struct md_writer *w, struct md_job *batch, size_t
 static void run_batch(struct md_writer *w, struct md_job *batch, size_t n, uint64_t *exec_us,
                       uint64_t *commit_us)
 {
-    int optimistic = md_store_is_pg(w->store);
+    int optimistic = md_store_is_pg(w->store) && !needs_exact(batch);
     int retried = 0;
     *exec_us = *commit_us = 0;
     for (;;) {
@@ -322,6 +335,10 @@ static void maybe_prune(struct md_writer *w)
         md_log_msg(MD_LOG_WARN, "retention: pruning failed", md_strerror(e));
         return;
     }
+    if (deleted == 0) {
+        md_txn_rollback(t); /* nothing to make durable */
+        return;
+    }
     if (md_txn_commit(t) != MD_OK)
         return;
     pthread_mutex_lock(&w->mu);
@@ -339,8 +356,7 @@ static void *writer_main(void *arg)
             struct timespec until;
             clock_gettime(CLOCK_REALTIME, &until);
             until.tv_sec += 1;
-            if (pthread_cond_timedwait(&w->cv, &w->mu, &until) != 0 && !w->head &&
-                !w->stopping) {
+            if (pthread_cond_timedwait(&w->cv, &w->mu, &until) != 0 && !w->head && !w->stopping) {
                 pthread_mutex_unlock(&w->mu);
                 maybe_prune(w);
                 pthread_mutex_lock(&w->mu);

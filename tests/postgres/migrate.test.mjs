@@ -23,6 +23,8 @@ import { makeClient, readText } from '../lib/client.mjs';
 import { createDatabase, pgCluster, pgInconsistencies, psql } from '../lib/pg.mjs';
 import { runMemoryd, startServer, tempDir } from '../lib/server.mjs';
 
+const MD_SOURCE = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
+
 const MiB = 1 << 20;
 const dir = tempDir('memoryd-migrate-');
 const sqlitePath = path.join(dir, 'memoryd.db');
@@ -237,7 +239,10 @@ test('every tenant of a SQLite database copied exactly: rows, views, sizes; then
   assert.deepEqual([m.code, m.stdout], [0,
     `memoryd migrate: copied 6 tenants, ${rows.length} entries, ${bytes} bytes of files from ${sqlitePath} to ${uri}\n`]);
   // The schema made in the fresh database, in memoryd's log format (the backend's migration).
-  assert.match(m.stderr, /^\{"time":"[^"]+","level":"info","msg":"schema migrated","engine":"postgres","version":1\}\n$/);
+  // One line per migration of sql/postgres/ applied to the empty target, in order.
+  const migrations = fs.readdirSync(path.join(MD_SOURCE, 'sql/postgres')).filter((f) => /^\d{3}_.*\.sql$/.test(f)).length;
+  assert.deepEqual(m.stderr.split('\n').filter(Boolean).map((l) => JSON.parse(l)).map(({ level, msg, engine, version }) => ({ level, msg, engine, version })),
+    Array.from({ length: migrations }, (_, i) => ({ level: 'info', msg: 'schema migrated', engine: 'postgres', version: i + 1 })));
   assert.ok(bytes > 18 * MiB);
 
   // Every row equal, byte for byte; the copy consistent.
