@@ -5,4 +5,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${1:-build}"
 (cd bench/peer && npm ci --no-audit --no-fund --loglevel=error)
-exec node bench/run.mjs --quick --build "$build"
+node bench/run.mjs --quick --build "$build"
+# What history costs (bench/history.mjs), briefly.
+node bench/history.mjs --quick --build "$build"
