@@ -238,3 +238,12 @@ test('no file of the repository refers to a file outside it; every relative link
   assert.ok(checked > 100, `only ${checked} text files were checked`);
   assert.deepEqual(problems, [], `\n${problems.join('\n')}\n`);
 });
+
+test('the license: LICENSE is the MIT text, and the README and openapi.yaml say MIT', () => {
+  const license = readText('LICENSE');
+  assert.match(license, /^MIT License\n\nCopyright \(c\) \d{4} the memoryd authors\n\nPermission is hereby granted, free of charge,/);
+  assert.match(license, /THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND/);
+  const readme = readText('README.md');
+  assert.match(readme, /\n## License\n\nmemoryd is released under the MIT License: see \[LICENSE\]\(LICENSE\)/);
+  assert.match(readText('openapi.yaml'), /\n {2}license:\n {4}name: MIT\n {4}identifier: MIT\n/);
+});
