@@ -554,10 +554,11 @@ static int conn_setup(struct pg_store *s, struct pgc *c, int write, char *why, s
                  enc ? enc : "unknown");
         return -1;
     }
-    char sql[256];
+    char sql[384];
     snprintf(sql, sizeof sql,
              "SET synchronous_commit = %s; SET lock_timeout = %d;"
-             " SET max_parallel_workers_per_gather = 0; SET plan_cache_mode = force_generic_plan",
+             " SET max_parallel_workers_per_gather = 0; SET plan_cache_mode = force_generic_plan;"
+             " SET default_transaction_isolation = 'read committed'",
              s->cfg.durability == MD_DURABILITY_FULL ? "on" : "off", s->cfg.busy_timeout_ms);
     PGresult *r = PQexec(c->pq, sql);
     int ok = PQresultStatus(r) == PGRES_COMMAND_OK;

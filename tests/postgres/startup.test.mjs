@@ -123,3 +123,34 @@ test('writes that wait for a lock held elsewhere answer 503 "busy"; reads keep w
   assert.equal((await c.post({ command: 'create', path: '/memories/blocked.txt', file_text: 'x' })).status, 200);
   c.close();
 });
+
+test('a database whose default isolation is REPEATABLE READ: memoryd\'s sessions still run read committed, so instances take turns on a tenant without serialization failures', async () => {
+  const uri = await createDatabase();
+  const db = /^postgresql:\/\/\/([^?]+)/.exec(uri)[1];
+  psql(uri, `ALTER DATABASE ${db} SET default_transaction_isolation = 'repeatable read'`);
+  const servers = await Promise.all([startServer({ db: uri }), startServer({ db: uri })]);
+  const counter = '/memories/counter.txt';
+  const setup = makeClient(servers[0].port, { tenant: 'iso' });
+  assert.equal((await setup.post({ command: 'create', path: counter, file_text: 'n=0\n' })).status, 200);
+  // Eight clients over the two instances, each read-modify-writing the counter: a session at
+  // REPEATABLE READ would take its snapshot before the tenant lock and fail (503) or miss.
+  let done = 0;
+  const answers = [];
+  await Promise.all(Array.from({ length: 8 }, async (_, i) => {
+    const c = makeClient(servers[i % 2].port, { tenant: 'iso' });
+    for (let k = 0; k < 10;) {
+      const n = Number(/^n=(\d+)$/.exec((await readText(c, counter)).split('\n')[0])[1]);
+      const r = await c.post({ command: 'str_replace', path: counter, old_str: `n=${n}\n`, new_str: `n=${n + 1}\n` });
+      answers.push(r.status);
+      if (r.status === 200) {
+        k++;
+        done++;
+      }
+    }
+    c.close();
+  }));
+  assert.deepEqual([...new Set(answers)].filter((s) => s !== 200 && s !== 409), [], 'a write failed instead of taking its turn');
+  assert.equal(await readText(setup, counter), `n=${done}\n`);
+  setup.close();
+  await Promise.all(servers.map((s) => s.stop()));
+});
