@@ -1393,13 +1393,44 @@ static size_t lower_bound(const struct row *r, size_t n, const char *key, size_t
     return lo;
 }
 
+/* A path whose last segment has a dot after its first character
+ * ("notes.md"): most likely a file. */
+static int looks_like_file(const char *path, size_t len)
+{
+    size_t i = len;
+    while (i > 0 && path[i - 1] != '/')
+        i--;
+    return i + 1 < len && memchr(path + i + 1, '.', len - i - 1) != NULL;
+}
+
 static enum md_err pg_view(struct md_txn *base, const char *tenant, const char *path, size_t len,
                            struct md_entry *e, size_t max_entries, md_list_cb cb, void *ctx,
                            int *complete)
 {
     struct pg_txn *t = (struct pg_txn *)base;
     *complete = 1;
-    enum md_err err = bounds(&t->arr[0], &t->arr[1], path, len);
+    enum md_err err;
+    if (looks_like_file(path, len)) {
+        /* The entry alone (P_GET): a statement of one index scan, where
+         * P_VIEW starts and runs three; when it is a directory after all,
+         * P_VIEW follows (a second round trip). */
+        struct md_pg_params g = {.n = 0};
+        md_pg_text(&g, tenant);
+        md_pg_bytes(&g, path, len);
+        err = read_exec(t, P_GET, &g);
+        if (err)
+            return err;
+        if (PQntuples(t->res) != 1)
+            return MD_ENOENT; /* not the root: it has no dot */
+        if (md_pg_r_i16(t->res, 0, 0) != MD_KIND_DIR) {
+            int null = PQgetisnull(t->res, 0, 2);
+            *e = (struct md_entry){MD_KIND_FILE, md_pg_r_i64(t->res, 0, 1),
+                                   null ? "" : PQgetvalue(t->res, 0, 2),
+                                   null ? 0 : (size_t)PQgetlength(t->res, 0, 2)};
+            return MD_OK;
+        }
+    }
+    err = bounds(&t->arr[0], &t->arr[1], path, len);
     if (err)
         return err;
     int64_t limit = max_entries ? (int64_t)max_entries : 1;
