@@ -1424,9 +1424,11 @@ static enum md_err pg_view(struct md_txn *base, const char *tenant, const char *
             return MD_ENOENT; /* not the root: it has no dot */
         if (md_pg_r_i16(t->res, 0, 0) != MD_KIND_DIR) {
             int null = PQgetisnull(t->res, 0, 2);
-            *e = (struct md_entry){MD_KIND_FILE, md_pg_r_i64(t->res, 0, 1),
-                                   null ? "" : PQgetvalue(t->res, 0, 2),
-                                   null ? 0 : (size_t)PQgetlength(t->res, 0, 2)};
+            *e = (struct md_entry){.kind = MD_KIND_FILE,
+                                   .size = md_pg_r_i64(t->res, 0, 1),
+                                   .content = null ? "" : PQgetvalue(t->res, 0, 2),
+                                   .content_len = null ? 0 : (size_t)PQgetlength(t->res, 0, 2)};
+            sha_of(t->res, 0, 3, e);
             return MD_OK;
         }
     }
