@@ -1,5 +1,6 @@
 // Proves the change feed (GET /v1/changes) over real HTTP on loopback against a temp SQLite
-// database (tests/integration/changes.test.mjs):
+// database, and as pg/integration/changes against a fresh PostgreSQL database
+// (tests/integration/changes.test.mjs):
 //   - its entries exact: seq, version (the first recorded, null when none), versions,
 //     history_bytes, time (inside the request's clock window), command, paths (canonical;
 //     rename: old, new), actor; last_seq and next_after; limit and paging with after=next_after;
@@ -12,13 +13,13 @@
 //     order (seq strictly consecutive, each writer's writes in the order it made them, versions
 //     consecutive), ending at the writers' total;
 //   - seq survives a restart; 410 with the exact text once entries after `after` were pruned
-//     (their time rewritten to 31 days ago in the SQLite file while memoryd runs);
+//     (their time rewritten to 31 days ago in the database while memoryd runs);
 //   - parameter errors: 400 with the exact text.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
+import { dbSql } from '../lib/db.mjs';
 import { startServer } from '../lib/server.mjs';
 
 const TIME_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -79,9 +80,8 @@ function inWindow(time, { t0, t1 }, what) {
   assert.ok(ms >= t0 && ms <= t1, `${what}: ${time} outside [${new Date(t0).toISOString()}, ${new Date(t1).toISOString()}]`);
 }
 
-function sqlite(db, sql) {
-  return execFileSync('sqlite3', ['-cmd', '.timeout 10000', db, sql], { encoding: 'utf8' });
-}
+const HOUR_MS = 3600000;
+const DAY_MS = 24 * HOUR_MS;
 
 describe('change feed', () => {
   let srv;
@@ -301,7 +301,7 @@ describe('change feed', () => {
   test('410 once the entries after `after` were pruned (older than --history-days)', async (t) => {
     const c = client(srv, 'c-gone');
     for (let i = 1; i <= 6; i++) await c.write({ command: 'create', path: `/memories/f${i}.txt`, file_text: `${i}` });
-    sqlite(srv.dbPath, "UPDATE changes SET time = time - 31*86400000 WHERE tenant = (SELECT id FROM tenants WHERE name = 'c-gone') AND seq <= 3;");
+    dbSql(srv.dbPath, `UPDATE changes SET time = time - ${31 * DAY_MS} WHERE tenant = (SELECT id FROM tenants WHERE name = 'c-gone') AND seq <= 3;`);
     const t0 = Date.now();
     for (;;) {
       const r = await c.get('/v1/changes?after=0');
@@ -321,7 +321,7 @@ describe('change feed', () => {
     // The files themselves are untouched.
     assert.equal((await c.post({ command: 'view', path: '/memories/f1.txt' })).status, 200);
     // Every entry pruned: the oldest kept is the next one to come.
-    sqlite(srv.dbPath, "UPDATE changes SET time = time - 31*86400000 WHERE tenant = (SELECT id FROM tenants WHERE name = 'c-gone');");
+    dbSql(srv.dbPath, `UPDATE changes SET time = time - ${31 * DAY_MS} WHERE tenant = (SELECT id FROM tenants WHERE name = 'c-gone');`);
     for (const t1 = Date.now(); ;) {
       const r = await c.get('/v1/changes?after=5');
       if (r.status === 410) {
@@ -374,8 +374,8 @@ test('with --history-days 0 (history off) the change feed is kept for one day', 
     const c = client(srv, 'c-day');
     for (let i = 1; i <= 4; i++) await c.write({ command: 'create', path: `/memories/f${i}.txt`, file_text: `${i}` });
     const tenant = "(SELECT id FROM tenants WHERE name = 'c-day')";
-    sqlite(srv.dbPath, `UPDATE changes SET time = time - 25*3600000 WHERE tenant = ${tenant} AND seq <= 2;`);
-    sqlite(srv.dbPath, `UPDATE changes SET time = time - 23*3600000 WHERE tenant = ${tenant} AND seq = 3;`);
+    dbSql(srv.dbPath, `UPDATE changes SET time = time - ${25 * HOUR_MS} WHERE tenant = ${tenant} AND seq <= 2;`);
+    dbSql(srv.dbPath, `UPDATE changes SET time = time - ${23 * HOUR_MS} WHERE tenant = ${tenant} AND seq = 3;`);
     const t0 = Date.now();
     for (;;) {
       const r = await c.get('/v1/changes?after=0');

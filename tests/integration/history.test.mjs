@@ -1,5 +1,6 @@
 // Proves the history of "memory you can trust" over real HTTP on loopback against a temp SQLite
-// database (tests/integration/history.test.mjs):
+// database, and as pg/integration/history against a fresh PostgreSQL database
+// (tests/integration/history.test.mjs):
 //   - every write command records, for each file it changes, what the file was just before: its
 //     fields exact (command, actor, existed, size, sha256 of the previous content computed here
 //     with node:crypto, redacted, time inside the request's clock window), versions numbered
@@ -19,13 +20,13 @@
 //     nothing changed by it;
 //   - retention: by count (--history-versions 3: the 3 newest versions of a file kept, the
 //     pruned ones gone, a restore reaching before them refused) and by age (versions whose time
-//     is rewritten to 31 days ago in the SQLite file are pruned while memoryd runs); history off
+//     is rewritten to 31 days ago in the database are pruned while memoryd runs); history off
 //     (--history-versions 0, --history-days 0): no version recorded, the change feed still kept.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import { dbSql } from '../lib/db.mjs';
 import { startServer } from '../lib/server.mjs';
 
 const sha256 = (s) => crypto.createHash('sha256').update(s).digest('hex');
@@ -133,10 +134,7 @@ function inWindow(time, { t0, t1 }, what) {
   assert.ok(ms >= t0 && ms <= t1, `${what}: time ${time} is outside the request's window [${new Date(t0).toISOString()}, ${new Date(t1).toISOString()}]`);
 }
 
-// The tenant's id in the SQLite file, for rewriting rows with the sqlite3 CLI.
-function sqlite(db, sql) {
-  return execFileSync('sqlite3', ['-cmd', '.timeout 10000', db, sql], { encoding: 'utf8' });
-}
+const DAY_MS = 86400000;
 
 async function until(what, fn, ms = 10000 * SLOW) {
   const end = Date.now() + ms;
@@ -569,11 +567,11 @@ describe('history (default settings)', () => {
     const kept = await c.history(p);
     assert.deepEqual(kept.versions.map((v) => v.version), [6, 5, 4, 3, 2, 1]);
     // Versions 1-3 of this tenant made 31 days old; 4-6 stay as they are.
-    sqlite(srv.dbPath, `UPDATE versions SET time = time - 31*86400000 WHERE tenant = (SELECT id FROM tenants WHERE name = 'h-aged') AND version <= 3;`);
+    dbSql(srv.dbPath, `UPDATE versions SET time = time - ${31 * DAY_MS} WHERE tenant = (SELECT id FROM tenants WHERE name = 'h-aged') AND version <= 3;`);
     // Another tenant's version rewritten 29 days old: within retention, kept.
     const o = client(srv, 'h-aged-other');
     await o.create('/memories/o.txt', 'o');
-    sqlite(srv.dbPath, `UPDATE versions SET time = time - 29*86400000 WHERE tenant = (SELECT id FROM tenants WHERE name = 'h-aged-other');`);
+    dbSql(srv.dbPath, `UPDATE versions SET time = time - ${29 * DAY_MS} WHERE tenant = (SELECT id FROM tenants WHERE name = 'h-aged-other');`);
     const t0 = Date.now();
     await until('pruning of the 31-day-old versions', async () => {
       const h = await c.history(p);
@@ -739,7 +737,7 @@ for (const args of [['--history-versions', '0'], ['--history-days', '0']]) {
       assert.deepEqual([rb.status, rb.json], [404, { error: 'Version 1 is not kept (there is no such version of this tenant, or retention has pruned it)' }]);
       assert.equal(await c.text(p), 'two');
       // Nothing in the versions table at all.
-      assert.equal(sqlite(srv.dbPath, 'SELECT count(*) FROM versions;'), '0\n');
+      assert.equal(dbSql(srv.dbPath, 'SELECT count(*) FROM versions;'), '0\n');
     });
   });
 }

@@ -1,5 +1,6 @@
 // Proves idempotent retries (the Idempotency-Key header) over real HTTP on loopback against a temp
-// SQLite database (tests/integration/idempotency.test.mjs):
+// SQLite database, and as pg/integration/idempotency against a fresh PostgreSQL database
+// (tests/integration/idempotency.test.mjs):
 //   - a retry with the same key and the same request gets the first answer (status and body,
 //     Idempotent-Replayed: true) and is not applied again: one change-feed entry, one version,
 //     the file as after one application; for every write command and for the tool_use form;
@@ -8,7 +9,7 @@
 //     the header twice) -> 400 with the exact text, nothing written; keys are per tenant;
 //   - refused answers (409, 404, 412, 422 of insert_line) are kept and replayed as they were
 //     even after the state changed so that the command would now succeed;
-//   - a key expires after 24 h (its time rewritten in the SQLite file): the request is applied
+//   - a key expires after 24 h (its time rewritten in the database): the request is applied
 //     anew; expired keys are pruned from the database while memoryd runs;
 //   - keys on POST /v1/restore and /v1/redact: replayed, 422 for another request;
 //   - crash safety: 8 clients send keyed creates, inserts and str_replaces concurrently,
@@ -19,10 +20,11 @@
 //     counters, and one change-feed entry per key).
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
+import { dbInconsistencies, dbSql } from '../lib/db.mjs';
+import { createDatabase, isPg } from '../lib/pg.mjs';
 import { startServer, tempDir } from '../lib/server.mjs';
 import { mulberry32 } from '../lib/util.mjs';
 
@@ -92,9 +94,7 @@ function client(srv, tenant, agent) {
   return c;
 }
 
-function sqlite(db, sql) {
-  return execFileSync('sqlite3', ['-cmd', '.timeout 10000', db, sql], { encoding: 'utf8' });
-}
+const HOUR_MS = 3600000;
 
 // The replay of `first`: the same status and body, marked as replayed.
 function assertReplay(r, first, what) {
@@ -252,11 +252,11 @@ describe('idempotent retries', () => {
     assertReplay(await c.post(cmd, { 'idempotency-key': 'day-old' }), first, 'fresh key');
     // 23 h old: still replayed.
     const tenant = "(SELECT id FROM tenants WHERE name = 'i-expiry')";
-    sqlite(srv.dbPath, `UPDATE idempotency SET time = time - 23*3600000 WHERE tenant = ${tenant} AND key = 'day-old';`);
+    dbSql(srv.dbPath, `UPDATE idempotency SET time = time - ${23 * HOUR_MS} WHERE tenant = ${tenant} AND key = 'day-old';`);
     assertReplay(await c.post(cmd, { 'idempotency-key': 'day-old' }), first, '23 h old key');
     assert.equal(await c.text(p), 'log\nentry');
     // 25 h old: forgotten, the same request is applied again (a second line, a second change).
-    sqlite(srv.dbPath, `UPDATE idempotency SET time = time - 2*3600000 WHERE tenant = ${tenant} AND key = 'day-old';`);
+    dbSql(srv.dbPath, `UPDATE idempotency SET time = time - ${2 * HOUR_MS} WHERE tenant = ${tenant} AND key = 'day-old';`);
     const again = await c.post(cmd, { 'idempotency-key': 'day-old' });
     assert.deepEqual([again.status, again.text, again.headers['idempotent-replayed']], [200, first.text, undefined]);
     assert.equal(await c.text(p), 'log\nentry\nentry');
@@ -265,16 +265,16 @@ describe('idempotent retries', () => {
     assertReplay(await c.post(cmd, { 'idempotency-key': 'day-old' }), again, 'key stored again');
     // An expired key is removed from the database by memoryd while it runs.
     await c.post({ command: 'create', path: '/memories/other.txt', file_text: 'o' }, { 'idempotency-key': 'to-prune' });
-    assert.equal(sqlite(srv.dbPath, `SELECT count(*) FROM idempotency WHERE tenant = ${tenant} AND key = 'to-prune';`), '1\n');
-    sqlite(srv.dbPath, `UPDATE idempotency SET time = time - 25*3600000 WHERE tenant = ${tenant} AND key = 'to-prune';`);
+    assert.equal(dbSql(srv.dbPath, `SELECT count(*) FROM idempotency WHERE tenant = ${tenant} AND key = 'to-prune';`), '1\n');
+    dbSql(srv.dbPath, `UPDATE idempotency SET time = time - ${25 * HOUR_MS} WHERE tenant = ${tenant} AND key = 'to-prune';`);
     const t0 = Date.now();
     for (;;) {
-      if (sqlite(srv.dbPath, `SELECT count(*) FROM idempotency WHERE tenant = ${tenant} AND key = 'to-prune';`) === '0\n') break;
+      if (dbSql(srv.dbPath, `SELECT count(*) FROM idempotency WHERE tenant = ${tenant} AND key = 'to-prune';`) === '0\n') break;
       assert.ok(Date.now() - t0 < 10000 * SLOW, 'the expired key was not pruned within 10 s');
       await sleep(100);
     }
     t.diagnostic(`expired key pruned after ${Date.now() - t0} ms`);
-    assert.equal(sqlite(srv.dbPath, `SELECT count(*) FROM idempotency WHERE tenant = ${tenant} AND key = 'day-old';`), '1\n');
+    assert.equal(dbSql(srv.dbPath, `SELECT count(*) FROM idempotency WHERE tenant = ${tenant} AND key = 'day-old';`), '1\n');
   });
 
   test('keys on POST /v1/restore and /v1/redact: replayed, 422 for another request', async () => {
@@ -485,7 +485,7 @@ test('crash safety: keyed writes, SIGKILL at a random moment, restart, retry eve
   const rand = mulberry32(seed);
   t.diagnostic(`kill moments drawn with MD_CRASH_SEED=${seed}`);
   const dir = tempDir('memoryd-idem-crash-');
-  const db = path.join(dir, 'memoryd.db');
+  const db = isPg() ? await createDatabase() : path.join(dir, 'memoryd.db');
   const L = { requests: [], counters: Array(CLIENTS).fill(0), setupWrites: 0 };
   const totals = { unansweredReplayed: 0, appliedNow: 0 };
   let srv = await startServer({ db });
@@ -505,7 +505,8 @@ test('crash safety: keyed writes, SIGKILL at a random moment, restart, retry eve
       t.diagnostic(`round ${round} ${JSON.stringify(plan)}: ${acks} acknowledged; after the restart ${replayed} acknowledged retries replayed; of the unanswered, ${unansweredReplayed} had been committed (replayed), ${appliedNow} applied now`);
     }
     await srv.stop();
-    assert.equal(execFileSync('sqlite3', [db, 'PRAGMA integrity_check;'], { encoding: 'utf8' }), 'ok\n');
+    // SQLite: PRAGMA integrity_check; PostgreSQL: sizes, contents and parents agree.
+    assert.deepEqual(dbInconsistencies(db), []);
     assert.ok(totals.unansweredReplayed + totals.appliedNow > 0, 'no request was in flight at any kill: the retries proved nothing');
   } finally {
     if (!srv.exited()) await srv.kill();

@@ -1,4 +1,5 @@
-// Proves preconditions on POST /memory over real HTTP on loopback against a temp SQLite database
+// Proves preconditions on POST /memory over real HTTP on loopback against a temp SQLite database,
+// and as pg/integration/preconditions against a fresh PostgreSQL database
 // (tests/integration/preconditions.test.mjs):
 //   - ETag: a view of a file answers with ETag: "sha256-<hex of the content's SHA-256>" (computed
 //     here with node:crypto) and the same string as "etag" in the JSON (header only with

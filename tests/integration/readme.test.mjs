@@ -6,7 +6,8 @@
 // (compared without curl's missing final newline). In the history block, times are compared
 // by their form: each `"time":"<ISO 8601 UTC with milliseconds>"` of both the output and the
 // README's text stands for any such time; everything else is exact (entity tags and hashes
-// are the SHA-256 of the contents shown).
+// are the SHA-256 of the contents shown). Both blocks run on SQLite and, as
+// pg/integration/readme, on PostgreSQL.
 //
 // The ```console blocks of "Deploy" and "Use from an agent" go through the authenticating
 // proxy: tests/deploy/readme-examples.test.mjs runs them (and the other examples) against
@@ -47,7 +48,7 @@ test('README curl examples run verbatim with the documented output', async () =>
 const TIME = /"time":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z"/g;
 const anyTime = (text) => text.replace(TIME, '"time":"<time>"');
 
-test('README history examples run verbatim with the documented output (times aside)', { skip: process.env.MD_TEST_PG && 'the PostgreSQL backend does not keep history, the change feed or idempotency keys yet (src/store_pg.c)' }, async () => {
+test('README history examples run verbatim with the documented output (times aside)', async () => {
   const list = consoleExamples(blocks.filter((b) => b.section === 'History, restore and safe retries'));
   assert.ok(list.length >= 15, `expected the history examples, found ${list.length}`);
   for (const needle of ['If-Match: "sha256-', 'Idempotency-Key: ', 'X-Memory-Actor: ', '/v1/history?', '/v1/versions/', '/v1/restore', '/v1/redact', '/v1/changes?']) {

@@ -132,6 +132,40 @@ export function pgInconsistencies(uri) {
       WHERE r.tenant = t.id AND r.path = '/memories' AND r.kind = 1)`).split('\n').filter(Boolean);
 }
 
+// Every row version of `table` and of its TOAST table, live or dead (every item of every page
+// that still has a tuple: pageinspect's heap_page_items, read raw from the pages), that holds
+// the bytes `needle` (a Buffer or string). A TOAST value is split into chunks, and `needle`
+// may straddle two: the chunks of each value (chunk_id) are put together in chunk_seq order,
+// their varlena headers removed, before the search. Returns one line per row version or TOAST
+// value holding it (empty: none), naming its block, item, xmin and xmax. Needs the
+// pageinspect extension, which this creates in the database (the suite's cluster runs as the
+// superuser `postgres`).
+export function pgRowVersionsHolding(uri, table, needle) {
+  const hex = Buffer.from(needle).toString('hex');
+  const blocks = (rel) => `generate_series(0, (pg_relation_size(${rel}) / current_setting('block_size')::bigint)::int - 1)`;
+  // A 4-byte little-endian integer of a raw attribute.
+  // (PostgreSQL gives | and << the same precedence: each shift in parentheses.)
+  const u32 = (b) => `(get_byte(${b}, 0)::bigint | (get_byte(${b}, 1)::bigint << 8) | (get_byte(${b}, 2)::bigint << 16) | (get_byte(${b}, 3)::bigint << 24))`;
+  psql(uri, 'SET client_min_messages = warning; CREATE EXTENSION IF NOT EXISTS pageinspect');
+  return psql(uri, `
+    WITH needle AS (SELECT decode('${hex}', 'hex') AS n),
+    heap AS (SELECT '${table}'::regclass AS rel),
+    toast AS (SELECT reltoastrelid::regclass AS rel FROM pg_class WHERE oid = '${table}'::regclass AND reltoastrelid <> 0),
+    heap_items AS (SELECT h.rel::text AS rel, b, i.lp, i.t_xmin, i.t_xmax, i.t_data
+      FROM heap h, ${blocks('h.rel')} b, heap_page_items(get_raw_page(h.rel::text, b)) i WHERE i.t_data IS NOT NULL),
+    chunks AS (SELECT t.rel::text AS rel, b, i.lp, i.t_xmin, i.t_xmax, ${u32('i.t_attrs[1]')} AS chunk_id,
+        ${u32('i.t_attrs[2]')} AS chunk_seq,
+        CASE WHEN get_byte(i.t_attrs[3], 0) & 1 = 1 THEN substr(i.t_attrs[3], 2) ELSE substr(i.t_attrs[3], 5) END AS data
+      FROM toast t, ${blocks('t.rel')} b, heap_page_item_attrs(get_raw_page(t.rel::text, b), t.rel) i WHERE i.t_attrs IS NOT NULL)
+    SELECT format('%s block %s item %s (xmin %s, xmax %s)', rel, b, lp, t_xmin, t_xmax)
+      FROM heap_items, needle WHERE position(n IN t_data) > 0
+    UNION ALL
+    SELECT format('%s value %s: %s chunks, %s', min(rel), chunk_id, count(*),
+        string_agg(format('block %s item %s (xmin %s, xmax %s)', b, lp, t_xmin, t_xmax), ', ' ORDER BY chunk_seq))
+      FROM chunks GROUP BY chunk_id
+      HAVING position((SELECT n FROM needle) IN string_agg(data, ''::bytea ORDER BY chunk_seq)) > 0`).split('\n').filter(Boolean);
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const [verb, dir] = process.argv.slice(2);
   if (!dir || !['start', 'stop'].includes(verb)) {

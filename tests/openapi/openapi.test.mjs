@@ -15,9 +15,9 @@
 //   the writes of info.description's table, times compared by their form only; ETags are
 //   checked against the SHA-256 of the files.
 //
-// With MD_TEST_PG (the PostgreSQL variant) the examples that need history, the change feed or
-// idempotent retries are skipped, saying so: the PostgreSQL backend does not keep them yet
-// (src/store_pg.c).
+// With MD_TEST_PG (the PostgreSQL variant, pg/openapi/openapi) every example runs the same way
+// against memoryd on a fresh PostgreSQL database, those of history, the change feed and
+// idempotent retries included.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -26,6 +26,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { dbSql } from '../lib/db.mjs';
 import { runMemoryd, startServer, tempDir } from '../lib/server.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -223,7 +224,7 @@ function bodyOfSize(n) {
 // after them. The example's description must contain each of `shows` (by default the body,
 // each extra header and each prior body, in backticks), so it names the request that was
 // really sent. `expectHeaders`: response headers (lower case) and their values, null for
-// absent. `sqliteOnly`: skipped on PostgreSQL, which does not keep idempotency keys yet.
+// absent.
 const TODO_ANA = { command: 'create', path: '/memories/todo.md', file_text: '- Call Ana\n' };
 const RETRY_KEY = { 'Idempotency-Key': '0b6f2c1e-retry-demo' };
 const PROVOKE = {
@@ -278,7 +279,6 @@ const PROVOKE = {
     extraHeaders: RETRY_KEY,
     shows: ['`Idempotency-Key: 0b6f2c1e-retry-demo`', `\`${JSON.stringify(TODO_ANA)}\``],
     expectHeaders: { 'idempotent-replayed': 'true', etag: null },
-    sqliteOnly: true,
   },
   ifMatchStale: {
     body: { command: 'insert', path: '/memories/notes.txt', insert_line: 0, insert_text: '# Monday\n' },
@@ -293,11 +293,8 @@ const PROVOKE = {
     prior: [{ body: TODO_ANA, headers: RETRY_KEY }],
     body: { ...TODO_ANA, file_text: '- Call Bo\n' },
     extraHeaders: RETRY_KEY,
-    sqliteOnly: true,
   },
 };
-const PG = Boolean(process.env.MD_TEST_PG);
-const PG_SKIP = 'the PostgreSQL backend does not keep history, the change feed or idempotency keys yet (src/store_pg.c)';
 
 // What a PROVOKE entry's description must show.
 function shownBy(how) {
@@ -698,16 +695,12 @@ describe('every example of POST /memory is what a live memoryd answers', () => {
     }
   });
 
-  test('response examples without a request example: provoked as their description says', async (t) => {
+  test('response examples without a request example: provoked as their description says', async () => {
     for (const [name, how] of Object.entries(PROVOKE)) {
       const expected = expectedFor(name);
       const { description = '' } = responseExamples().get(name).find((e) => e.media === 'application/json').example;
       for (const shown of shownBy(how)) {
         assert.ok(description.includes(shown), `${name}: the description must show ${shown}`);
-      }
-      if (how.sqliteOnly && PG) {
-        t.diagnostic(`${name} skipped: ${PG_SKIP}`);
-        continue;
       }
       const server = { requireTenant: strict, proxied }[how.server] ?? srv;
       const tenant = server === srv ? await freshTenant(name) : undefined;
@@ -805,9 +798,10 @@ const CALLS_BO = { command: 'create', path: '/memories/calls.md', file_text: '- 
 // holding the seed and V1_EDITS): `request` ({method, path, body, raw, chunked, headers}; the
 // operation's V1_DEFAULT when absent), `setup` requests before it, `server: 'proxied'` (not
 // seeded: it refuses the test's client), `restart: {args, sql}` (the tenant is made on a server
-// of its own, which is stopped; the SQL runs on its database with the sqlite3 CLI; the request
-// goes to a new memoryd on that database run with `args`). The description must show each of
-// `shows` (by default the request line for a GET, the body for a POST, in backticks).
+// of its own, which is stopped; the SQL, valid on both backends, runs on its database with the
+// sqlite3 CLI or psql (tests/lib/db.mjs); the request goes to a new memoryd on that database
+// run with `args`). The description must show each of `shows` (by default the request line for
+// a GET, the body for a POST, in backticks).
 const V1_PROVOKE = {
   fileHistory: { request: { method: 'GET', path: '/v1/history?path=/memories/notes.txt' } },
   historyPage: { request: { method: 'GET', path: '/v1/history?path=/memories/notes.txt&limit=2' } },
@@ -965,7 +959,7 @@ function assertV1(r, expected, what) {
   if (expected.status === 503) assert.equal(r.headers.get('retry-after'), '1', `${what}: Retry-After`);
 }
 
-describe('every example of the /v1 API is what a live memoryd answers', { skip: PG && PG_SKIP }, () => {
+describe('every example of the /v1 API is what a live memoryd answers', () => {
   test('the writes after the seed are the ones info.description lists', () => {
     const d = doc.info.description;
     V1_EDITS.forEach(({ headers, body }, i) => {
@@ -1023,10 +1017,7 @@ describe('every example of the /v1 API is what a live memoryd answers', { skip: 
         }
         if (own) {
           await own.stop();
-          if (how.restart.sql) {
-            const q = spawnSync('sqlite3', [own.dbPath, how.restart.sql], { encoding: 'utf8' });
-            assert.equal(q.status, 0, `${what}: sqlite3: ${q.stderr}`);
-          }
+          if (how.restart.sql) dbSql(own.dbPath, how.restart.sql);
           own = await startServer({ db: own.dbPath, args: how.restart.args ?? [] });
           server = own;
         }

@@ -9,6 +9,18 @@
 //     as memoryd on the SQLite file did, every row (tenant, creation time, path, depth,
 //     kind, size, mtime, content bytes) is equal on both sides, the copy is consistent and
 //     memoryd writes on it as on any database;
+//   - with history: the SQLite side also holds versions from edits, deletes and renames (a
+//     directory's files each), versions pruned by count (--history-versions 3, so a kept
+//     version has pruned_through set), a redacted version, restores of a version and of a
+//     directory, the change feed of every write, and Idempotency-Keys (answers of success, a
+//     refused command's and a refused restore's, one scrubbed by the redaction); after the
+//     copy, every row of versions, changes and idempotency of every tenant (each column, NULLs
+//     and bytes exact) and every tenant's counters are equal on both sides; memoryd on
+//     PostgreSQL answers GET /v1/changes (the whole feed), /v1/history (every path that has
+//     versions, /memories, a path that never existed) and /v1/versions/{v} (every version)
+//     exactly as memoryd on SQLite did; the kept answers are replayed from PostgreSQL; and the
+//     next writes on PostgreSQL continue the tenant's numbering (version and seq) where
+//     SQLite left off, a new tenant starting at 1;
 //   - a target that already has one of the tenants: refused, naming it, nothing written;
 //   - a missing SQLite file, a file that is not memoryd's database, an unreachable target:
 //     a clear error, exit 1, the target untouched;
@@ -28,8 +40,9 @@ const MD_SOURCE = path.resolve(path.dirname(new URL(import.meta.url).pathname), 
 const MiB = 1 << 20;
 const dir = tempDir('memoryd-migrate-');
 const sqlitePath = path.join(dir, 'memoryd.db');
-// Views of 1 MiB files whole, not cut at the default 256 KiB.
-const ARGS = ['--max-view', '4M'];
+// Views of 1 MiB files whole, not cut at the default 256 KiB; history pruned by count at 3
+// versions per file, so that pruning leaves its mark (pruned_through) in the copied rows.
+const ARGS = ['--max-view', '4M', '--history-versions', '3'];
 
 before(() => assert.ok(pgCluster(), 'MD_TEST_PG is not set: this test needs the suite\'s PostgreSQL'));
 after(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -181,6 +194,132 @@ const entriesOf = (rows) => rows.map((l) => {
   return { tenant, path: p, kind: Number(kind) };
 });
 
+// ---- history ----
+
+const SCRUBBED = 'The command was applied. Its original answer was erased because a version of the file was redacted.';
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// History for tenants alpha and beta.2 of the SQLite database, below /memories/hist (no file of
+// the data set is touched): edits pruned by count, a secret edited away and its version
+// redacted, a directory renamed, a subdirectory deleted and restored, a version restored,
+// keyed requests (successful and refused). Returns {keys, secretVersion}: the first answer to
+// each key ({key: {tenant, route, body, headers, status, text}}) and the redacted version.
+async function makeHistory(srv) {
+  const keys = {};
+  const send = async (tenant, route, body, headers = {}) => {
+    const r = await srv.request('POST', route, { body: JSON.stringify(body), headers: { 'content-type': 'application/json', 'x-tenant-id': tenant, ...headers } });
+    const key = headers['idempotency-key'];
+    if (key) keys[key] = { tenant, route, body, status: r.status, text: r.text, headers };
+    return r;
+  };
+  const ok = async (tenant, route, body, headers) => {
+    const r = await send(tenant, route, body, headers);
+    assert.equal(r.status, 200, `${tenant} ${route} ${JSON.stringify(body)}: ${r.text}`);
+    return r;
+  };
+  const get = async (tenant, p) => {
+    const r = await srv.request('GET', p, { headers: { 'x-tenant-id': tenant } });
+    assert.equal(r.status, 200, `${tenant} GET ${p}: ${r.text}`);
+    return r.json;
+  };
+  const A = 'alpha';
+  const log = '/memories/hist/log.txt';
+  await ok(A, '/memory', { command: 'create', path: log, file_text: 'v0\n' }, { 'idempotency-key': 'h-create', 'x-memory-actor': 'planner' });
+  for (let i = 1; i <= 5; i++) await ok(A, '/memory', { command: 'str_replace', path: log, old_str: `v${i - 1}`, new_str: `v${i}` });
+  const secret = '/memories/hist/secret.txt';
+  await ok(A, '/memory', { command: 'create', path: secret, file_text: 'token: s3cr3t\n' });
+  await ok(A, '/memory', { command: 'str_replace', path: secret, old_str: 's3cr3t', new_str: '[gone]' }, { 'idempotency-key': 'h-secret' });
+  const secretVersion = (await get(A, `/v1/history?path=${secret}`)).versions[0].version;
+  await ok(A, '/v1/redact', { path: secret, version: secretVersion }, { 'idempotency-key': 'h-redact', 'x-memory-actor': 'compliance' });
+  for (const f of ['dir/a.txt', 'dir/sub/b.txt', 'dir/sub/c.txt']) await ok(A, '/memory', { command: 'create', path: `/memories/hist/${f}`, file_text: `${f}\n` });
+  await ok(A, '/memory', { command: 'rename', old_path: '/memories/hist/dir', new_path: '/memories/hist/moved' });
+  await ok(A, '/memory', { command: 'delete', path: '/memories/hist/moved/sub' }, { 'x-memory-actor': 'cleaner' });
+  const del = (await get(A, '/v1/changes?after=0&limit=1000')).changes.at(-1);
+  assert.deepEqual([del.command, del.versions], ['delete', 2]);
+  await ok(A, '/v1/restore', { path: '/memories/hist/moved', before: del.version }, { 'idempotency-key': 'h-restore' });
+  const logHistory = (await get(A, `/v1/history?path=${log}`)).versions;
+  await ok(A, '/v1/restore', { path: log, version: logHistory[1].version });
+  // Refused, kept for their keys: a create onto an existing file, a restore of a version that
+  // does not exist.
+  assert.equal((await send(A, '/memory', { command: 'create', path: log, file_text: 'again' }, { 'idempotency-key': 'h-refused' })).status, 409);
+  assert.equal((await send(A, '/v1/restore', { path: log, version: 999999 }, { 'idempotency-key': 'h-restore-refused' })).status, 404);
+  await ok('beta.2', '/memory', { command: 'create', path: '/memories/hist/b.txt', file_text: 'b\n' });
+  await ok('beta.2', '/memory', { command: 'str_replace', path: '/memories/hist/b.txt', old_str: 'b', new_str: 'bb' }, { 'idempotency-key': 'b-edit' });
+  // Pruning by count runs while memoryd is idle: log.txt keeps its 3 newest versions.
+  for (const end = Date.now() + 20000; ;) {
+    const n = (await get(A, `/v1/history?path=${log}`)).versions.length;
+    if (n === 3) break;
+    assert.ok(Date.now() < end, `log.txt still has ${n} versions: not pruned to 3`);
+    await sleep(100);
+  }
+  return { keys, secretVersion };
+}
+
+// The history rows of both databases, one line per row, every column (text and bytes in hex,
+// NULL as NULL, booleans as 0/1), in the same order: tenants' counters, versions, changes,
+// idempotency keys. Built for the sqlite3 CLI or psql from one description.
+const HIST_TABLES = [
+  ['tenants', 'id', 'name', [['last_version', 'int'], ['last_seq', 'int']]],
+  ['versions', 'tenant', 'version', [['version', 'int'], ['path', 'text'], ['existed', 'bool'], ['sha256', 'bytes'], ['size', 'int'], ['time', 'int'],
+    ['command', 'text'], ['actor', 'text'], ['redacted', 'bool'], ['pruned_through', 'int'], ['content', 'bytes']]],
+  ['changes', 'tenant', 'seq', [['seq', 'int'], ['version', 'int'], ['versions', 'int'], ['history_bytes', 'int'], ['time', 'int'], ['command', 'text'],
+    ['paths', 'text'], ['actor', 'text']]],
+  ['idempotency', 'tenant', 'key', [['key', 'text'], ['fingerprint', 'bytes'], ['err', 'int'], ['body', 'text'], ['path', 'text'], ['time', 'int']]],
+];
+function histQueries(pg) {
+  const sep = pg ? " || E'\\t' || " : ' || char(9) || ';
+  const expr = (c, kind) => {
+    if (pg) {
+      return { int: `coalesce(x.${c}::text, 'NULL')`, bool: `(x.${c}::int)::text`, text: `coalesce(upper(encode(convert_to(x.${c}, 'UTF8'), 'hex')), 'NULL')`, bytes: `coalesce(upper(encode(x.${c}, 'hex')), 'NULL')` }[kind];
+    }
+    return { int: `coalesce(CAST(x.${c} AS TEXT), 'NULL')`, bool: `CAST(x.${c} AS TEXT)`, text: `CASE WHEN x.${c} IS NULL THEN 'NULL' ELSE hex(x.${c}) END`, bytes: `CASE WHEN x.${c} IS NULL THEN 'NULL' ELSE hex(x.${c}) END` }[kind];
+  };
+  return HIST_TABLES.map(([table, tenantCol, order, cols]) => `SELECT '${table}'${sep}t.name${sep}${cols.map(([c, k]) => expr(c, k)).join(sep)}
+    FROM ${table} x JOIN tenants t ON t.id = x.${tenantCol} ORDER BY t.name, x.${order}`);
+}
+const sqliteHistRows = (db) => histQueries(false).flatMap((q) => execFileSync('sqlite3', ['-readonly', db, q], BIG).split('\n').filter(Boolean));
+const pgHistRows = (uri) => histQueries(true).flatMap((q) => execFileSync('psql', ['-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-d', uri, '-c', q], BIG)
+  .split('\n').filter(Boolean));
+
+// Every answer of the /v1 read API about the tenants' history: the whole change feed (pages
+// of 1,000), the history of each path that has versions, of /memories (a directory: none) and
+// of a path that never existed (404), and each version with its content.
+// `versions`: {tenant: [[version, path]]}. Returns {`${tenant} ${request}`: [status, body]}.
+async function historyAnswers(port, versions) {
+  const out = {};
+  await Promise.all(Object.entries(versions).map(async ([tenant, list]) => {
+    const c = makeClient(port, { tenant });
+    const ask = async (p) => {
+      const r = await c.get(p);
+      out[`${tenant} ${p}`] = [r.status, r.text];
+      return r;
+    };
+    for (let after = 0; ;) {
+      const r = await ask(`/v1/changes?after=${after}&limit=1000`);
+      assert.equal(r.status, 200, r.text);
+      if (r.json.changes.length === 0) break;
+      after = r.json.next_after;
+    }
+    const paths = [...new Set(list.map(([, p]) => p)), '/memories', '/memories/never-existed.txt'];
+    for (const p of paths) await ask(`/v1/history?path=${encodeURIComponent(p)}&limit=1000`);
+    for (const [v] of list) await ask(`/v1/versions/${v}`);
+    c.close();
+  }));
+  return out;
+}
+
+// {tenant: [[version, path]]} of the SQLite database.
+function versionsOf(db) {
+  const out = {};
+  const lines = execFileSync('sqlite3', ['-readonly', db, `SELECT t.name || char(9) || v.version || char(9) || hex(v.path)
+    FROM versions v JOIN tenants t ON t.id = v.tenant ORDER BY t.name, v.version`], BIG).split('\n').filter(Boolean);
+  for (const l of lines) {
+    const [tenant, v, hex] = l.split('\t');
+    (out[tenant] ??= []).push([Number(v), Buffer.from(hex, 'hex').toString('utf8')]);
+  }
+  return out;
+}
+
 // ---- the tests ----
 
 let source; // what the SQLite side showed: {rows, views, files}
@@ -189,12 +328,16 @@ let uri; // the database migrated into
 test('every tenant of a SQLite database copied exactly: rows, views, sizes; then served and written by memoryd', { timeout: 600000 }, async () => {
   const tenants = dataSet();
   const md = await startServer({ db: sqlitePath, args: ARGS });
+  let hist;
   try {
     await fill(md.port, tenants);
+    hist = await makeHistory(md);
   } finally {
     await md.stop();
   }
   const rows = sqliteRows(sqlitePath);
+  const histRows = sqliteHistRows(sqlitePath);
+  const versions = versionsOf(sqlitePath);
   const entries = entriesOf(rows);
 
   // The source holds what the test says it does.
@@ -210,13 +353,28 @@ test('every tenant of a SQLite database copied exactly: rows, views, sizes; then
   assert.equal(entries.filter((e) => e.tenant === 'Gamma_3-x').length, 1);
   assert.equal(entries.filter((e) => e.tenant === 'bulk').length, 2450 + 49 + 1);
   assert.equal(entries.filter((e) => e.tenant === 'big').length, 18 + 2 + 1);
-
+  // ... and the history it says: every kind of version, change and key.
+  const sq = (sql) => execFileSync('sqlite3', ['-readonly', sqlitePath, sql], BIG);
+  assert.equal(sq(`SELECT count(*) FROM versions WHERE redacted = 1 AND content IS NULL AND sha256 IS NULL AND existed = 1 AND version = ${hist.secretVersion}
+    AND tenant = (SELECT id FROM tenants WHERE name = 'alpha')`), '1\n');
+  assert.notEqual(sq("SELECT count(*) FROM versions WHERE pruned_through > 0 AND path = '/memories/hist/log.txt'"), '0\n', 'no version records pruning');
+  assert.equal(sq("SELECT count(*) FROM versions WHERE path = '/memories/hist/log.txt'"), '3\n');
+  assert.equal(sq("SELECT group_concat(DISTINCT command) FROM (SELECT command FROM versions ORDER BY command)"), 'create,delete,insert,rename,restore,str_replace\n');
+  assert.equal(sq("SELECT group_concat(DISTINCT command) FROM (SELECT command FROM changes ORDER BY command)"), 'create,delete,insert,redact,rename,restore,str_replace\n');
+  assert.equal(sq("SELECT count(*) FROM versions WHERE command = 'rename' AND existed = 0 AND path LIKE '/memories/hist/moved/%'"), '3\n');
+  assert.equal(sq('SELECT group_concat(command) FROM changes WHERE version IS NULL'), 'redact\n', 'only the redaction records no version');
+  assert.equal(sq("SELECT group_concat(key || ':' || err, ' ') FROM (SELECT key, err FROM idempotency ORDER BY key)").replace(/:[1-9]\d*/g, ':refused'),
+    'b-edit:0 h-create:0 h-redact:0 h-refused:refused h-restore:0 h-restore-refused:refused h-secret:0\n');
+  assert.equal(sq("SELECT body FROM idempotency WHERE key = 'h-secret'"), `${SCRUBBED}\n`);
+  assert.equal(Object.values(versions).flat().length, Number(sq('SELECT count(*) FROM versions')));
   // What memoryd on SQLite shows, and that it is the data set's content.
   const md2 = await startServer({ db: sqlitePath, args: ARGS });
   let sqliteViews;
+  let sqliteHistory;
   const files = {};
   try {
     sqliteViews = await views(md2.port, entries);
+    sqliteHistory = await historyAnswers(md2.port, versions);
     for (const [tenant, commands] of Object.entries(tenants)) {
       const client = makeClient(md2.port, { tenant });
       for (const c of untouched(commands)) {
@@ -248,7 +406,14 @@ test('every tenant of a SQLite database copied exactly: rows, views, sizes; then
   // Every row equal, byte for byte; the copy consistent.
   assert.deepEqual(pgRows(uri), rows);
   assert.deepEqual(pgInconsistencies(uri), []);
+  // History too: every row of versions, changes and idempotency, and each tenant's counters.
+  assert.deepEqual(pgHistRows(uri), histRows);
+  assert.ok(histRows.length > 2 * 2450);
   source = { rows, views: sqliteViews, files };
+  // Where alpha's numbering stands on SQLite (a redaction took a seq, directories several
+  // versions: the two differ).
+  const [lastVersion, lastSeq] = sq("SELECT last_version || ' ' || last_seq FROM tenants WHERE name = 'alpha'").trim().split(' ').map(Number);
+  assert.ok(lastVersion > 0 && lastSeq > 0 && lastVersion !== lastSeq, `alpha's counters ${lastVersion} ${lastSeq}`);
 
   // memoryd on PostgreSQL shows exactly what memoryd on SQLite showed.
   const pg = await startServer({ db: uri, args: ARGS });
@@ -265,7 +430,23 @@ test('every tenant of a SQLite database copied exactly: rows, views, sizes; then
     // A listing's sizes as both show them (the tenant's 18 MiB and its first level).
     assert.equal(pgViews['big /memories'][1].split('\n').slice(1, 3).join('\n'), '18.0M\t/memories\n18.0M\t/memories/mb/');
 
-    // And it is a live database: writes land, directory sizes follow.
+    // The history API answers exactly as on SQLite: the change feed, each path's history,
+    // each version.
+    const pgHistory = await historyAnswers(pg.port, versions);
+    assert.deepEqual(Object.keys(pgHistory).sort(), Object.keys(sqliteHistory).sort());
+    for (const k of Object.keys(sqliteHistory)) assert.deepEqual(pgHistory[k], sqliteHistory[k], k);
+    assert.equal(Object.keys(pgHistory).filter((k) => k.includes(' /v1/versions/')).length, Object.values(versions).flat().length);
+
+    // The kept answers are replayed from PostgreSQL: a success, the scrubbed one, refusals.
+    for (const [key, first] of Object.entries(hist.keys)) {
+      const r = await pg.request('POST', first.route, { body: JSON.stringify(first.body), headers: { 'content-type': 'application/json', 'x-tenant-id': first.tenant, ...first.headers } });
+      const text = key === 'h-secret' ? JSON.stringify({ type: 'tool_result', content: SCRUBBED, is_error: false }) : first.text;
+      assert.deepEqual([r.status, r.text, r.headers.get('idempotent-replayed')], [first.status, text, 'true'], `replay of ${key}`);
+    }
+    assert.deepEqual(Object.keys(hist.keys).sort(), ['b-edit', 'h-create', 'h-redact', 'h-refused', 'h-restore', 'h-restore-refused', 'h-secret']);
+
+    // And it is a live database: writes land, directory sizes follow, versions and seqs
+    // continue where SQLite left off.
     const a = makeClient(pg.port, { tenant: 'alpha' });
     let r = await a.post({ command: 'create', path: '/memories/a/b/c/after.txt', file_text: '12345' });
     assert.equal(r.status, 200, r.text);
@@ -279,16 +460,34 @@ test('every tenant of a SQLite database copied exactly: rows, views, sizes; then
     assert.equal(r.status, 200, r.text);
     r = await a.post({ command: 'delete', path: '/memories/moved' });
     assert.equal(r.status, 200, r.text);
+    const feed = (await a.get(`/v1/changes?after=${lastSeq - 1}`)).json;
+    assert.deepEqual(feed.changes.map(({ seq, version, versions, command }) => [seq, version, versions, command]), [
+      [lastSeq, feed.changes[0].version, feed.changes[0].versions, feed.changes[0].command], // SQLite's last
+      [lastSeq + 1, lastVersion + 1, 1, 'create'],
+      [lastSeq + 2, lastVersion + 2, 1, 'str_replace'],
+      [lastSeq + 3, null, 0, 'rename'], // an empty directory: no file, no version
+      [lastSeq + 4, lastVersion + 3, 1, 'delete'],
+    ]);
+    assert.equal(feed.last_seq, lastSeq + 4);
+    for (const [v, path, existed] of [[lastVersion + 1, '/memories/a/b/c/after.txt', false], [lastVersion + 2, '/memories/a/b/c/d/e/deep.txt', true],
+      [lastVersion + 3, '/memories/moved/here/me.txt', true]]) {
+      const got = (await a.get(`/v1/versions/${v}`)).json;
+      assert.deepEqual([got.version, got.path, got.existed], [v, path, existed], `version ${v}`);
+    }
+    assert.equal((await a.get(`/v1/versions/${lastVersion + 4}`)).status, 404);
     a.close();
     const n = makeClient(pg.port, { tenant: 'new-tenant' });
     r = await n.post({ command: 'create', path: '/memories/first.txt', file_text: 'new' });
     assert.equal(r.status, 200, r.text);
+    const first = (await n.get('/v1/changes?after=0')).json;
+    assert.deepEqual([first.changes.map(({ seq, version, versions }) => [seq, version, versions]), first.last_seq], [[[1, 1, 1]], 1]);
     n.close();
   } finally {
     await pg.stop();
   }
   assert.deepEqual(pgInconsistencies(uri), []);
   assert.deepEqual(pgTenants(uri), ['Gamma_3-x', 'alpha', 'beta.2', 'big', 'bulk', 'new-tenant', LONG_TENANT]);
+  assert.equal(psql(uri, "SELECT last_version || ' ' || last_seq FROM tenants WHERE name = 'alpha'"), `${lastVersion + 3} ${lastSeq + 4}\n`);
 });
 
 test('a target that already has one of the tenants: refused, naming it; nothing written', async () => {

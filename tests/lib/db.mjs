@@ -1,0 +1,27 @@
+// SQL on a memoryd database from a test, whichever backend it is: `dbPath` is a SQLite file (run
+// with the sqlite3 CLI) or a postgresql:// URI (run with psql, tests/lib/pg.mjs). Both print
+// one row per line, the columns of a row separated by "|", no header: "value\n".
+//
+//   dbSql(srv.dbPath, "SELECT count(*) FROM versions")   -> "0\n"
+//   isPgUri(srv.dbPath)                                     -> is it PostgreSQL?
+//   dbInconsistencies(srv.dbPath)                           -> [] when the data is consistent:
+//       SQLite's PRAGMA integrity_check, or pgInconsistencies() on PostgreSQL
+//
+// The SQL must be valid on both: mind that PostgreSQL computes an integer product such as
+// 31*86400000 in int4 and overflows (write bigint literals: 2678400000, or 31::bigint * ...),
+// that its booleans are true/false (SQLite: 1/0), and that a string is '...' (never "...").
+import { execFileSync } from 'node:child_process';
+import { pgInconsistencies, psql } from './pg.mjs';
+
+export const isPgUri = (dbPath) => /^postgres(ql)?:\/\//.test(dbPath);
+
+export function dbSql(dbPath, sql) {
+  if (isPgUri(dbPath)) return psql(dbPath, sql);
+  return execFileSync('sqlite3', ['-cmd', '.timeout 10000', dbPath, sql], { encoding: 'utf8' });
+}
+
+export function dbInconsistencies(dbPath) {
+  if (isPgUri(dbPath)) return pgInconsistencies(dbPath);
+  const out = execFileSync('sqlite3', [dbPath, 'PRAGMA integrity_check;'], { encoding: 'utf8' });
+  return out === 'ok\n' ? [] : out.split('\n').filter(Boolean);
+}
