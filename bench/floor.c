@@ -161,8 +161,8 @@ int main(int argc, char **argv)
     }
 
     /* memoryd's own code creates the schema, so it is exactly memoryd's. */
-    struct md_store_config cfg = {.db = path, .durability = MD_DURABILITY_FULL,
-                                  .busy_timeout_ms = 5000};
+    struct md_store_config cfg = {
+        .db = path, .durability = MD_DURABILITY_FULL, .busy_timeout_ms = 5000};
     struct md_store *store = NULL;
     char why[512];
     if (md_store_sqlite_open(&cfg, &store, why, sizeof why) != MD_OK) {

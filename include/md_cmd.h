@@ -107,16 +107,15 @@ enum md_err md_cmd_parse(struct md_cmd *cmd, const char *body, size_t len,
 /* Parse the JSON body of an operation that is not a memory tool command
  * (MD_CMD_RESTORE, MD_CMD_REDACT): an object with that route's fields. As
  * md_cmd_parse otherwise. */
-enum md_err md_cmd_parse_op(struct md_cmd *cmd, enum md_cmd_kind kind, const char *body,
-                            size_t len, const struct md_limits *lim, struct md_buf *out);
+enum md_err md_cmd_parse_op(struct md_cmd *cmd, enum md_cmd_kind kind, const char *body, size_t len,
+                            const struct md_limits *lim, struct md_buf *out);
 
 /* Execute on `t` for tenant `tenant`; the result text goes to `out`, the
  * rest to `res` (zeroed first). Write commands need a write transaction
  * and must run inside a savepoint (on error the caller rolls back): they
  * record their versions and change-feed entry (md_txn_cmd_begin/_end). */
 enum md_err md_cmd_exec(struct md_txn *t, const char *tenant, const struct md_cmd *cmd,
-                        const struct md_limits *lim, struct md_buf *out,
-                        struct md_cmd_result *res);
+                        const struct md_limits *lim, struct md_buf *out, struct md_cmd_result *res);
 
 /* The entity tag of a content hash as sent in ETag: "sha256-<hex>" with
  * its quotes (MD_ETAG_LEN bytes plus a NUL). */

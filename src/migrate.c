@@ -25,7 +25,7 @@ static const char usage[] =
     "Copy every tenant of memoryd's SQLite database at SQLITE_PATH into the PostgreSQL\n"
     "database at URI (postgresql://... or postgres://...), whose schema memoryd creates or\n"
     "brings up to date: files and directories, history (versions, the change feed and its\n"
-    "sequence numbers) and the idempotency keys of the last day. One transaction, checked\n"
+    "sequence numbers) and the idempotency keys kept for retries. One transaction, checked\n"
     "before it commits: rows, file bytes and directory sizes per tenant equal on both sides.\n"
     "Tenants already in the target are refused (nothing is written). The SQLite file is only\n"
     "read, from one snapshot; stop the memoryd that writes it first if later writes must be\n"

@@ -74,6 +74,7 @@ enum pst {
     P_SET_MANY,
     /* history, the change feed, idempotency (see "history" below) */
     P_COUNTERS,
+    P_TENANT_ID,
     P_COUNTERS_SET,
     P_VER_MANY,
     P_VER_COPY,
@@ -233,6 +234,7 @@ static const struct {
                      OID_BYTEAARRAY}},
     /* ---- history ---- */
     [P_COUNTERS] = {"SELECT last_version, last_seq FROM tenants WHERE id = $1", 1, {OID_INT8}},
+    [P_TENANT_ID] = {"SELECT id FROM tenants WHERE name = $1", 1, {OID_TEXT}},
     [P_COUNTERS_SET] = {"UPDATE tenants t SET last_version = u.v, last_seq = u.s"
                         " FROM unnest($1::int8[], $2::int8[], $3::int8[]) AS u(id, v, s)"
                         " WHERE t.id = u.id",
@@ -263,7 +265,8 @@ static const struct {
          " command, actor, content) SELECT $1, $2 + row_number() OVER (ORDER BY path), path, true,"
          " sha256, size, $6, $7, $8, content FROM " FILES_AT_OR_BELOW(
              "path, sha256, size, content") " f RETURNING size)"
-                                            " SELECT count(*), coalesce(sum(size), 0) FROM ins",
+                                            " SELECT count(*), coalesce(sum(size), 0)::int8"
+                                            " FROM ins",
          8,
          {OID_INT8, OID_INT8, OID_TEXT, OID_TEXT, OID_TEXT, OID_INT8, OID_TEXT, OID_TEXT}},
     /* ... of a subtree that moves to $9 ($10: the first character after
@@ -280,7 +283,7 @@ static const struct {
                                             " $9 || substr(path, $10), NULL, NULL, NULL FROM f) s"
                                             " RETURNING existed, size)"
                                             " SELECT count(*), coalesce(sum(size) FILTER (WHERE"
-                                            " existed), 0) FROM ins",
+                                            " existed), 0)::int8 FROM ins",
          10,
          {OID_INT8, OID_INT8, OID_TEXT, OID_TEXT, OID_TEXT, OID_INT8, OID_TEXT, OID_TEXT, OID_TEXT,
           OID_INT4}},
@@ -378,7 +381,7 @@ static const struct {
                              2,
                              {OID_INT8, OID_INT8}},
     [P_PRUNE_IDEM] = {"DELETE FROM idempotency WHERE ctid IN (SELECT ctid FROM idempotency"
-                      " WHERE time < $1 LIMIT $2)",
+                      " WHERE time < $1 LIMIT $2) RETURNING 1",
                       2,
                       {OID_INT8, OID_INT8}},
 };
@@ -476,6 +479,7 @@ static enum md_err record_subtree(struct pg_txn *t, int64_t id, const char *tena
                                   size_t tlen, int *counted);
 static enum md_err subtree_counted(struct pg_txn *t, int64_t size);
 static enum md_err hist_send(struct pg_txn *t);
+static enum md_err tenant_lookup(struct pg_txn *t, const char *tenant, int64_t *id);
 static enum md_err hist_commit_send(struct pg_txn *t);
 static void vacuum_versions(struct pg_store *s);
 
@@ -2276,7 +2280,10 @@ static void vacuum_versions(struct pg_store *s)
         md_log_msg(MD_LOG_ERROR, "VACUUM after a redaction: cannot connect", why);
         return;
     }
-    PGresult *r = PQexec(c, "VACUUM versions");
+    /* The dead row versions that may hold it: the version's own, the
+     * answers kept for keys that were scrubbed, and the file's rows of
+     * before the edit that replaced it. */
+    PGresult *r = PQexec(c, "VACUUM versions, idempotency, entries");
     if (PQresultStatus(r) != PGRES_COMMAND_OK)
         md_log_msg(MD_LOG_ERROR, "VACUUM after a redaction failed", PQerrorMessage(c));
     PQclear(r);
@@ -2297,10 +2304,14 @@ static enum md_err pg_cmd_end(struct md_txn *base, const char *const *paths, con
 {
     struct pg_txn *t = (struct pg_txn *)base;
     const char *tenant = t->cmd_tenant;
-    int64_t id = tenant ? known_tenant(t, tenant) : 0;
-    if (!id)
-        return MD_EDB; /* a write that succeeded made its tenant */
-    enum md_err e = counters_ready(t, id);
+    int64_t id = 0;
+    enum md_err e = !tenant ? MD_EDB : t->opt ? MD_OK : tenant_lookup(t, tenant, &id);
+    if (t->opt && tenant)
+        id = known_tenant(t, tenant);
+    if (!e && !id)
+        e = MD_EDB; /* a write that succeeded has its tenant */
+    if (!e)
+        e = counters_ready(t, id);
     if (e)
         return t->opt ? give_up(t) : e;
     if (md_hist_cmd_tenant(t->hist) != id)
@@ -2352,16 +2363,35 @@ static enum md_err pg_cmd_end(struct md_txn *base, const char *const *paths, con
     return t->opt ? MD_OK : arrays_send(t, P_CHANGES_MANY, t->ck, 9, &t->ck_rows);
 }
 
-/* Make the tenant (and its root) when it has none yet; its id. */
-static enum md_err ensure_tenant(struct pg_txn *t, const char *tenant, int64_t *id)
+/* The tenant's id: cached, or asked (the cache is emptied by any
+ * rollback); 0 when it has no data. */
+static enum md_err tenant_lookup(struct pg_txn *t, const char *tenant, int64_t *id)
 {
     *id = known_tenant(t, tenant);
     if (*id)
         return MD_OK;
     struct md_pg_params p = {.n = 0};
     md_pg_text(&p, tenant);
+    enum md_err e = q_send(t, P_TENANT_ID, &p);
+    if (!e)
+        e = q_flush(t, P_TENANT_ID);
+    if (!e && t->res && PQntuples(t->res) == 1) {
+        *id = md_pg_r_i64(t->res, 0, 0);
+        md_tenant_cache_put(t->c->tenants, tenant, *id);
+    }
+    return e;
+}
+
+/* Make the tenant (and its root) when it has none yet; its id. */
+static enum md_err ensure_tenant(struct pg_txn *t, const char *tenant, int64_t *id)
+{
+    enum md_err e = tenant_lookup(t, tenant, id);
+    if (e || *id)
+        return e;
+    struct md_pg_params p = {.n = 0};
+    md_pg_text(&p, tenant);
     md_pg_i64(&p, now_ms() / 1000);
-    enum md_err e = q_send(t, P_TENANT_NEW, &p);
+    e = q_send(t, P_TENANT_NEW, &p);
     if (!e)
         e = insert_send(t, tenant, MD_ROOT, MD_ROOT_LEN, MD_ROOT_LEN, 1, 0, NULL, 0, NULL);
     if (!e)
@@ -2731,9 +2761,9 @@ static enum md_err pg_prune(struct md_txn *base, int64_t now_ms, size_t budget, 
         struct md_pg_params p = {.n = 0};
         md_pg_i64(&p, now_ms - MD_IDEMPOTENCY_MS);
         md_pg_i64(&p, (int64_t)(budget - pr.deleted));
-        e = q_send(t, P_PRUNE_IDEM, &p);
-        if (!e)
-            e = q_flush(t, P_COUNT);
+        e = prune_exec(t, P_PRUNE_IDEM, &p);
+        if (!e && t->res)
+            pr.deleted += (size_t)PQntuples(t->res);
     }
     *deleted = pr.deleted;
     return e;
