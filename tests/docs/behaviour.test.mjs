@@ -3,13 +3,14 @@
 //     is made of what src/*.c writes: split at its {placeholders} and its \n and \t, each piece
 //     must be exactly a run of whole text fragments of the code (its string literals, adjacent
 //     ones joined as the compiler does, cut at their printf conversions, newlines and tabs; its
-//     character literals) and of the values the code puts between them (a field or command
-//     name, a number);
+//     character literals; the string literals of the answer-text macros of include/, such as
+//     MD_HISTORY_SCRUBBED_APPLIED and _REFUSED of md_history.h) and of the values the code puts
+//     between them (a field or command name, a number);
 //   - every text memoryd can answer with (each literal of the files that write answers that
 //     starts with "Error: ", the JSON bodies of the other endpoints, the success texts and the
 //     notes, the texts of the /v1 API and of preconditions, which have no "Error: ", and the
-//     text that replaces a redacted idempotent answer) appears on the page, split at its printf
-//     conversions.
+//     two texts, macros of include/md_history.h, that replace an idempotent answer when a
+//     version is redacted) appears on the page, split at its printf conversions.
 // So a message changed in the code, or one quoted wrongly, fails here; the live behaviour behind
 // the texts is proved by the integration, conformance and OpenAPI tests.
 import { test } from 'node:test';
@@ -69,7 +70,23 @@ function cCharLiterals(code) {
 
 const SOURCES = fs.readdirSync(path.join(ROOT, 'src')).filter((f) => f.endsWith('.c'));
 const readSrc = (f) => fs.readFileSync(path.join(ROOT, 'src', f), 'utf8');
-const LITERALS = SOURCES.flatMap((f) => cStringLiterals(readSrc(f)));
+
+// The string literals of the named macros of a header (their #define lines joined at their
+// backslash-newlines first, as the compiler does), each macro's adjacent literals joined.
+function macroLiterals(code, names) {
+  const spliced = code.replace(/\\\r?\n/g, '');
+  return names.flatMap((name) => {
+    const m = spliced.match(new RegExp(`^[ \\t]*#[ \\t]*define[ \\t]+${name}\\b(.*)$`, 'm'));
+    assert.ok(m, `#define ${name} not found`);
+    return cStringLiterals(m[1]);
+  });
+}
+
+// Answer texts defined as macros of include/ (and written by src/*.c through them): the texts
+// that replace an answer kept for an idempotent retry when a version is redacted.
+const HEADER_MACROS = { 'md_history.h': ['MD_HISTORY_SCRUBBED_APPLIED', 'MD_HISTORY_SCRUBBED_REFUSED'] };
+const HEADER_LITERALS = Object.entries(HEADER_MACROS).flatMap(([f, names]) => macroLiterals(fs.readFileSync(path.join(ROOT, 'include', f), 'utf8'), names));
+const LITERALS = [...SOURCES.flatMap((f) => cStringLiterals(readSrc(f))), ...HEADER_LITERALS];
 const PRINTF = /%(?:zu|lld|llu|u|d|s)/;
 // Text fragments of the code: string literals cut at printf conversions, newlines and tabs;
 // character literals.
@@ -119,7 +136,7 @@ function codeSpans(md) {
 }
 
 // How memoryd's answer texts start (the others quoted on the page are flags, paths, examples).
-const ANSWER = /^(Error: |The path |Here're |Here's |No replacement |File |Successfully |The file |The memory file |\\n\[|\[Output |\[Listing | \(Note: |\{"status"|\{"error"|Version |Parameter `|Changes after |The command was applied|memoryd is shutting down)/;
+const ANSWER = /^(Error: |The path |Here're |Here's |No replacement |File |Successfully |The file |The memory file |\\n\[|\[Output |\[Listing | \(Note: |\{"status"|\{"error"|Version |Parameter `|Changes after |The command was (not )?applied|memoryd is shutting down)/;
 const PLACEHOLDER = /\{[a-z][a-z0-9_+]*\}/g;
 
 function quotedAnswers() {
@@ -133,6 +150,9 @@ test('self-check: code spans, placeholders and literals are read as intended', (
   assert.deepEqual('Error: File {path} would be {bytes} bytes'.split(PLACEHOLDER), ['Error: File ', ' would be ', ' bytes']);
   assert.ok(LITERALS.length > 200, `only ${LITERALS.length} literals read from src/`);
   assert.deepEqual(cCharLiterals("putc('`'); x = '\\n'; s = \"'a'\"; // 'c'"), ['`', '\n']);
+  assert.deepEqual(macroLiterals('#define A "x" \\\n    "y"\n#define AB \\\n  "z" /* c */ "w"\n', ['A', 'AB']), ['xy', 'zw']);
+  assert.equal(HEADER_LITERALS.length, 2, `the answer-text macros of include/ read as ${JSON.stringify(HEADER_LITERALS)}`);
+  for (const l of HEADER_LITERALS) assert.ok(l.length > 40, `an answer-text macro of include/ read as ${JSON.stringify(l)}`);
   // Pieces the code writes, from several fragments and values, pass; anything else fails.
   assert.ok(madeOfCode('Error: Parameter `old_str` must not be empty'));
   assert.ok(madeOfCode('. To see more, view again with view_range ['));
@@ -165,10 +185,12 @@ test('every answer text of src/*.c appears in docs/behaviour.md', () => {
       lit.startsWith(' (Note: ') ||
       /^(File created successfully at: |Successfully (deleted|renamed) |The file |Here're the files |Here's the content of |No replacement was performed|The memory file has been edited)/.test(lit) ||
       / exceeds maximum line limit | does not exist\. Please provide a valid path\.| has been edited\.| already exists|, over the |is a file, not a directory|cannot be moved inside itself| To see more, view again with view_range /.test(lit) ||
-      // The /v1 API's own texts, the preconditions' and the scrubbed idempotent answer.
-      /^(Version |Parameter `|Changes after |The version in |memoryd is shutting down; retry|The command was applied)/.test(lit) ||
+      // The /v1 API's own texts and the preconditions'.
+      /^(Version |Parameter `|Changes after |The version in |memoryd is shutting down; retry)/.test(lit) ||
       / changed since you viewed it| has no history and does not exist/.test(lit),
   );
+  // The answer-text macros of include/ (the scrubbed idempotent answers), every one of them.
+  answers.push(...HEADER_LITERALS);
   assert.ok(answers.length >= 50, `only ${answers.length} answer texts found in src/`);
   const page = PAGE.replace(/`` (.*?) ``/g, '$1');
   const problems = [];
