@@ -89,8 +89,8 @@ static const struct opt opts[] = {
     {"busy-timeout", "MEMORYD_BUSY_TIMEOUT", O_UINT, OFF(busy_timeout_ms), 1, 600000, "MS",
      "wait this long for a database lock held by another\n"
      "                          process, then answer 503                          [5000]"},
-    {"history-versions", "MEMORYD_HISTORY_VERSIONS", O_UINT, OFF(history.versions), 0, 100000,
-     "N", "versions kept per file; 0 turns history off         [20]"},
+    {"history-versions", "MEMORYD_HISTORY_VERSIONS", O_UINT, OFF(history.versions), 0, 100000, "N",
+     "versions kept per file; 0 turns history off         [20]"},
     {"history-days", "MEMORYD_HISTORY_DAYS", O_UINT, OFF(history.days), 0, 36500, "DAYS",
      "versions (and change-feed entries) kept this long;\n"
      "                          0 turns history off (the feed keeps a day)          [30]"},

@@ -216,12 +216,15 @@ void md_hist_touch(struct md_hist *h, int64_t tenant, const char *path, size_t l
 {
     if (h->count == TOUCHED_MAX)
         return;
-    char *p = malloc(len + 1);
-    if (!p)
+    struct touched *t = &h->ring[(h->head + h->count) % TOUCHED_MAX];
+    t->path = malloc(len + 1); /* the ring owns it until md_hist_take_touched */
+    if (!t->path)
         return;
-    memcpy(p, path, len);
-    p[len] = '\0';
-    h->ring[(h->head + h->count) % TOUCHED_MAX] = (struct touched){tenant, p, len, subtree};
+    memcpy(t->path, path, len);
+    t->path[len] = '\0';
+    t->tenant = tenant;
+    t->len = len;
+    t->subtree = subtree;
     h->count++;
 }
 

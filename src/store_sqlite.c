@@ -33,11 +33,11 @@ extern const int md_sqlite_migrations_count;
 /* The subtree of :path (the entry itself, and below it), files only, as
  * one row source for window functions: two searches of the key, since an
  * OR of both makes SQLite scan the tenant. */
-#define FILES_AT_OR_BELOW(cols)                                                                   \
-    "(SELECT " cols " FROM entries WHERE tenant = :tenant AND path = :path AND kind = 0"          \
-    " UNION ALL SELECT " cols " FROM entries WHERE tenant = :tenant AND path > :lo"               \
+#define FILES_AT_OR_BELOW(cols)                                                                    \
+    "(SELECT " cols " FROM entries WHERE tenant = :tenant AND path = :path AND kind = 0"           \
+    " UNION ALL SELECT " cols " FROM entries WHERE tenant = :tenant AND path > :lo"                \
     " AND path < :hi AND kind = 0)"
-#define VERSION_COLS                                                                              \
+#define VERSION_COLS                                                                               \
     "version, path, existed, redacted, sha256, size, time, command, actor, pruned_through"
 
 static const char *const stmt_sql[S_COUNT] = {
@@ -93,8 +93,9 @@ static const char *const stmt_sql[S_COUNT] = {
                    " time) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     [S_IDEM_SCRUB] = "UPDATE idempotency SET body = CASE WHEN err = 0 THEN ?3 ELSE ?4 END"
                      " WHERE tenant = ?1 AND path = ?2",
-    [S_HISTORY] = "SELECT " VERSION_COLS " FROM versions"
-                  " WHERE tenant = ?1 AND path = ?2 AND version < ?3 ORDER BY version DESC LIMIT ?4",
+    [S_HISTORY] =
+        "SELECT " VERSION_COLS " FROM versions"
+        " WHERE tenant = ?1 AND path = ?2 AND version < ?3 ORDER BY version DESC LIMIT ?4",
     [S_VERSION_GET] = "SELECT " VERSION_COLS ", content FROM versions"
                       " WHERE tenant = ?1 AND version = ?2",
     /* The earliest version >= :before of each path (SQLite takes the bare
@@ -127,12 +128,12 @@ static const char *const stmt_sql[S_COUNT] = {
     [S_PRUNE_AGE_SCAN] = "SELECT version, time FROM versions WHERE tenant = ?1"
                          " ORDER BY version LIMIT ?2",
     [S_PRUNE_AGE_DEL] = "DELETE FROM versions WHERE tenant = ?1 AND version <= ?2",
-    [S_PRUNE_CHANGES_SCAN] = "SELECT seq, time FROM changes WHERE tenant = ?1 ORDER BY seq LIMIT ?2",
+    [S_PRUNE_CHANGES_SCAN] =
+        "SELECT seq, time FROM changes WHERE tenant = ?1 ORDER BY seq LIMIT ?2",
     [S_PRUNE_CHANGES_DEL] = "DELETE FROM changes WHERE tenant = ?1 AND seq <= ?2",
     [S_PRUNE_IDEM] = "DELETE FROM idempotency WHERE rowid IN"
                      " (SELECT rowid FROM idempotency WHERE time < ?1 LIMIT ?2)",
 };
-
 
 /* Checkpoints: when writes pause (no commit for CKPT_IDLE_MS), and during
  * sustained writes once the WAL holds CKPT_BUSY_PAGES frames. A checkpoint
@@ -375,8 +376,8 @@ static int conn_open(struct sq_store *s, enum role role, struct sq_conn **out, c
                          why, why_len);
         if (rc == SQLITE_OK)
             rc = sqlite3_create_function(c->db, "memoryd_sha256", 1,
-                                         SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, sql_sha256,
-                                         NULL, NULL);
+                                         SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, sql_sha256, NULL,
+                                         NULL);
         if (rc == SQLITE_OK)
             rc = migrate(c->db, why, why_len); /* before preparing statements */
         if (rc != SQLITE_OK)
@@ -444,7 +445,6 @@ enum md_err sq_run(struct sq_txn *t, sqlite3_stmt *st, const char *what)
     sq_done(st);
     return sq_conn_rc(t->c, rc, what);
 }
-
 
 enum md_err sq_bounds_make(struct bounds *b, const char *dir, size_t len)
 {
@@ -714,8 +714,7 @@ static void scrub_wal(struct sq_store *s)
             nanosleep(&pause, NULL);
         }
         readers_end_snapshots(s);
-        rc = sqlite3_wal_checkpoint_v2(s->writer->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL,
-                                       NULL);
+        rc = sqlite3_wal_checkpoint_v2(s->writer->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
     }
     if (rc == SQLITE_OK)
         s->scrub_wal = 0;
@@ -926,8 +925,7 @@ static enum md_err insert_entry(struct sq_txn *t, int64_t tenant, const char *pa
 }
 
 static enum md_err set_content(struct sq_txn *t, int64_t tenant, const char *path, size_t len,
-                               const char *content, size_t content_len,
-                               const unsigned char *sha256)
+                               const char *content, size_t content_len, const unsigned char *sha256)
 {
     sqlite3_stmt *st = sq_stmt(t, S_SET_CONTENT);
     sqlite3_bind_int64(st, 1, tenant);

@@ -26,6 +26,7 @@
 // The sandbox tests need root, unshare and overlayfs (CI has them). They do not depend on
 // which memoryd build ctest gives (they build their own), so they run in the plain build.
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
@@ -468,11 +469,11 @@ rec aptlists sh -c ${sh(`ls -A ${m}/var/lib/apt/lists | wc -l`)}
 `, { net: 'private' });
   assert.deepEqual(res.version.rc, 0, res.version.err);
   assert.match(res.version.out, /^memoryd \d+\.\d+\.\d+/);
-  assert.deepEqual(res.needed.out.split('\n').filter(Boolean).sort(), ['libc.so.6', 'libjansson.so.4', 'libmicrohttpd.so.12', 'libpq.so.5', 'libsqlite3.so.0', 'libutf8proc.so.2']);
+  assert.deepEqual(res.needed.out.split('\n').filter(Boolean).sort(), ['libc.so.6', 'libcrypto.so.3', 'libjansson.so.4', 'libmicrohttpd.so.12', 'libpq.so.5', 'libsqlite3.so.0', 'libutf8proc.so.2']);
   // Every library memoryd links comes from a package install-runtime.sh installs, or libc6
   // (essential: in every Debian image).
-  assert.deepEqual(res.owners.out.split('\n').filter(Boolean), ['libc6', 'libjansson4', 'libmicrohttpd12', 'libpq5', 'libsqlite3-0', 'libutf8proc2']);
-  assert.match(readDocker('install-runtime.sh'), /\npkgs=\(libmicrohttpd12 libjansson4 libsqlite3-0 libutf8proc2 libpq5\)\n/);
+  assert.deepEqual(res.owners.out.split('\n').filter(Boolean), ['libc6', 'libjansson4', 'libmicrohttpd12', 'libpq5', 'libsqlite3-0', 'libssl3', 'libutf8proc2']);
+  assert.match(readDocker('install-runtime.sh'), /\npkgs=\(libmicrohttpd12 libjansson4 libsqlite3-0 libutf8proc2 libpq5 libssl3\)\n/);
   assert.deepEqual([res.ldd.out, res.aptlists.out], ['0\n', '0\n']);
 });
 
@@ -792,7 +793,8 @@ ${waitExit('PID_G3', 'g3_exit')}
   const logOf = (n) => text(n, 'stderr').trim().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
   const diag = `\npostgres:\n${text('postgres', 'stderr')}\nmemoryd-pg-1:\n${text('memoryd-pg-1', 'stderr')}\nmemoryd-pg-2:\n${text('memoryd-pg-2', 'stderr')}\nnginx:\n${text('proxy-pg', 'stderr')}`;
   const body = (r) => ({ status: Number(r.out.slice(r.out.lastIndexOf('\n') + 1)), body: r.out.slice(0, r.out.lastIndexOf('\n')), rc: r.rc, err: r.err });
-  const VIEW = '{"type":"tool_result","content":"Here\'s the content of /memories/shared.md with line numbers:\\n     1\\tone truth\\n     2\\t","is_error":false}';
+  // (a view of a file sent as a command object carries its ETag in the JSON too)
+  const VIEW = `{"type":"tool_result","content":"Here's the content of /memories/shared.md with line numbers:\\n     1\\tone truth\\n     2\\t","is_error":false,"etag":"\\"sha256-${createHash('sha256').update('one truth\n').digest('hex')}\\""}`;
 
   // Healthy, in order; PostgreSQL's first start said what it did.
   for (const h of ['g_health', 'm1_health', 'm2_health', 'p_health']) {
@@ -805,7 +807,10 @@ ${waitExit('PID_G3', 'g3_exit')}
   const l1 = logOf('memoryd-pg-1');
   const l2 = logOf('memoryd-pg-2');
   for (const l of [l1, l2]) assert.equal(l.find((x) => x.msg === 'listening').db, 'postgresql://memoryd@postgres:5432/memoryd');
-  assert.equal([...l1, ...l2].filter((x) => x.msg === 'schema migrated').length, 1, diag);
+  // Each migration of sql/postgres/ applied once, by one instance or the other.
+  const migrations = fs.readdirSync(path.join(REPO, 'sql/postgres')).filter((f) => /^\d{3}_.*\.sql$/.test(f)).length;
+  assert.deepEqual([...l1, ...l2].filter((x) => x.msg === 'schema migrated').map((x) => x.version).sort(),
+    Array.from({ length: migrations }, (_, i) => i + 1), diag);
   for (const t of [gErr, text('memoryd-pg-1', 'stderr'), text('memoryd-pg-2', 'stderr'), text('proxy-pg', 'stderr'), text('proxy-pg', 'stdout')]) {
     assert.ok(!t.includes(password), 'the password is in no log');
   }
