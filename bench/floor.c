@@ -38,8 +38,8 @@ enum { Q_PARENT, Q_INSERT, Q_SIZE, Q_BEGIN, Q_COMMIT, Q_COUNT };
 static const char *const SQL[Q_COUNT] = {
     [Q_PARENT] = "SELECT kind, size FROM entries WHERE tenant = ?1 AND path = ?2",
     /* NOLINTNEXTLINE(bugprone-suspicious-missing-comma): one statement over two lines */
-    [Q_INSERT] = "INSERT INTO entries (tenant, path, depth, kind, size, mtime, content)"
-                 " VALUES (?1, ?2, ?3, 0, ?4, ?5, ?6)",
+    [Q_INSERT] = "INSERT INTO entries (tenant, path, depth, kind, size, mtime, content, sha256)"
+                 " VALUES (?1, ?2, ?3, 0, ?4, ?5, ?6, ?7)",
     [Q_SIZE] = "UPDATE entries SET size = size + ?3 WHERE tenant = ?1 AND path = ?2",
     [Q_BEGIN] = "BEGIN IMMEDIATE",
     [Q_COMMIT] = "COMMIT",
@@ -93,6 +93,10 @@ static void write_one(long n)
     sqlite3_bind_int64(st[Q_INSERT], 4, (sqlite3_int64)sizeof CONTENT - 1);
     sqlite3_bind_int64(st[Q_INSERT], 5, (sqlite3_int64)time(NULL) * 1000);
     sqlite3_bind_blob(st[Q_INSERT], 6, CONTENT, (int)sizeof CONTENT - 1, SQLITE_STATIC);
+    /* The content's SHA-256, stored as memoryd stores it (the hashing is
+     * memoryd's CPU, not the storage's: a constant here). */
+    static const unsigned char sha[32] = {1};
+    sqlite3_bind_blob(st[Q_INSERT], 7, sha, (int)sizeof sha, SQLITE_STATIC);
     step(st[Q_INSERT]);
 }
 
@@ -175,9 +179,9 @@ int main(int argc, char **argv)
     check(sqlite3_exec(db,
                        "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
                        " INSERT INTO tenants (id, name, created_at) VALUES (1, 'bench', 0);"
-                       " INSERT INTO entries VALUES (1, '/memories', 0, 1, 0, 0, NULL);"
-                       " INSERT INTO entries VALUES (1, '/memories/bench', 1, 1, 0, 0, NULL);"
-                       " INSERT INTO entries VALUES (1, '" DIR "', 2, 1, 0, 0, NULL);",
+                       " INSERT INTO entries VALUES (1, '/memories', 0, 1, 0, 0, NULL, NULL);"
+                       " INSERT INTO entries VALUES (1, '/memories/bench', 1, 1, 0, 0, NULL, NULL);"
+                       " INSERT INTO entries VALUES (1, '" DIR "', 2, 1, 0, 0, NULL, NULL);",
                        NULL, NULL, NULL),
           "setup");
     for (int i = 0; i < Q_COUNT; i++)

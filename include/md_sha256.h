@@ -15,7 +15,7 @@
 #include "md_err.h"
 
 #define MD_SHA256_LEN 32
-#define MD_SHA256_HEX (2 * MD_SHA256_LEN)
+#define MD_SHA256_HEX 64 /* 2 * MD_SHA256_LEN */
 
 /* out = SHA-256 of the `n` bytes at `p` (p may be NULL when n is 0). */
 enum md_err md_sha256(const void *p, size_t n, unsigned char out[MD_SHA256_LEN]);

@@ -75,11 +75,19 @@ run_tidy() {
     done <<<"$files"
     # One clang-tidy process per file: clang-tidy 14's static analyzer carries state from one
     # file to the next (after bench/*.c it reports a false valist.Uninitialized in src/buf.c).
-    # (Its "N warnings generated" lines count suppressed warnings in system headers.)
-    local failed=0
-    for f in "${in_db[@]}"; do
-        clang-tidy -p "$build" --quiet "$f" 2> >(grep -v ' warnings\? generated\.$' >&2) || failed=1
-    done
+    # As many at once as there are CPUs (a file's analysis takes seconds; in turn, the whole
+    # check took minutes). Each process's output is written whole when it ends, so reports of
+    # files do not interleave. (Its "N warnings generated" lines count suppressed warnings in
+    # system headers.)
+    local failed=0 jobs
+    jobs=$(nproc)
+    if ((${#in_db[@]})); then
+        # shellcheck disable=SC2016 # the inner script's variables are its own
+        printf '%s\0' "${in_db[@]}" |
+            xargs -0 -P "$jobs" -I{} sh -c 'out=$(clang-tidy -p "$1" --quiet "$2" 2>&1); rc=$?;
+                printf "%s\n" "$out" | grep -v " warnings\{0,1\} generated\.$" | grep -v "^$" >&2; exit $rc' \
+                sh "$build" {} || failed=1
+    fi
     for f in "${fuzz[@]}"; do
         clang-tidy --quiet "$f" -- "${fuzz_flags[@]}" -I "$build/generated" \
             2> >(grep -v ' warnings\? generated\.$' >&2) || failed=1

@@ -427,8 +427,10 @@ enum md_err md_cmd_parse_op(struct md_cmd *cmd, enum md_cmd_kind kind, const cha
                             const struct md_limits *lim, struct md_buf *out)
 {
     memset(cmd, 0, sizeof *cmd);
+    if (!body)
+        body = "";
     json_error_t jerr;
-    json_t *root = json_loadb(body ? body : "", len, MD_JSON_READ_FLAGS, &jerr);
+    json_t *root = json_loadb(body, len, MD_JSON_READ_FLAGS, &jerr);
     if (!root && json_error_code(&jerr) == json_error_numeric_overflow)
         root = reparse_big_numbers(body, len, &jerr);
     if (!root) {

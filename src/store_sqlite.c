@@ -710,7 +710,7 @@ static void scrub_wal(struct sq_store *s)
     int rc = SQLITE_BUSY;
     for (int attempt = 0; attempt < 100 && (rc & 0xff) == SQLITE_BUSY; attempt++) {
         if (attempt) {
-            struct timespec pause = {0, 10 * 1000 * 1000};
+            struct timespec pause = {0, 10000000L}; /* 10 ms */
             nanosleep(&pause, NULL);
         }
         readers_end_snapshots(s);

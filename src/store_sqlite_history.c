@@ -435,11 +435,11 @@ enum md_err sq_changes(struct md_txn *base, const char *tenant, int64_t after, s
 enum md_err sq_redact(struct md_txn *base, const char *tenant, int64_t version)
 {
     struct sq_txn *t = (struct sq_txn *)base;
-    struct md_version v;
+    struct md_version v = {0};
     enum md_err e = sq_version_get(base, tenant, version, 0, &v);
     if (e)
         return e;
-    char *path = strndup(v.path, v.path_len);
+    char *path = strndup(v.path ? v.path : "", v.path_len);
     size_t path_len = v.path_len;
     int64_t id = 0;
     if (!path)

@@ -49,6 +49,7 @@
 #include "md_cmd.h"
 #include "md_json.h"
 #include "md_log.h"
+#include "md_sha256.h"
 #include "md_store_sqlite.h"
 #include "md_text.h"
 
@@ -121,7 +122,7 @@ static void db_close(void)
 static void db_open(void)
 {
     char why[512] = "";
-    struct md_store_config cfg = {g_db, MD_DURABILITY_NORMAL, 2000, 0};
+    struct md_store_config cfg = {g_db, MD_DURABILITY_NORMAL, 2000, 0, {20, 30}};
     if (md_store_sqlite_open(&cfg, &g_store, why, sizeof why) != MD_OK) {
         fprintf(stderr, "fuzz_request: cannot open %s: %s\n", g_db, why);
         abort();
@@ -162,8 +163,10 @@ static void db_reset(void)
         db_open();
         return;
     }
-    FUZZ_CHECK(sqlite3_exec(g_check, "DELETE FROM entries; DELETE FROM tenants;", NULL, NULL,
-                            NULL) == SQLITE_OK);
+    FUZZ_CHECK(sqlite3_exec(g_check,
+                            "DELETE FROM entries; DELETE FROM versions; DELETE FROM changes;"
+                            " DELETE FROM idempotency; DELETE FROM tenants;",
+                            NULL, NULL, NULL) == SQLITE_OK);
     md_store_sqlite_forget_tenants(g_store); /* memoryd never deletes a tenant itself */
 }
 
@@ -765,6 +768,25 @@ static void check_json(const struct md_cmd *cmd, const char *text, size_t len, i
     md_buf_free(&j);
 }
 
+/* The ETag: after a view of a file, or a create, str_replace or insert,
+ * the SHA-256 of the file as the oracle's tree has it afterwards; none
+ * otherwise. */
+static void check_etag(const struct md_cmd *cmd, enum md_err e, const struct md_cmd_result *res,
+                       const struct tree *after)
+{
+    const struct ent *f =
+        cmd->path.canon ? tree_find(after, cmd->path.canon, cmd->path.canon_len) : NULL;
+    int tagged = e == MD_OK && f && f->kind == MD_KIND_FILE &&
+                 (cmd->kind == MD_CMD_VIEW || cmd->kind == MD_CMD_CREATE ||
+                  cmd->kind == MD_CMD_STR_REPLACE || cmd->kind == MD_CMD_INSERT);
+    FUZZ_CHECK(res->has_etag == tagged);
+    if (!tagged)
+        return;
+    unsigned char d[MD_SHA256_LEN];
+    FUZZ_CHECK(md_sha256(f->content, f->clen, d) == MD_OK);
+    FUZZ_CHECK(memcmp(d, res->etag, MD_SHA256_LEN) == 0);
+}
+
 static void run_body(const char *body, size_t len)
 {
     int who = 0;
@@ -776,6 +798,7 @@ static void run_body(const char *body, size_t len)
     const char *tenant = TENANTS[who], *other = TENANTS[1 - who];
     struct md_cmd cmd;
     struct md_buf out;
+    struct md_cmd_result res;
     md_buf_init(&out, OUT_LIMIT);
     enum md_err e = md_cmd_parse(&cmd, body, len, &LIM, &out);
     if (e) {
@@ -790,14 +813,14 @@ static void run_body(const char *body, size_t len)
     if (!cmd.write) {
         FUZZ_CHECK(md_store_read_begin(g_store, &t) == MD_OK);
         walk(t, tenant, &before);
-        e = md_cmd_exec(t, tenant, &cmd, &LIM, &out);
+        e = md_cmd_exec(t, tenant, &cmd, &LIM, &out, &res);
         md_txn_end(t);
     } else {
         FUZZ_CHECK(md_store_write_begin(g_store, &t) == MD_OK);
         walk(t, tenant, &before);
         walk(t, other, &other_before);
         FUZZ_CHECK(md_txn_savepoint(t) == MD_OK);
-        e = md_cmd_exec(t, tenant, &cmd, &LIM, &out);
+        e = md_cmd_exec(t, tenant, &cmd, &LIM, &out, &res);
         FUZZ_CHECK(md_txn_release(t, e != MD_OK) == MD_OK);
     }
     if (e == MD_EDB || e == MD_EBUSY || e == MD_ENOMEM) {
@@ -815,6 +838,7 @@ static void run_body(const char *body, size_t len)
     }
     FUZZ_CHECK_BYTES(out.data ? out.data : "", out.len, want_text.p, want_text.n);
     FUZZ_CHECK(fuzz_utf8_valid(out.data ? out.data : "", out.len));
+    check_etag(&cmd, e, &res, &want);
     check_json(&cmd, out.data ? out.data : "", out.len, e != MD_OK);
     if (cmd.write) {
         walk(t, tenant, &after);
