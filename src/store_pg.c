@@ -444,6 +444,9 @@ struct pg_txn {
     size_t nnotify, capnotify;
     int vacuum;
     const char *cmd_tenant; /* the running command's (borrowed) */
+    /* A tenant was made in this transaction / since the savepoint: a
+     * rollback must forget the ids cached since. */
+    int made_tenant_txn, made_tenant_cmd;
 };
 
 struct pgc {
@@ -1164,8 +1167,9 @@ static void writer_done(struct pg_store *s, struct pg_txn *t, int failed)
     t->bulk = P_COUNT;
     md_dirsizes_reset(t->sizes);
     hist_reset(t);
-    if (failed)
+    if (failed && t->made_tenant_txn)
         md_tenant_cache_clear(t->c->tenants);
+    t->made_tenant_txn = t->made_tenant_cmd = 0;
     pthread_mutex_unlock(&s->write_mu);
 }
 
@@ -1228,6 +1232,7 @@ static enum md_err pg_savepoint(struct md_txn *base)
     struct pg_txn *t = (struct pg_txn *)base;
     md_dirsizes_mark(t->sizes);
     md_hist_mark(t->hist);
+    t->made_tenant_cmd = 0;
     if (t->opt) {
         t->cmd_base = t->nq;
         t->cmd_wrote = t->cmd_bulk = 0;
@@ -1241,7 +1246,8 @@ static enum md_err pg_release(struct md_txn *base, int rollback)
     struct pg_txn *t = (struct pg_txn *)base;
     enum md_err e = MD_OK;
     if (rollback) {
-        md_tenant_cache_clear(t->c->tenants);
+        if (t->made_tenant_cmd)
+            md_tenant_cache_clear(t->c->tenants);
         md_dirsizes_restore(t->sizes);
         md_hist_restore(t->hist);
         if (t->opt) {
@@ -1733,6 +1739,7 @@ static enum md_err pg_put_file(struct md_txn *base, const char *tenant, const ch
             md_pg_text(&p, tenant);
             md_pg_i64(&p, now_ms() / 1000);
             e = q_send(t, P_TENANT_NEW, &p);
+            t->made_tenant_txn = t->made_tenant_cmd = 1;
         }
         if (!e)
             e = insert_send(t, tenant, path, len, parents_from, new_tenant, 1, content, content_len,
@@ -2392,6 +2399,7 @@ static enum md_err ensure_tenant(struct pg_txn *t, const char *tenant, int64_t *
     md_pg_text(&p, tenant);
     md_pg_i64(&p, now_ms() / 1000);
     e = q_send(t, P_TENANT_NEW, &p);
+    t->made_tenant_txn = t->made_tenant_cmd = 1;
     if (!e)
         e = insert_send(t, tenant, MD_ROOT, MD_ROOT_LEN, MD_ROOT_LEN, 1, 0, NULL, 0, NULL);
     if (!e)

@@ -689,6 +689,7 @@ static enum md_err sq_write_begin(struct md_store *base, struct md_txn **out)
         struct sq_txn *t = &s->writer->txn;
         md_dirsizes_reset(t->sizes);
         md_hist_reset(t->hist);
+        t->made_tenant_txn = t->made_tenant_cmd = 0;
         e = sq_run(t, t->c->st[S_BEGIN_IMMEDIATE], "begin immediate");
         if (!e) {
             *out = &t->base;
@@ -761,7 +762,8 @@ static void sq_rollback(struct md_txn *base)
 {
     struct sq_txn *t = (struct sq_txn *)base;
     struct sq_store *s = (struct sq_store *)base->store;
-    md_tenant_cache_clear(t->c->tenants);
+    if (t->made_tenant_txn)
+        md_tenant_cache_clear(t->c->tenants);
     md_dirsizes_reset(t->sizes);
     md_hist_reset(t->hist);
     s->scrub_wal = 0; /* nothing was redacted after all */
@@ -775,6 +777,7 @@ static enum md_err sq_savepoint(struct md_txn *base)
     struct sq_txn *t = (struct sq_txn *)base;
     md_dirsizes_mark(t->sizes);
     md_hist_mark(t->hist);
+    t->made_tenant_cmd = 0;
     return sq_run(t, sq_stmt(t, S_SAVEPOINT), "savepoint");
 }
 
@@ -789,7 +792,8 @@ static enum md_err sq_release(struct md_txn *base, int rollback)
         return MD_EDB; /* the whole transaction was rolled back by SQLite */
     }
     if (rollback) {
-        md_tenant_cache_clear(t->c->tenants);
+        if (t->made_tenant_cmd)
+            md_tenant_cache_clear(t->c->tenants);
         e = sq_run(t, sq_stmt(t, S_ROLLBACK_TO), "rollback to savepoint");
         md_dirsizes_restore(t->sizes); /* the pending changes as they were at the savepoint */
         md_hist_restore(t->hist);
@@ -822,6 +826,7 @@ enum md_err sq_tenant_id(struct sq_txn *t, const char *name, int create, int64_t
         return sq_conn_rc(t->c, rc, "tenant lookup");
     if (!create)
         return MD_ENOENT;
+    t->made_tenant_txn = t->made_tenant_cmd = 1;
     st = sq_stmt(t, S_TENANT_INSERT);
     sq_bind_text(st, 1, name, strlen(name));
     sqlite3_bind_int64(st, 2, sq_now_ms() / 1000);

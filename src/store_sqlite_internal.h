@@ -93,6 +93,9 @@ struct sq_txn {
     unsigned long statements;  /* run on this connection so far */
     struct md_dirsizes *sizes; /* the writer's; NULL for readers */
     struct md_hist *hist;      /* the writer's; NULL for readers */
+    /* A tenant was made in this transaction / since the savepoint: a
+     * rollback must forget the ids cached since (an id may be reused). */
+    int made_tenant_txn, made_tenant_cmd;
 };
 
 /* Tenant ids a connection has looked up: md_tenant_cache.h. */
