@@ -11,6 +11,7 @@
 // As root (CI) the cluster runs as the user postgres. Needs Debian's postgresql-15.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
@@ -32,7 +33,11 @@ const pgCtl = (...args) => run(...asOwner(`${PG_BIN}/pg_ctl`, ['-D', path.join(c
 const psql = (sql) => execFileSync(`${PG_BIN}/psql`, ['-X', '-q', '-A', '-t', '-h', cluster, '-U', 'postgres', '-d', 'memoryd', '-c', sql], { encoding: 'utf8' });
 const postmasterPid = () => Number(fs.readFileSync(path.join(cluster, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
 
+const runs = [];
 after(async () => {
+  // A failed assertion leaves memoryd running: stop every run first (their pipes would keep
+  // this process alive), then the cluster.
+  for (const r of runs) await r.p.stop('SIGKILL');
   if (fs.existsSync(path.join(cluster, 'data', 'postmaster.pid'))) await pgCtl('-m', 'fast', '-w', 'stop');
   fs.rmSync(top, { recursive: true, force: true });
 });
@@ -41,6 +46,7 @@ after(async () => {
 // port, the script's own lines (run-pg: ...) and memoryd's log lines so far.
 async function runPg(args) {
   const p = spawnTracked('scripts/run-pg.sh', args, { cwd: copy });
+  runs.push({ p });
   const lines = [];
   const rl = readline.createInterface({ input: p.stderr });
   const listening = await new Promise((resolve, reject) => {
@@ -62,6 +68,8 @@ const FILE = '/memories/run-pg.md';
 const TEXT = '# On PostgreSQL\nmade by scripts/run-pg.sh\n';
 const VIEW = `Here's the content of ${FILE} with line numbers:\n     1\t# On PostgreSQL\n     2\tmade by scripts/run-pg.sh\n     3\t`;
 const ok = (content) => ({ type: 'tool_result', content, is_error: false });
+// A view of a file sent as a bare command answers with the file's ETag too.
+const viewed = { ...ok(VIEW), etag: `"sha256-${createHash('sha256').update(TEXT).digest('hex')}"` };
 
 test('scripts/run-pg.sh: builds, makes a cluster in memoryd-pg/, serves on it; a second run reuses it, running or stopped', { skip, timeout: 900000 }, async () => {
   // The checkout as it is (tracked and new files, not what git ignores, not a memoryd-pg/ of
@@ -85,11 +93,15 @@ test('scripts/run-pg.sh: builds, makes a cluster in memoryd-pg/, serves on it; a
   assert.match(first.p.out, /Built target memoryd\n/);
   assert.ok(fs.existsSync(path.join(copy, 'build', 'memoryd')), 'built in the copy\'s build/');
   assert.deepEqual([first.listening.address, first.listening.db], ['127.0.0.1', uri]);
-  assert.deepEqual(first.log.find((l) => l.msg === 'schema migrated'), { ...first.log.find((l) => l.msg === 'schema migrated'), engine: 'postgres', version: 1 });
+  // One line per migration of sql/postgres/, in order.
+  const migrations = fs.readdirSync(path.join(REPO, 'sql/postgres')).filter((f) => /^\d{3}_.*\.sql$/.test(f)).length;
+  assert.ok(migrations >= 2);
+  assert.deepEqual(first.log.filter((l) => l.msg === 'schema migrated').map(({ engine, version }) => ({ engine, version })),
+    Array.from({ length: migrations }, (_, i) => ({ engine: 'postgres', version: i + 1 })));
   let r = await first.post({ command: 'create', path: FILE, file_text: TEXT });
   assert.deepEqual([r.status, r.json], [200, ok(`File created successfully at: ${FILE}`)]);
   r = await first.post({ command: 'view', path: FILE });
-  assert.deepEqual([r.status, r.json], [200, ok(VIEW)]);
+  assert.deepEqual([r.status, r.json], [200, viewed]);
   // memoryd is the script's process (exec): SIGTERM stops it cleanly.
   assert.deepEqual(await first.p.stop('SIGTERM'), { code: 0, signal: null });
 
@@ -110,7 +122,7 @@ test('scripts/run-pg.sh: builds, makes a cluster in memoryd-pg/, serves on it; a
   assert.equal(postmasterPid(), pid, 'the same PostgreSQL');
   assert.equal(second.log.find((l) => l.msg === 'schema migrated'), undefined, 'the schema was there');
   r = await second.post({ command: 'view', path: FILE });
-  assert.deepEqual([r.status, r.json], [200, ok(VIEW)]);
+  assert.deepEqual([r.status, r.json], [200, viewed]);
   assert.deepEqual(await second.p.stop('SIGTERM'), { code: 0, signal: null });
 
   // Third run, the cluster stopped before: started again, the data still there.
@@ -123,7 +135,7 @@ test('scripts/run-pg.sh: builds, makes a cluster in memoryd-pg/, serves on it; a
   ]);
   assert.notEqual(postmasterPid(), pid);
   r = await third.post({ command: 'view', path: FILE });
-  assert.deepEqual([r.status, r.json], [200, ok(VIEW)]);
+  assert.deepEqual([r.status, r.json], [200, viewed]);
   assert.deepEqual(await third.p.stop('SIGTERM'), { code: 0, signal: null });
 });
 
