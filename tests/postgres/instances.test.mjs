@@ -8,7 +8,10 @@
 //     tree is consistent (sizes, parents) as every instance shows it;
 //   - many tenants, each driven by one client whose commands go round the instances, all at
 //     once: every tenant's tree equals its own model, nothing of another tenant in it;
-//   - group commit across instances: concurrent creates on each instance share batches.
+//   - group commit across instances: concurrent creates on each instance share batches;
+//   - the change feed across instances: a long poll (GET /v1/changes?wait=) on one instance is
+//     woken by a write of its tenant on another (LISTEN/NOTIFY), well before its wait, and
+//     returns it; a write of another tenant on a third instance neither ends it nor shows in it.
 // Runs only on PostgreSQL (MD_TEST_PG; tests/CMakeLists.txt).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -211,4 +214,32 @@ test('group commit on each instance: concurrent creates share transactions (a ba
     assert.ok(stopped.write_batches < stopped.write_commands, `no commit was shared: ${JSON.stringify(stopped)}`);
   }
   assert.deepEqual(pgInconsistencies(uri), []);
+});
+
+test('a long poll on one instance wakes on a write of its tenant on another; another tenant\'s write does not end it', async () => {
+  const [a, b, c] = servers.map((s) => makeClient(s.port, { tenant: 'feed' }));
+  const other = makeClient(servers[2].port, { tenant: 'feed-other' });
+  assert.equal((await b.post({ command: 'create', path: '/memories/before.txt', file_text: 'x' })).status, 200);
+  const start = await a.get('/v1/changes?after=0');
+  assert.equal(start.status, 200, start.text);
+  const after0 = start.json.last_seq;
+  assert.equal(after0, 1);
+
+  const WAIT = 30;
+  const t0 = Date.now();
+  const poll = a.get(`/v1/changes?after=${after0}&wait=${WAIT}`);
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal((await other.post({ command: 'create', path: '/memories/elsewhere.txt', file_text: 'y' })).status, 200);
+  await new Promise((r) => setTimeout(r, 1200));
+  const tWrite = Date.now();
+  assert.equal((await c.post({ command: 'create', path: '/memories/woke.txt', file_text: 'z' })).status, 200);
+  const r = await poll;
+  const elapsed = Date.now() - t0;
+  assert.equal(r.status, 200, r.text);
+  assert.deepEqual(r.json.changes.map(({ seq, command, paths }) => ({ seq, command, paths })), [{ seq: 2, command: 'create', paths: ['/memories/woke.txt'] }]);
+  assert.deepEqual([r.json.last_seq, r.json.next_after], [2, 2]);
+  // It waited past the other tenant's write, and ended on its own tenant's, not at its wait.
+  assert.ok(elapsed >= tWrite - t0, `the poll ended before its tenant's write (${elapsed} ms)`);
+  assert.ok(elapsed < (WAIT * 1000) / 2, `the poll was not woken by the write on another instance (${elapsed} ms of ${WAIT} s)`);
+  [a, b, c, other].forEach((x) => x.close());
 });
