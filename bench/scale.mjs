@@ -13,6 +13,7 @@
 //      ran for it (its request log): the same count for both sizes.
 // The big database is written straight with SQL (sqlite3 CLI) into the schema memoryd created.
 import { execFileSync } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { freePort, medianRun, startProcess, poster, runAll, wrk } from './lib.mjs';
@@ -26,6 +27,8 @@ const failures = (runs) => runs.reduce((n, r) => n + r.non2xx + r.socket_errors,
 function populateSql({ bigDirs, filesPerDir, others, treeSizes }) {
   const content = 'x'.repeat(199) + '\n'; // 200 bytes
   const size = content.length;
+  // Every file's SHA-256, as memoryd's create stores it (the same content everywhere).
+  const sha = `X'${crypto.createHash('sha256').update(content).digest('hex')}'`;
   const sql = ['BEGIN;'];
   sql.push("INSERT INTO tenants (id, name, created_at) VALUES (1, 'small', 0), (2, 'big', 0), (3, 'trees', 0);");
   sql.push(`WITH RECURSIVE n(i) AS (SELECT 4 UNION ALL SELECT i + 1 FROM n WHERE i < ${others + 3})
@@ -34,24 +37,24 @@ function populateSql({ bigDirs, filesPerDir, others, treeSizes }) {
   const smallTotal = filesPerDir * size;
   const bigTotal = bigDirs * filesPerDir * size;
   const treesTotal = treeSizes.reduce((a, n) => a + n, 0) * size * TREE_COPIES.length;
-  sql.push(`INSERT INTO entries VALUES (1, '/memories', 0, 1, ${smallTotal}, 0, NULL), (2, '/memories', 0, 1, ${bigTotal}, 0, NULL),
+  sql.push(`INSERT INTO entries (tenant, path, depth, kind, size, mtime, content) VALUES (1, '/memories', 0, 1, ${smallTotal}, 0, NULL), (2, '/memories', 0, 1, ${bigTotal}, 0, NULL),
     (3, '/memories', 0, 1, ${treesTotal}, 0, NULL);`);
-  sql.push(`INSERT INTO entries SELECT id, '/memories', 0, 1, ${size}, 0, NULL FROM tenants WHERE id > 3;`);
-  sql.push(`INSERT INTO entries SELECT id, '/memories/note.txt', 1, 0, ${size}, 0, CAST('${content}' AS BLOB) FROM tenants WHERE id > 3;`);
-  sql.push(`INSERT INTO entries VALUES (1, '/memories/d0000', 1, 1, ${filesPerDir * size}, 0, NULL);`);
+  sql.push(`INSERT INTO entries (tenant, path, depth, kind, size, mtime, content) SELECT id, '/memories', 0, 1, ${size}, 0, NULL FROM tenants WHERE id > 3;`);
+  sql.push(`INSERT INTO entries (tenant, path, depth, kind, size, mtime, sha256, content) SELECT id, '/memories/note.txt', 1, 0, ${size}, 0, ${sha}, CAST('${content}' AS BLOB) FROM tenants WHERE id > 3;`);
+  sql.push(`INSERT INTO entries (tenant, path, depth, kind, size, mtime, content) VALUES (1, '/memories/d0000', 1, 1, ${filesPerDir * size}, 0, NULL);`);
   sql.push(`WITH RECURSIVE f(j) AS (SELECT 0 UNION ALL SELECT j + 1 FROM f WHERE j < ${filesPerDir - 1})
-    INSERT INTO entries SELECT 1, printf('/memories/d0000/f%03d.txt', j), 2, 0, ${size}, 0, CAST('${content}' AS BLOB) FROM f;`);
+    INSERT INTO entries (tenant, path, depth, kind, size, mtime, sha256, content) SELECT 1, printf('/memories/d0000/f%03d.txt', j), 2, 0, ${size}, 0, ${sha}, CAST('${content}' AS BLOB) FROM f;`);
   sql.push(`WITH RECURSIVE d(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM d WHERE i < ${bigDirs - 1})
-    INSERT INTO entries SELECT 2, printf('/memories/d%04d', i), 1, 1, ${filesPerDir * size}, 0, NULL FROM d;`);
+    INSERT INTO entries (tenant, path, depth, kind, size, mtime, content) SELECT 2, printf('/memories/d%04d', i), 1, 1, ${filesPerDir * size}, 0, NULL FROM d;`);
   sql.push(`WITH RECURSIVE d(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM d WHERE i < ${bigDirs - 1}),
     f(j) AS (SELECT 0 UNION ALL SELECT j + 1 FROM f WHERE j < ${filesPerDir - 1})
-    INSERT INTO entries SELECT 2, printf('/memories/d%04d/f%03d.txt', i, j), 2, 0, ${size}, 0, CAST('${content}' AS BLOB) FROM d, f;`);
+    INSERT INTO entries (tenant, path, depth, kind, size, mtime, sha256, content) SELECT 2, printf('/memories/d%04d/f%03d.txt', i, j), 2, 0, ${size}, 0, ${sha}, CAST('${content}' AS BLOB) FROM d, f;`);
   for (const n of treeSizes) {
     for (const copy of TREE_COPIES) {
       const dir = `/memories/t${n}${copy}`;
-      sql.push(`INSERT INTO entries VALUES (3, '${dir}', 1, 1, ${n * size}, 0, NULL);`);
+      sql.push(`INSERT INTO entries (tenant, path, depth, kind, size, mtime, content) VALUES (3, '${dir}', 1, 1, ${n * size}, 0, NULL);`);
       sql.push(`WITH RECURSIVE f(j) AS (SELECT 0 UNION ALL SELECT j + 1 FROM f WHERE j < ${n - 1})
-        INSERT INTO entries SELECT 3, printf('${dir}/f%05d.txt', j), 2, 0, ${size}, 0, CAST('${content}' AS BLOB) FROM f;`);
+        INSERT INTO entries (tenant, path, depth, kind, size, mtime, sha256, content) SELECT 3, printf('${dir}/f%05d.txt', j), 2, 0, ${size}, 0, ${sha}, CAST('${content}' AS BLOB) FROM f;`);
     }
   }
   sql.push('COMMIT;');
