@@ -111,10 +111,16 @@ export async function runAll(p, cmds, concurrency = 32) {
 export const medianRun = (runs) => [...runs].sort((a, b) => a.rps - b.rps)[Math.floor(runs.length / 2)];
 
 // The machine's CPU time so far (/proc/stat, all CPUs, in clock ticks): busy and total.
-function cpuTicks() {
+export function cpuTicks() {
   const f = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1, 9).map(Number);
   const total = f.reduce((a, b) => a + b, 0);
   return { busy: total - f[3] - f[4], total }; // idle and iowait are not busy
+}
+
+// The busy share of the machine's CPU time since `c0` (a cpuTicks()).
+export function busyShare(c0) {
+  const c1 = cpuTicks();
+  return (c1.busy - c0.busy) / Math.max(1, c1.total - c0.total);
 }
 
 // Run wrk; returns the BENCH line's figures, and cpu_busy: the share of the machine's CPU time
@@ -127,8 +133,7 @@ export function wrk({ port, script, args = [], conns, seconds, threads, env = {}
   { cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 24, env: { ...process.env, ...env } });
   const m = /^BENCH (\{.*\})$/m.exec(out);
   if (!m) throw new Error(`no BENCH line from wrk:\n${out}`);
-  const c1 = cpuTicks();
-  return { ...JSON.parse(m[1]), cpu_busy: (c1.busy - c0.busy) / Math.max(1, c1.total - c0.total) };
+  return { ...JSON.parse(m[1]), cpu_busy: busyShare(c0) };
 }
 
 // VmRSS / VmHWM of a process, KiB.

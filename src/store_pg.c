@@ -176,7 +176,9 @@ static const struct {
      * (part 1) and grandchildren (part 2) of a directory, each in path order
      * and at most $6; hidden names (.* and node_modules) are left out with
      * what is below them. $7 is the position (in characters) of the first
-     * character after "dir/". */
+     * character after "dir/"; $8 is $3 + 1 (as a parameter of its own, the
+     * generic plan reads the grandchildren from entries_children too, not
+     * the whole subtree in path order). */
     [P_VIEW] = {"WITH t AS (SELECT id FROM tenants WHERE name = $1)"
                 " SELECT 0 AS part, path, kind, size, content, sha256 FROM entries"
                 " WHERE tenant = (SELECT id FROM t) AND path = $2"
@@ -185,14 +187,14 @@ static const struct {
                 " AND left(substr(path, $7), 1) <> '.' AND substr(path, $7) <> 'node_modules'"
                 " ORDER BY path LIMIT $6)"
                 " UNION ALL (SELECT 2, path, kind, size, NULL, NULL FROM entries"
-                " WHERE tenant = (SELECT id FROM t) AND depth = $3 + 1 AND path > $4"
+                " WHERE tenant = (SELECT id FROM t) AND depth = $8 AND path > $4"
                 " AND path < $5 AND left(substr(path, $7), 1) <> '.'"
                 " AND split_part(substr(path, $7), '/', 1) <> 'node_modules'"
                 " AND left(split_part(substr(path, $7), '/', 2), 1) <> '.'"
                 " AND split_part(substr(path, $7), '/', 2) <> 'node_modules'"
                 " ORDER BY path LIMIT $6)",
-                7,
-                {OID_TEXT, OID_TEXT, OID_INT4, OID_TEXT, OID_TEXT, OID_INT8, OID_INT4}},
+                8,
+                {OID_TEXT, OID_TEXT, OID_INT4, OID_TEXT, OID_TEXT, OID_INT8, OID_INT4, OID_INT4}},
     [P_GET] = {"SELECT kind, size, content, sha256 FROM entries"
                " WHERE tenant = (SELECT id FROM tenants WHERE name = $1) AND path = $2",
                2,
@@ -205,15 +207,19 @@ static const struct {
     [P_PING] = {"SELECT 1", 0, {0}},
     /* An optimistic batch's rows (md_txn_pg_prefetch): one row per wanted
      * (tenant, path) whose tenant exists, by its position in the arrays;
-     * a file's content when wanted and at most $4 bytes (else `omitted`). */
+     * a file's content when wanted and at most $4 bytes (else `omitted`).
+     * The lateral subquery (kept apart by OFFSET 0) makes each row one
+     * lookup of the primary key in the generic plan, whatever the tenant's
+     * size; a plain LEFT JOIN was planned as a scan of the tenant's rows. */
     [P_PREFETCH] = {"SELECT w.ord, t.id, e.kind, e.size,"
                     " CASE WHEN w.want = 1 AND e.kind = 0 AND e.size <= $4 THEN e.content END,"
                     " w.want = 1 AND e.kind = 0 AND e.size > $4, e.sha256, t.last_version,"
                     " t.last_seq"
                     " FROM unnest($1::text[], $2::text[], $3::int2[]) WITH ORDINALITY"
                     " AS w(tenant, path, want, ord)"
-                    " JOIN tenants t ON t.name = w.tenant COLLATE \"C\""
-                    " LEFT JOIN entries e ON e.tenant = t.id AND e.path = w.path COLLATE \"C\"",
+                    " JOIN tenants t ON t.name = w.tenant"
+                    " LEFT JOIN LATERAL (SELECT kind, size, content, sha256 FROM entries"
+                    " WHERE tenant = t.id AND path = w.path OFFSET 0) e ON true",
                     4,
                     {OID_TEXTARRAY, OID_TEXTARRAY, OID_INT2ARRAY, OID_INT8}},
     /* An optimistic batch's inserts and file updates, several commands' in
@@ -1454,6 +1460,7 @@ static enum md_err pg_view(struct md_txn *base, const char *tenant, const char *
     md_pg_bytes(&p, t->arr[1].data, t->arr[1].len);
     md_pg_i64(&p, limit);
     md_pg_i32(&p, utf8_chars(path, len) + 2);
+    md_pg_i32(&p, md_path_depth(path, len) + 2);
     err = read_exec(t, P_VIEW, &p);
     if (err)
         return err;

@@ -1,6 +1,7 @@
 -- rename of a file back and forth inside DIR: each thread owns K of the files DIR/f<nnn>.txt
 -- (thread t: f[t*K] .. f[t*K+K-1]) and cycles through them, moving f<nnn>.txt to g<nnn>.txt and
--- back; every request succeeds.
+-- back. Run it with one connection per thread (wrk -tN -cN): then every request succeeds; with
+-- several connections to a thread, a slow request may be overtaken by the next one on its file.
 local c = dofile("bench/lua/common.lua")
 local dir, k
 local moved = {}
