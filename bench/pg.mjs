@@ -34,6 +34,7 @@
 // the same. --stats: load pg_stat_statements and print what memoryd's statements cost in the
 // server.
 import { execFileSync } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -62,6 +63,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 // 1 KiB of file text, as bench/lua/common.lua's kib_text(): 16 lines of 63 letters and a newline.
 const KIB = `${'abcdefghi'.repeat(7)}\n`.repeat(16);
 const KIB_HEX = `'\\x${Buffer.from(KIB).toString('hex')}'::bytea`;
+const KIB_SHA = `'\\x${crypto.createHash('sha256').update(KIB).digest('hex')}'::bytea`;
 
 // ---- the cluster ----
 
@@ -151,8 +153,8 @@ function pgbench(cluster, db, script, { clients, seconds = SECONDS }) {
 // The pgbench scripts of the references, on a table of memoryd's schema: tenant 1 receives the
 // inserts, tenant 2 holds the 10,000 rows the SELECT reads.
 function referenceScripts(dir) {
-  const insert = (suffix) => `INSERT INTO entries (tenant, path, depth, kind, size, mtime, content) ` +
-    `VALUES (1, '/memories/bench/ref/t' || :n${suffix} || '.txt', 3, 0, 1024, 0, ${KIB_HEX});\n`;
+  const insert = (suffix) => `INSERT INTO entries (tenant, path, depth, kind, size, mtime, content, sha256) ` +
+    `VALUES (1, '/memories/bench/ref/t' || :n${suffix} || '.txt', 3, 0, 1024, 0, ${KIB_HEX}, ${KIB_SHA});\n`;
   const scripts = {
     insert: `\\set n random(1, 9000000000000000000)\n${insert('')}`,
     insert100: `\\set n random(1, 9000000000000000000)\nBEGIN;\n${Array.from({ length: 100 }, (_, i) => insert(` || '-${i}'`)).join('')}COMMIT;\n`,
@@ -166,45 +168,68 @@ function referenceScripts(dir) {
 }
 
 function setupReference(cluster, db) {
-  psql(cluster, db, fs.readFileSync(path.join(ROOT, 'sql/postgres/001_schema.sql'), 'utf8'));
-  psql(cluster, db, `INSERT INTO entries (tenant, path, depth, kind, size, mtime, content)
-    SELECT 2, '/memories/bench/r/f' || i || '.txt', 3, 0, 1024, 0, ${KIB_HEX} FROM generate_series(0, 9999) i;
+  const dir = path.join(ROOT, 'sql/postgres');
+  for (const f of fs.readdirSync(dir).filter((x) => /^\d+_.*\.sql$/.test(x)).sort()) psql(cluster, db, fs.readFileSync(path.join(dir, f), 'utf8'));
+  psql(cluster, db, `INSERT INTO entries (tenant, path, depth, kind, size, mtime, content, sha256)
+    SELECT 2, '/memories/bench/r/f' || i || '.txt', 3, 0, 1024, 0, ${KIB_HEX}, ${KIB_SHA} FROM generate_series(0, 9999) i;
     VACUUM ANALYZE entries;`);
 }
 
 // The bound of memoryd's group commit: what PostgreSQL alone does, from one client, with the
 // statements memoryd's writer sends for a batch of `n` creates of 1 KiB files in one existing
-// directory of tenant "bound" (an optimistic batch, src/store_pg.c), in the same three round trips
-// (pgbench pipelines):
+// directory of tenant "bound" (an optimistic batch, src/store_pg.c), history on (the defaults),
+// in the same three round trips (pgbench pipelines):
 //   1. BEGIN, the tenant's advisory lock, the batch's paths and their ancestors read (P_PREFETCH);
-//   2. the files inserted, one statement (P_INSERT_MANY);
-//   3. the directory sizes (P_SIZES), COMMIT.
+//   2. the files' versions (their absence, P_VER_MANY) and change rows (P_CHANGES_MANY), the
+//      files inserted (P_INSERT_MANY): one statement each;
+//   3. the tenant's counters (P_COUNTERS_SET), the change feed's notification (P_NOTIFY), the
+//      directory sizes (P_SIZES), COMMIT.
 // The statements are memoryd's, word for word; their arrays are written out (pgbench has no array
 // variables), so the contents are constants of the prepared statements where memoryd sends them
-// as parameters: if anything, this bound is the easier one to reach.
+// as parameters: if anything, this bound is the easier one to reach. (Not in it: the pruning of
+// old versions, which a batch of creates of new files does not need.)
 function writerBoundScript(dir, n) {
   const files = Array.from({ length: n }, (_, i) => `'/memories/bench/bound/t' || :n || '-${i}.txt'`);
   const ancestors = ["'/memories'", "'/memories/bench'", "'/memories/bench/bound'"];
   const arr = (items, type) => `ARRAY[${items.join(', ')}]::${type}[]`;
   const rep = (x, k) => Array.from({ length: k }, () => x);
+  const seq = (k) => Array.from({ length: k }, (_, i) => `:n::int8 * 1000 + ${i}`);
+  const tenant = `(SELECT array_fill(id, ARRAY[${n}]) FROM tenants WHERE name = 'bound')`;
   const text = [
-    '\\set n random(1, 9000000000000000000)',
+    '\\set n random(1, 9000000000000)',
     '\\startpipeline',
     'BEGIN;',
     'SELECT pg_advisory_xact_lock(42);',
     `SELECT w.ord, t.id, e.kind, e.size, CASE WHEN w.want = 1 AND e.kind = 0 AND e.size <= 65536 THEN e.content END,
-      w.want = 1 AND e.kind = 0 AND e.size > 65536
+      w.want = 1 AND e.kind = 0 AND e.size > 65536, e.sha256, t.last_version, t.last_seq
       FROM unnest(${arr(rep("'bound'", n + 3), 'text')}, ${arr([...ancestors, ...files], 'text')}, ${arr(rep('0', n + 3), 'int2')})
       WITH ORDINALITY AS w(tenant, path, want, ord)
-      JOIN tenants t ON t.name = w.tenant COLLATE "C" LEFT JOIN entries e ON e.tenant = t.id AND e.path = w.path COLLATE "C";`,
+      JOIN tenants t ON t.name = w.tenant
+      LEFT JOIN LATERAL (SELECT kind, size, content, sha256 FROM entries WHERE tenant = t.id AND path = w.path OFFSET 0) e ON true;`,
     '\\endpipeline',
     '\\startpipeline',
-    `INSERT INTO entries (tenant, path, depth, kind, size, mtime, content)
-      SELECT * FROM unnest((SELECT array_fill(id, ARRAY[${n}]) FROM tenants WHERE name = 'bound'), ${arr(files, 'text')},
+    `INSERT INTO versions (tenant, version, path, existed, sha256, size, time, command, actor, content)
+      SELECT u.tenant, u.version, u.path, u.existed, u.sha256, nullif(u.size, -1), u.time, u.command, u.actor, u.content
+      FROM unnest(${tenant}, ${arr(seq(n), 'int8')}, ${arr(files, 'text')}, ${arr(rep('false', n), 'bool')},
+      ${arr(rep('NULL', n), 'bytea')}, ${arr(rep('-1', n), 'int8')}, ${arr(rep('0', n), 'int8')}, ${arr(rep("'create'", n), 'text')},
+      ${arr(rep('NULL', n), 'text')}, ${arr(rep('NULL', n), 'bytea')})
+      AS u(tenant, version, path, existed, sha256, size, time, command, actor, content);`,
+    `INSERT INTO changes (tenant, seq, version, versions, history_bytes, time, command, paths, actor)
+      SELECT u.tenant, u.seq, nullif(u.version, 0), u.versions, u.bytes, u.time, u.command, u.paths, u.actor
+      FROM unnest(${tenant}, ${arr(seq(n), 'int8')}, ${arr(seq(n), 'int8')}, ${arr(rep('1', n), 'int8')},
+      ${arr(rep('0', n), 'int8')}, ${arr(rep('0', n), 'int8')}, ${arr(rep("'create'", n), 'text')}, ${arr(files, 'text')},
+      ${arr(rep('NULL', n), 'text')})
+      AS u(tenant, seq, version, versions, bytes, time, command, paths, actor);`,
+    `INSERT INTO entries (tenant, path, depth, kind, size, mtime, content, sha256)
+      SELECT * FROM unnest(${tenant}, ${arr(files, 'text')},
       ${arr(rep('3', n), 'int4')}, ${arr(rep('0', n), 'int2')}, ${arr(rep('1024', n), 'int8')}, ${arr(rep('0', n), 'int8')},
-      ${arr(rep(KIB_HEX, n), 'bytea')});`,
+      ${arr(rep(KIB_HEX, n), 'bytea')}, ${arr(rep(KIB_SHA, n), 'bytea')});`,
     '\\endpipeline',
     '\\startpipeline',
+    `UPDATE tenants t SET last_version = u.v, last_seq = u.s
+      FROM unnest((SELECT array_agg(id) FROM tenants WHERE name = 'bound'), ARRAY[:n::int8 * 1000 + ${n - 1}], ARRAY[:n::int8 * 1000 + ${n - 1}]) AS u(id, v, s)
+      WHERE t.id = u.id;`,
+    "SELECT pg_notify('memoryd_changes', n) FROM unnest(ARRAY['bound']::text[]) AS n;",
     `UPDATE entries e SET size = e.size + u.delta FROM unnest((SELECT array_fill(id, ARRAY[3]) FROM tenants WHERE name = 'bound'),
       ${arr(ancestors, 'text')}, ${arr(rep(String(n * 1024), 3), 'int8')}) AS u(tenant, path, delta)
       WHERE e.tenant = u.tenant AND e.path = u.path;`,
@@ -301,9 +326,11 @@ async function roundTrips(cluster, work) {
     // The directory of 10,000 files, straight into the database (sizes kept right).
     const n = 10000;
     psql(cluster, db, `
-      INSERT INTO entries SELECT id, '/memories/p/d10k', 2, 1, ${n * 200}, 0, NULL FROM tenants WHERE name = 'rt';
-      INSERT INTO entries SELECT t.id, '/memories/p/d10k/f' || lpad(i::text, 5, '0') || '.txt', 3, 0, 200, 0,
-        convert_to(repeat('x', 199) || E'\\n', 'UTF8') FROM tenants t, generate_series(0, ${n - 1}) i WHERE t.name = 'rt';
+      INSERT INTO entries (tenant, path, depth, kind, size, mtime, content)
+        SELECT id, '/memories/p/d10k', 2, 1, ${n * 200}, 0, NULL FROM tenants WHERE name = 'rt';
+      INSERT INTO entries (tenant, path, depth, kind, size, mtime, content, sha256)
+        SELECT t.id, '/memories/p/d10k/f' || lpad(i::text, 5, '0') || '.txt', 3, 0, 200, 0, c, sha256(c)
+        FROM tenants t, generate_series(0, ${n - 1}) i, convert_to(repeat('x', 199) || E'\\n', 'UTF8') c WHERE t.name = 'rt';
       UPDATE entries SET size = size + ${n * 200} WHERE tenant = (SELECT id FROM tenants WHERE name = 'rt')
         AND path IN ('/memories', '/memories/p');
       ANALYZE entries;`);
@@ -350,17 +377,20 @@ function scaleSql({ bigDirs, filesPerDir, others }) {
   const size = 200; // bytes per file
   const content = "convert_to(repeat('x', 199) || E'\\n', 'UTF8')";
   const name = (dir, file) => `'/memories/d' || lpad(${dir}::text, 4, '0') || '/f' || lpad(${file}::text, 3, '0') || '.txt'`;
+  const cols = 'entries (tenant, path, depth, kind, size, mtime, content, sha256)';
+  const dir = 'NULL::bytea, NULL::bytea';
+  const file = `${content}, sha256(${content})`;
   return `BEGIN;
     INSERT INTO tenants (id, name, created_at) OVERRIDING SYSTEM VALUE VALUES (1, 'small', 0), (2, 'big', 0);
     INSERT INTO tenants (id, name, created_at) OVERRIDING SYSTEM VALUE SELECT i, 'other-' || i, 0 FROM generate_series(3, ${others + 2}) i;
     SELECT setval(pg_get_serial_sequence('tenants', 'id'), ${others + 2});
-    INSERT INTO entries VALUES (1, '/memories', 0, 1, ${filesPerDir * size}, 0, NULL), (2, '/memories', 0, 1, ${bigDirs * filesPerDir * size}, 0, NULL);
-    INSERT INTO entries SELECT i, '/memories', 0, 1, ${size}, 0, NULL FROM generate_series(3, ${others + 2}) i;
-    INSERT INTO entries SELECT i, '/memories/note.txt', 1, 0, ${size}, 0, ${content} FROM generate_series(3, ${others + 2}) i;
-    INSERT INTO entries VALUES (1, '/memories/d0000', 1, 1, ${filesPerDir * size}, 0, NULL);
-    INSERT INTO entries SELECT 1, ${name(0, 'j')}, 2, 0, ${size}, 0, ${content} FROM generate_series(0, ${filesPerDir - 1}) j;
-    INSERT INTO entries SELECT 2, '/memories/d' || lpad(i::text, 4, '0'), 1, 1, ${filesPerDir * size}, 0, NULL FROM generate_series(0, ${bigDirs - 1}) i;
-    INSERT INTO entries SELECT 2, ${name('i', 'j')}, 2, 0, ${size}, 0, ${content}
+    INSERT INTO ${cols} VALUES (1, '/memories', 0, 1, ${filesPerDir * size}, 0, ${dir}), (2, '/memories', 0, 1, ${bigDirs * filesPerDir * size}, 0, ${dir});
+    INSERT INTO ${cols} SELECT i, '/memories', 0, 1, ${size}, 0, ${dir} FROM generate_series(3, ${others + 2}) i;
+    INSERT INTO ${cols} SELECT i, '/memories/note.txt', 1, 0, ${size}, 0, ${file} FROM generate_series(3, ${others + 2}) i;
+    INSERT INTO ${cols} VALUES (1, '/memories/d0000', 1, 1, ${filesPerDir * size}, 0, ${dir});
+    INSERT INTO ${cols} SELECT 1, ${name(0, 'j')}, 2, 0, ${size}, 0, ${file} FROM generate_series(0, ${filesPerDir - 1}) j;
+    INSERT INTO ${cols} SELECT 2, '/memories/d' || lpad(i::text, 4, '0'), 1, 1, ${filesPerDir * size}, 0, ${dir} FROM generate_series(0, ${bigDirs - 1}) i;
+    INSERT INTO ${cols} SELECT 2, ${name('i', 'j')}, 2, 0, ${size}, 0, ${file}
       FROM generate_series(0, ${bigDirs - 1}) i, generate_series(0, ${filesPerDir - 1}) j;
     COMMIT;
     VACUUM ANALYZE tenants;

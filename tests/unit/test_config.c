@@ -343,7 +343,9 @@ static void test_config_defaults(void)
     CHECK_EQ_INT(cfg.limits.max_view, 256 << 10);
     CHECK_EQ_INT(cfg.limits.path.max_path, 4096);
     CHECK_EQ_INT(cfg.limits.path.max_segment, 255);
-    CHECK(cfg.threads >= 1);
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned cpus = ncpu > 0 ? (unsigned)ncpu : 2;
+    CHECK_EQ_INT(cfg.threads, cpus);
     CHECK_EQ_INT(cfg.max_connections, 1024);
     CHECK_EQ_INT(cfg.max_connections_per_ip, 256);
     CHECK_EQ_INT(cfg.max_body_memory, 256 << 20);
@@ -353,6 +355,27 @@ static void test_config_defaults(void)
     CHECK_EQ_INT(cfg.busy_timeout_ms, 5000);
     CHECK_EQ_INT(cfg.shutdown_timeout, 10);
     CHECK_EQ_INT(cfg.log_level, MD_LOG_INFO);
+}
+
+/* On PostgreSQL, four HTTP threads per CPU unless --threads says otherwise. */
+static void test_config_threads_pg(void)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned cpus = ncpu > 0 ? (unsigned)ncpu : 2;
+    struct md_config cfg;
+    char *pg[] = {"memoryd", "--db", "postgresql:///memoryd?host=/run/postgresql", NULL};
+    clear_env();
+    run_load(&cfg, &res, 3, pg);
+    CHECK_EQ_INT(res.r, MD_CONFIG_RUN);
+    CHECK_EQ_INT(cfg.threads, 4 * cpus < 32 ? 4 * cpus : (cpus > 32 ? cpus : 32));
+    char *pg2[] = {"memoryd", "--db", "postgres://db.example/memoryd", "--threads", "3", NULL};
+    run_load(&cfg, &res, 5, pg2);
+    CHECK_EQ_INT(res.r, MD_CONFIG_RUN);
+    CHECK_EQ_INT(cfg.threads, 3);
+    char *sq[] = {"memoryd", "--db", "/tmp/postgresql.db", NULL};
+    run_load(&cfg, &res, 3, sq);
+    CHECK_EQ_INT(res.r, MD_CONFIG_RUN);
+    CHECK_EQ_INT(cfg.threads, cpus);
 }
 
 static void test_config_env_and_flags(void)
@@ -628,6 +651,7 @@ int main(void)
     test_tenant_resolve();
     test_wants_text();
     test_config_defaults();
+    test_config_threads_pg();
     test_config_env_and_flags();
     test_config_rejects();
     test_config_help_version();
