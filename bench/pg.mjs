@@ -23,11 +23,12 @@
 //     insert, delete of a file, rename and delete of a directory of 10 and of 10,000 files. These
 //     are asserted: the run fails (exit 1) when one exceeds its target;
 //   - the scale figures: a 100-file tenant against a 100,000-file tenant (among 10,000 others),
-//     written straight into PostgreSQL with SQL, as bench/scale.mjs does on SQLite.
+//     written straight into PostgreSQL with SQL, as bench/scale.mjs does on SQLite;
+//   - what history costs: bench/history.mjs on two databases of the cluster (history on, off).
 // Prints the tables and the targets with PASS/FAIL.
 //
 //   node bench/pg.mjs [--seconds N] [--repeat N] [--quick] [--build DIR] [--memoryd BIN] [--json FILE]
-//                     [--no-scale] [--stats]
+//                     [--no-scale] [--no-history] [--stats]
 // --repeat: runs of each timed figure (default 3; 1 with --quick), memoryd and its reference in
 // turn; the median counts. --quick (the ctest smoke, bench/smoke.sh): 1 s per run, only the rows
 // with targets and str_replace, a 10,000-file big tenant; the round-trip targets are asserted all
@@ -467,7 +468,7 @@ async function main() {
     const version = psql(cluster, 'postgres', 'SHOW server_version');
     results.postgres = version;
     console.log(`memoryd benchmark on PostgreSQL — ${new Date().toISOString()}\nmachine: ${machine}; load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}\n` +
-      `memoryd: ${path.relative(ROOT, MEMORYD)} (its defaults: durability full, one HTTP thread per CPU; --log-level debug for its batch lines)\n` +
+      `memoryd: ${path.relative(ROOT, MEMORYD)} (its defaults: durability full, history on, 4 HTTP threads per CPU on PostgreSQL; --log-level debug for its batch lines)\n` +
       `PostgreSQL ${version}, a cluster of this run's own on the same machine: ${Object.entries(cluster.settings).map(([k, v]) => `${k}=${v}`).join(', ')}\n` +
       `wrk and pgbench on the same cores; ${SECONDS} s per run; the median of ${REPEAT} runs, memoryd and its reference in turn\n`);
 
@@ -653,6 +654,23 @@ async function main() {
           got: `${o.ratio.toFixed(2)}× (target ≤ 1.5×)${o.errors ? `, ${o.errors} failed requests` : ''}`, ok: o.ratio <= 1.5 && o.errors === 0, timing: true });
         failures += o.errors;
       }
+    }
+
+    // What history costs on PostgreSQL: bench/history.mjs on two empty databases of this cluster.
+    if (!argv.includes('--no-history')) {
+      console.log('');
+      const on = createDb(cluster, 'memoryd_hist_on');
+      const off = createDb(cluster, 'memoryd_hist_off');
+      const args = ['bench/history.mjs', '--build', BUILD, '--memoryd', MEMORYD, '--db-on', cluster.uri(on), '--db-off', cluster.uri(off),
+        '--seconds', String(SECONDS), '--repeat', String(REPEAT), ...(QUICK ? ['--quick'] : []), '--json', path.join(work, 'history.json')];
+      try {
+        execFileSync(process.execPath, args, { cwd: ROOT, stdio: 'inherit' });
+      } catch {
+        failures++; // history.mjs printed why
+      }
+      const h = JSON.parse(fs.readFileSync(path.join(work, 'history.json'), 'utf8'));
+      results.history = h;
+      for (const t of h.targets) results.targets.push({ what: `history on PostgreSQL: ${t.what}`, got: t.got, ok: t.ok, timing: true });
     }
   } finally {
     cluster.stop();
