@@ -39,6 +39,9 @@ enum md_cmd_kind {
      * the writer like them (md_cmd_parse_op). */
     MD_CMD_RESTORE,
     MD_CMD_REDACT,
+    /* PUT /v1/tenants/{t}/limits: a tenant's quota overrides, run by the
+     * writer (not recorded in history or the change feed). */
+    MD_CMD_LIMITS,
     MD_CMD_COUNT
 };
 /* The memory tool's own commands are the first ones. */
@@ -80,6 +83,9 @@ struct md_limits {
     size_t max_file; /* file content bytes */
     size_t max_view; /* view output bytes */
     struct md_path_limits path;
+    /* A tenant's quota by default (md_quota.h): bytes of file content and
+     * number of files; 0: unlimited. */
+    size_t tenant_max_bytes, tenant_max_files;
 };
 
 struct md_cmd {
@@ -91,9 +97,10 @@ struct md_cmd {
     struct md_str file_text, old_str, new_str, insert_text;
     int64_t insert_line;
     struct md_view_range range;
-    struct md_str tool_use_id; /* set when a tool_use block was sent */
-    void *json;                /* the jansson root document (owned) */
-    int64_t version, before;   /* restore, redact: 0 when absent */
+    struct md_str tool_use_id;    /* set when a tool_use block was sent */
+    void *json;                   /* the jansson root document (owned) */
+    int64_t version, before;      /* restore, redact: 0 when absent */
+    int64_t max_bytes, max_files; /* limits: the overrides, -1: none (the default) */
     /* Set by the caller after parsing (request headers): */
     struct md_precond pre;
     const char *actor; /* X-Memory-Actor (borrowed), or NULL */

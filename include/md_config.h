@@ -3,7 +3,9 @@
  * variables, then command-line flags (flags win).
  *
  * Every limit has a safe default and none may be set to "unlimited": zero
- * or out-of-range values are rejected with a message.
+ * or out-of-range values are rejected with a message. The exceptions are
+ * the tenant quotas (--tenant-max-bytes, --tenant-max-files), where 0 is
+ * unlimited (an operator's choice, per tenant too: md_quota.h).
  *
  * Ownership: string settings point into argv/environ or static defaults;
  * the struct owns nothing.

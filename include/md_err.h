@@ -33,6 +33,8 @@ enum md_err {
                       request                                   -> 422 */
     MD_EGONE,       /* asked for what is no longer kept (changes
                        pruned)                                   -> 410 */
+    MD_EFULL,       /* the tenant's quota (bytes or files) would be
+                       exceeded                                  -> 507 */
 };
 
 /* Static, human-readable name of an error; never NULL. */

@@ -59,6 +59,14 @@ struct md_entry {
     unsigned char sha256[MD_SHA256_LEN];
 };
 
+/* What a tenant stores, and its quota overrides (md_quota.h). */
+struct md_usage {
+    int64_t bytes;     /* bytes of file content: the root's size */
+    int64_t files;     /* number of files */
+    int64_t max_bytes; /* the tenant's overrides; -1: none (the defaults apply) */
+    int64_t max_files;
+};
+
 /* Called once per entry, in order; return nonzero to stop early. */
 typedef int (*md_list_cb)(void *ctx, const char *path, size_t len, enum md_kind kind, int64_t size);
 
@@ -140,6 +148,10 @@ struct md_store_ops {
     enum md_err (*redact)(struct md_txn *t, const char *tenant, int64_t version);
     enum md_err (*prune)(struct md_txn *t, int64_t now_ms, size_t budget, size_t *deleted);
     enum md_err (*watch)(struct md_store *s, md_watch_cb cb, void *ctx);
+    /* Quotas (md_quota.h); see the wrappers below. */
+    enum md_err (*usage)(struct md_txn *t, const char *tenant, struct md_usage *u);
+    enum md_err (*set_limits)(struct md_txn *t, const char *tenant, int64_t max_bytes,
+                              int64_t max_files);
 };
 
 /* Every backend's store and txn structs begin with these. */
@@ -389,6 +401,26 @@ static inline enum md_err md_txn_prune(struct md_txn *t, int64_t now_ms, size_t 
 static inline enum md_err md_store_watch(struct md_store *s, md_watch_cb cb, void *ctx)
 {
     return s->ops->watch(s, cb, ctx);
+}
+
+/* ---- quotas (md_quota.h) ---- */
+
+/* What `tenant` stores now, in this transaction (a write transaction's
+ * earlier commands included), and its overrides; a tenant without data
+ * stores nothing and has none. The file count is kept exactly by the
+ * database (triggers of 003_quotas.sql, both backends) in the transaction that
+ * adds or removes a file. PostgreSQL: one round trip; an optimistic batch
+ * is given up (md_store_pg.h) and runs the exact way. */
+static inline enum md_err md_txn_usage(struct md_txn *t, const char *tenant, struct md_usage *u)
+{
+    return t->store->ops->usage(t, tenant, u);
+}
+/* In a write transaction: set `tenant`'s overrides (-1: none), making the
+ * tenant (its row and empty root) when it has no data. */
+static inline enum md_err md_txn_set_limits(struct md_txn *t, const char *tenant, int64_t max_bytes,
+                                            int64_t max_files)
+{
+    return t->store->ops->set_limits(t, tenant, max_bytes, max_files);
 }
 
 /* ---- helpers shared by the backends (src/store.c) ---- */

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "cmd_internal.h"
+#include "md_quota.h"
 
 static enum md_err too_big(struct cmd_ctx *c, size_t size)
 {
@@ -32,6 +33,9 @@ enum md_err cmd_create(struct cmd_ctx *c)
     if (l.anc_kind == MD_KIND_FILE)
         return cmd_say(c->out, MD_ECONFLICT, "Error: Cannot create ", p->raw, ": ",
                        (struct md_str){p->canon, l.anc_len}, " is a file, not a directory");
+    e = md_quota_check(c->t, c->tenant, c->lim, (int64_t)c->cmd->file_text.n, 1, c->out);
+    if (e)
+        return e;
     unsigned char sha[MD_SHA256_LEN];
     e = cmd_hash(c, c->cmd->file_text.p, c->cmd->file_text.n, sha);
     if (!e)
@@ -59,13 +63,18 @@ static enum md_err load_file(struct cmd_ctx *c, struct md_entry *ent)
     return e;
 }
 
-/* Store the edited content (the store keeps directory sizes right). */
+/* Store the edited content (the store keeps directory sizes right), within
+ * the tenant's quota when it grows. */
 static enum md_err save_file(struct cmd_ctx *c, const struct md_buf *content, int64_t old_size)
 {
     const struct md_patharg *p = &c->cmd->path;
     const char *data = content->data ? content->data : "";
+    enum md_err e =
+        md_quota_check(c->t, c->tenant, c->lim, (int64_t)content->len - old_size, 0, c->out);
+    if (e)
+        return e;
     unsigned char sha[MD_SHA256_LEN];
-    enum md_err e = cmd_hash(c, data, content->len, sha);
+    e = cmd_hash(c, data, content->len, sha);
     return e ? e
              : md_txn_put_file(c->t, c->tenant, p->canon, p->canon_len, data, content->len, sha,
                                old_size, md_path_parent_len(p->canon, p->canon_len));

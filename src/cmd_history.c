@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cmd_internal.h"
+#include "md_quota.h"
 
 /* A version is not kept: never given out, or pruned. */
 static enum md_err not_kept(struct cmd_ctx *c, int64_t version)
@@ -78,6 +79,11 @@ static enum md_err write_back(struct cmd_ctx *c, const char *p, size_t n, const 
         (*unchanged)++;
         return MD_OK;
     }
+    /* Within the tenant's quota (the content and the hash are ours). */
+    e = md_quota_check(c->t, c->tenant, c->lim, (int64_t)len - (l.found ? l.e.size : 0),
+                       l.found ? 0 : 1, c->out);
+    if (e)
+        return e;
     e = md_txn_put_file(c->t, c->tenant, p, n, content, len, sha, l.found ? l.e.size : -1,
                         l.found ? md_path_parent_len(p, n) : l.anc_len);
     if (!e)

@@ -64,6 +64,15 @@ static const struct opt opts[] = {
      "largest file content (413 beyond)                  [1M]"},
     {"max-view", "MEMORYD_MAX_VIEW", O_SIZE, OFF(limits.max_view), 1024, 1UL << 30, "BYTES",
      "longest view output; longer views are cut          [256K]"},
+    {"tenant-max-bytes", "MEMORYD_TENANT_MAX_BYTES", O_SIZE, OFF(limits.tenant_max_bytes), 0,
+     (size_t)1 << 50, "BYTES",
+     "bytes of file content one tenant may store (507\n"
+     "                          beyond); 0: unlimited; per tenant: PUT\n"
+     "                          /v1/tenants/{t}/limits                            [64M]"},
+    {"tenant-max-files", "MEMORYD_TENANT_MAX_FILES", O_SIZE, OFF(limits.tenant_max_files), 0,
+     (size_t)1 << 40, "N",
+     "files one tenant may store (507 beyond);\n"
+     "                          0: unlimited                                    [10000]"},
     {"max-path", "MEMORYD_MAX_PATH", O_SIZE, OFF(limits.path.max_path), 16, 65536, "BYTES",
      "longest path (400 beyond)                          [4096]"},
     {"max-segment", "MEMORYD_MAX_SEGMENT", O_SIZE, OFF(limits.path.max_segment), 1, 65536, "BYTES",
@@ -266,6 +275,8 @@ enum md_config_result md_config_load(struct md_config *cfg, int argc, char **arg
         .limits = {.max_body = 4u << 20,
                    .max_file = 1u << 20,
                    .max_view = 256u << 10,
+                   .tenant_max_bytes = (size_t)64 << 20,
+                   .tenant_max_files = 10000,
                    .path = {.max_path = 4096, .max_segment = 255}},
         .threads = 0, /* set below: from the database's kind */
         .max_connections = 1024,

@@ -38,6 +38,8 @@ const char *md_strerror(enum md_err err)
         return "idempotency key reused";
     case MD_EGONE:
         return "gone";
+    case MD_EFULL:
+        return "quota exceeded";
     }
     return "unknown error";
 }
@@ -75,6 +77,8 @@ unsigned md_err_http_status(enum md_err err)
         return 422;
     case MD_EGONE:
         return 410;
+    case MD_EFULL:
+        return 507;
     }
     return 500;
 }

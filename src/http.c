@@ -54,6 +54,7 @@ static const struct route_def {
     {"/v1/restore", 0, R_RESTORE, "POST", 1, md_http_v1},
     {"/v1/redact", 0, R_REDACT, "POST", 1, md_http_v1},
     {"/v1/changes", 0, R_CHANGES, "GET", 0, md_http_v1},
+    {"/v1/tenants/", 1, R_TENANTS, "GET, PUT", 1, md_http_tenants},
 };
 #define NROUTES (sizeof route_table / sizeof route_table[0])
 
@@ -426,7 +427,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         atomic_fetch_add(&h->in_flight, 1);
         r->late = atomic_load(&h->stopping);
         *req_cls = r;
-        if (def && def->body && strcmp(method, MHD_HTTP_METHOD_POST) == 0) {
+        if (def && def->body &&
+            (strcmp(method, MHD_HTTP_METHOD_POST) == 0 ||
+             strcmp(method, MHD_HTTP_METHOD_PUT) == 0)) {
             const char *cl = r->headers.content_length.value;
             /* An announced body over the limit is still read (and
              * dropped) so that the client, busy sending it, reliably sees
@@ -455,8 +458,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         return MHD_YES;
     }
     if (state == ST_READY)
-        return r->route == R_MEMORY ? md_http_reply_result(r, md_err_http_status(r->err))
-                                    : md_http_v1(r);
+        return r->route == R_MEMORY    ? md_http_reply_result(r, md_err_http_status(r->err))
+               : r->route == R_TENANTS ? md_http_tenants(r)
+                                       : md_http_v1(r);
     if (state == ST_WAITING)
         return MHD_YES;
 

@@ -59,6 +59,7 @@ enum route {
     R_RESTORE,
     R_REDACT,
     R_CHANGES,
+    R_TENANTS,
     R_OTHER
 };
 
@@ -164,5 +165,8 @@ void md_http_changes_heard(void *ctx, const char *tenant);
 int md_http_waiters_start(struct md_http *h);
 void md_http_waiters_wake_all(struct md_http *h);
 void md_http_waiters_stop(struct md_http *h);
+
+/* http_tenants.c: GET /v1/tenants/{t}, PUT /v1/tenants/{t}/limits. */
+enum MHD_Result md_http_tenants(struct req *r);
 
 #endif

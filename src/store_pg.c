@@ -102,6 +102,8 @@ enum pst {
     P_PRUNE_CHANGES_SCAN,
     P_PRUNE_CHANGES_DEL,
     P_PRUNE_IDEM,
+    P_USAGE,
+    P_LIMITS_SET,
     P_COUNT
 };
 
@@ -390,6 +392,15 @@ static const struct {
                       " WHERE time < $1 LIMIT $2) RETURNING 1",
                       2,
                       {OID_INT8, OID_INT8}},
+    /* ---- quotas ---- */
+    [P_USAGE] = {"SELECT t.id, t.files, t.max_bytes, t.max_files, e.size FROM tenants t"
+                 " LEFT JOIN entries e ON e.tenant = t.id AND e.path = '/memories'"
+                 " WHERE t.name = $1",
+                 1,
+                 {OID_TEXT}},
+    [P_LIMITS_SET] = {"UPDATE tenants SET max_bytes = $2, max_files = $3 WHERE id = $1",
+                      3,
+                      {OID_INT8, OID_INT8, OID_INT8}},
 };
 
 /* A bulk statement is sent when its contents reach this many bytes. */
@@ -552,7 +563,7 @@ static int is_read_statement(int id)
 {
     return id == P_LOCATE || id == P_VIEW || id == P_GET || id == P_LIST || id == P_PING ||
            id == P_HISTORY || id == P_VERSION_GET || id == P_SNAP_BEFORE || id == P_STATE_BEFORE ||
-           id == P_CHANGES || id == P_CHANGES_META;
+           id == P_CHANGES || id == P_CHANGES_META || id == P_USAGE;
 }
 
 /* Session settings, then the statements prepared (a writer's all, a
@@ -2792,6 +2803,59 @@ static enum md_err pg_watch(struct md_store *base, md_watch_cb cb, void *ctx)
     return !cb || s->watch ? MD_OK : MD_ENOMEM;
 }
 
+/* ---- quotas ---- */
+
+static int64_t r_i64_or(const PGresult *r, int col, int64_t none)
+{
+    return PQgetisnull(r, 0, col) ? none : md_pg_r_i64(r, 0, col);
+}
+
+static enum md_err pg_usage(struct md_txn *base, const char *tenant, struct md_usage *u)
+{
+    struct pg_txn *t = (struct pg_txn *)base;
+    *u = (struct md_usage){0, 0, -1, -1};
+    /* An optimistic batch's writes are not sent yet: the count would not
+     * hold them. */
+    if (t->write && t->opt)
+        return give_up(t);
+    struct md_pg_params p = {.n = 0};
+    md_pg_text(&p, tenant);
+    enum md_err e = exec_one(t, P_USAGE, &p);
+    if (e || PQntuples(t->res) != 1)
+        return e; /* no row: a tenant without data */
+    int64_t id = md_pg_r_i64(t->res, 0, 0);
+    u->files = md_pg_r_i64(t->res, 0, 1);
+    u->max_bytes = r_i64_or(t->res, 2, -1);
+    u->max_files = r_i64_or(t->res, 3, -1);
+    u->bytes = r_i64_or(t->res, 4, 0);
+    if (t->write)
+        u->bytes += md_dirsizes_pending(t->sizes, id, MD_ROOT, MD_ROOT_LEN);
+    return MD_OK;
+}
+
+static void param_or_null(struct md_pg_params *p, int64_t v)
+{
+    if (v < 0)
+        md_pg_null(p);
+    else
+        md_pg_i64(p, v);
+}
+
+static enum md_err pg_set_limits(struct md_txn *base, const char *tenant, int64_t max_bytes,
+                                 int64_t max_files)
+{
+    struct pg_txn *t = (struct pg_txn *)base;
+    int64_t id = 0;
+    enum md_err e = ensure_tenant(t, tenant, &id);
+    if (e)
+        return e;
+    struct md_pg_params p = {.n = 0};
+    md_pg_i64(&p, id);
+    param_or_null(&p, max_bytes);
+    param_or_null(&p, max_files);
+    return exec_one(t, P_LIMITS_SET, &p);
+}
+
 static const struct md_store_ops pg_ops = {
     .name = "postgres",
     .close = pg_close,
@@ -2823,6 +2887,8 @@ static const struct md_store_ops pg_ops = {
     .redact = pg_redact,
     .prune = pg_prune,
     .watch = pg_watch,
+    .usage = pg_usage,
+    .set_limits = pg_set_limits,
 };
 
 enum md_err md_store_pg_open(const struct md_store_config *cfg, struct md_store **out, char *why,

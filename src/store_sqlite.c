@@ -114,6 +114,8 @@ static const char *const stmt_sql[S_COUNT] = {
                   " FROM changes WHERE tenant = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
     [S_CHANGES_OLDEST] = "SELECT min(seq) FROM changes WHERE tenant = ?1",
     [S_LAST_SEQ] = "SELECT last_seq FROM tenants WHERE name = ?1",
+    [S_USAGE] = "SELECT files, max_bytes, max_files FROM tenants WHERE id = ?1",
+    [S_LIMITS_SET] = "UPDATE tenants SET max_bytes = ?2, max_files = ?3 WHERE id = ?1",
     [S_REDACT] = "UPDATE versions SET content = NULL, sha256 = NULL, redacted = 1"
                  " WHERE tenant = ?1 AND version = ?2",
     [S_PRUNE_COUNT_FIND] = "SELECT version FROM versions WHERE tenant = ?1 AND path = ?2"
@@ -1169,6 +1171,62 @@ static enum md_err sq_move_tree(struct md_txn *base, const char *tenant, const c
     return e;
 }
 
+/* ---- quotas ---- */
+
+static int64_t column_or(sqlite3_stmt *st, int col, int64_t none)
+{
+    return sqlite3_column_type(st, col) == SQLITE_NULL ? none : sqlite3_column_int64(st, col);
+}
+
+static enum md_err sq_usage(struct md_txn *base, const char *tenant, struct md_usage *u)
+{
+    struct sq_txn *t = (struct sq_txn *)base;
+    *u = (struct md_usage){0, 0, -1, -1};
+    int64_t id = 0;
+    enum md_err e = sq_tenant_id(t, tenant, 0, &id);
+    if (e == MD_ENOENT)
+        return MD_OK; /* no data: nothing stored, no overrides */
+    struct md_entry root;
+    if (!e)
+        e = get_entry(t, id, MD_ROOT, MD_ROOT_LEN, 0, &root);
+    if (e)
+        return e;
+    u->bytes = root.size;
+    sqlite3_stmt *st = sq_stmt(t, S_USAGE);
+    sqlite3_bind_int64(st, 1, id);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        u->files = sqlite3_column_int64(st, 0);
+        u->max_bytes = column_or(st, 1, -1);
+        u->max_files = column_or(st, 2, -1);
+    }
+    sq_done(st);
+    return rc == SQLITE_ROW ? MD_OK : rc == SQLITE_DONE ? MD_EDB : sq_conn_rc(t->c, rc, "usage");
+}
+
+static void bind_or_null(sqlite3_stmt *st, int i, int64_t v)
+{
+    if (v < 0)
+        sqlite3_bind_null(st, i);
+    else
+        sqlite3_bind_int64(st, i, v);
+}
+
+static enum md_err sq_set_limits(struct md_txn *base, const char *tenant, int64_t max_bytes,
+                                 int64_t max_files)
+{
+    struct sq_txn *t = (struct sq_txn *)base;
+    int64_t id = 0;
+    enum md_err e = sq_tenant_id(t, tenant, 1, &id);
+    if (e)
+        return e;
+    sqlite3_stmt *st = sq_stmt(t, S_LIMITS_SET);
+    sqlite3_bind_int64(st, 1, id);
+    bind_or_null(st, 2, max_bytes);
+    bind_or_null(st, 3, max_files);
+    return sq_run(t, st, "set limits");
+}
+
 static void sq_stats(struct md_txn *base, struct md_txn_stats *st)
 {
     st->statements = ((struct sq_txn *)base)->statements;
@@ -1323,6 +1381,8 @@ static const struct md_store_ops sqlite_ops = {
     .redact = sq_redact,
     .prune = sq_prune,
     .watch = sq_watch,
+    .usage = sq_usage,
+    .set_limits = sq_set_limits,
 };
 
 int md_store_sqlite_check_plans(const char *path, char *why, size_t why_len)

@@ -63,6 +63,8 @@ enum stmt_id {
     S_CHANGES,
     S_CHANGES_OLDEST,
     S_LAST_SEQ,
+    S_USAGE,
+    S_LIMITS_SET,
     S_REDACT,
     S_PRUNE_COUNT_FIND,
     S_PRUNE_COUNT_DEL,

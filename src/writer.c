@@ -275,12 +275,13 @@ static enum run run_batch_once(struct md_writer *w, struct md_job *batch, size_t
 }
 
 /* A batch whose answers depend on what is read while it runs: an
- * Idempotency-Key's first answer, a restore or a redaction. Run the exact
- * way. */
+ * Idempotency-Key's first answer, a restore, a redaction or new limits.
+ * Run the exact way. */
 static int needs_exact(const struct md_job *batch)
 {
     for (const struct md_job *j = batch; j; j = j->next)
-        if (j->idem_key || j->cmd->kind == MD_CMD_RESTORE || j->cmd->kind == MD_CMD_REDACT)
+        if (j->idem_key || j->cmd->kind == MD_CMD_RESTORE || j->cmd->kind == MD_CMD_REDACT ||
+            j->cmd->kind == MD_CMD_LIMITS)
             return 1;
     return 0;
 }

@@ -1,0 +1,180 @@
+/*
+ * http_tenants.c — tenant administration, the quota part:
+ * GET /v1/tenants/{t} (usage and limits) and PUT /v1/tenants/{t}/limits
+ * (the tenant's overrides, run by the writer). Served only to loopback
+ * clients that are not behind a proxy, until memoryd has API keys with an
+ * admin scope (md_quota.h for the limits themselves).
+ */
+#include <jansson.h>
+#include <microhttpd.h>
+#include <string.h>
+
+#include "http_internal.h"
+#include "md_config.h"
+#include "md_netaddr.h"
+#include "md_quota.h"
+
+#define PREFIX "/v1/tenants/"
+
+/* The largest limit taken: 2^53, the largest integer every JSON reader
+ * keeps exactly. */
+#define LIMIT_MAX ((json_int_t)1 << 53)
+
+static enum MHD_Result reply(struct req *r, enum md_err e, const char *text)
+{
+    return md_http_reply_error(r, e, text, strlen(text));
+}
+
+/* A client on this machine (127.0.0.0/8, ::1), not relaying for another
+ * (a request that carries Forwarded or X-Forwarded-For). */
+static int local_admin(struct req *r)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    int family;
+    uint8_t a[16];
+    if (!ci || md_sockaddr_key(ci->client_addr, &family, a) != 0)
+        return 0;
+    if (MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Forwarded") ||
+        MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "X-Forwarded-For"))
+        return 0;
+    if (family == AF_INET)
+        return a[0] == 127;
+    static const uint8_t loop6[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+    return memcmp(a, loop6, 16) == 0;
+}
+
+/* One limit of the body: a non-negative integer, or null (-1). 0, or -1
+ * with the reason in `why`. */
+static int limit_of(json_t *v, const char *name, int64_t *out, char *why, size_t len)
+{
+    if (!v) {
+        snprintf(why, len,
+                 "Field `%s` is required (a non-negative integer, or null for the default)", name);
+        return -1;
+    }
+    if (json_is_null(v)) {
+        *out = -1;
+        return 0;
+    }
+    if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > LIMIT_MAX) {
+        snprintf(why, len,
+                 "Field `%s` must be a non-negative integer (at most 2^53; 0: unlimited) or null "
+                 "(the default)",
+                 name);
+        return -1;
+    }
+    *out = (int64_t)json_integer_value(v);
+    return 0;
+}
+
+/* Parse {"max_bytes": N|null, "max_files": N|null} into r->cmd. */
+static int parse_limits(struct req *r, char *why, size_t len)
+{
+    json_error_t jerr;
+    json_t *root =
+        json_loadb(r->body.data ? r->body.data : "", r->body.len, JSON_REJECT_DUPLICATES, &jerr);
+    int bad = 0;
+    if (!root || !json_is_object(root)) {
+        snprintf(why, len,
+                 "The body must be a JSON object: {\"max_bytes\": N|null, \"max_files\": N|null}");
+        bad = -1;
+    }
+    const char *key;
+    json_t *v;
+    if (!bad)
+        json_object_foreach(root, key, v)
+        {
+            if (strcmp(key, "max_bytes") != 0 && strcmp(key, "max_files") != 0) {
+                snprintf(why, len, "Unknown field `%.64s`: only max_bytes and max_files are taken",
+                         key);
+                bad = -1;
+                break;
+            }
+        }
+    if (!bad)
+        bad =
+            limit_of(json_object_get(root, "max_bytes"), "max_bytes", &r->cmd.max_bytes, why, len);
+    if (!bad)
+        bad =
+            limit_of(json_object_get(root, "max_files"), "max_files", &r->cmd.max_files, why, len);
+    json_decref(root);
+    return bad;
+}
+
+static enum MHD_Result get_tenant(struct req *r)
+{
+    struct md_txn *t;
+    enum md_err e = md_store_read_begin(r->h->store, &t);
+    struct md_usage u;
+    if (!e) {
+        e = md_txn_usage(t, r->tenant, &u);
+        md_txn_end(t);
+    }
+    struct md_buf json;
+    md_buf_init(&json, OUT_LIMIT);
+    if (!e)
+        e = md_quota_json(&json, r->tenant, &u, &r->h->cfg->limits);
+    if (e) {
+        md_buf_free(&json);
+        return reply(r, e == MD_EBUSY || e == MD_EUNAVAIL ? e : MD_EDB,
+                     md_cmd_storage_error_text(e == MD_EBUSY || e == MD_EUNAVAIL ? e : MD_EDB));
+    }
+    return md_http_reply_json(r, 200, &json);
+}
+
+static enum MHD_Result put_limits(struct req *r)
+{
+    char why[192];
+    int bad = parse_limits(r, why, sizeof why);
+    md_http_body_drop(r);
+    if (bad)
+        return reply(r, MD_EINVAL, why);
+    r->cmd.kind = MD_CMD_LIMITS;
+    r->cmd.name = md_cmd_kind_name(MD_CMD_LIMITS);
+    r->cmd.write = 0;
+    return md_http_submit(r);
+}
+
+/* The writer's answer: the tenant's document, or an error. */
+static enum MHD_Result limits_done(struct req *r)
+{
+    if (r->err != MD_OK)
+        return md_http_reply_error(r, r->err, r->out.data ? r->out.data : "", r->out.len);
+    return md_http_reply_json(r, 200, &r->out);
+}
+
+enum MHD_Result md_http_tenants(struct req *r)
+{
+    if (atomic_load(&r->state) == ST_READY)
+        return limits_done(r);
+    if (r->late)
+        return reply(r, MD_EBUSY, "memoryd is shutting down; retry shortly");
+    if (!local_admin(r))
+        return reply(r, MD_EFORBIDDEN,
+                     "Tenant administration (/v1/tenants) is only served to clients on this "
+                     "machine (127.0.0.1 or ::1) that do not come through a proxy (Forwarded, "
+                     "X-Forwarded-For)");
+    const char *name = r->url + strlen(PREFIX);
+    const char *slash = strchr(name, '/');
+    size_t n = slash ? (size_t)(slash - name) : strlen(name);
+    int limits = slash != NULL;
+    if (limits && strcmp(slash, "/limits") != 0)
+        return reply(r, MD_ENOENT,
+                     "Not found: use /v1/tenants/{tenant} or "
+                     "/v1/tenants/{tenant}/limits");
+    if (!md_tenant_valid(name, n))
+        return reply(r, MD_EINVAL,
+                     "The tenant in /v1/tenants/{tenant} must be 1 to 128 of A-Z a-z 0-9 . _ -");
+    memcpy(r->tenant, name, n);
+    r->tenant[n] = '\0';
+    const char *want = limits ? MHD_HTTP_METHOD_PUT : MHD_HTTP_METHOD_GET;
+    if (strcmp(r->method, want) != 0) {
+        const char *extra[] = {"Allow", want, NULL};
+        static const char get_only[] = "{\"error\":\"method not allowed: use GET\"}";
+        static const char put_only[] = "{\"error\":\"method not allowed: use PUT\"}";
+        const char *body = limits ? put_only : get_only;
+        return md_http_queue(r, 405, "application/json", strdup(body), strlen(body), -1, extra);
+    }
+    return limits ? put_limits(r) : get_tenant(r);
+}
