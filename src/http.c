@@ -212,7 +212,10 @@ enum MHD_Result md_http_queue(struct req *r, unsigned status, const char *type, 
         MHD_add_response_header(resp, "X-Memory-Is-Error", is_error ? "true" : "false");
     if (status == 503)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
-    if (status == 405) {
+    int own_allow = 0; /* a handler that tells the methods of a path itself */
+    for (const char *const *x = extra; x && x[0]; x += 2)
+        own_allow |= strcmp(x[0], MHD_HTTP_HEADER_ALLOW) == 0;
+    if (status == 405 && !own_allow) {
         const struct route_def *d = route_of(r->url);
         MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, d ? d->allow : "GET");
     }

@@ -25,6 +25,8 @@ const FLAGS = [
   ['max-body', 'MEMORYD_MAX_BODY'],
   ['max-file', 'MEMORYD_MAX_FILE'],
   ['max-view', 'MEMORYD_MAX_VIEW'],
+  ['tenant-max-bytes', 'MEMORYD_TENANT_MAX_BYTES'],
+  ['tenant-max-files', 'MEMORYD_TENANT_MAX_FILES'],
   ['max-path', 'MEMORYD_MAX_PATH'],
   ['max-segment', 'MEMORYD_MAX_SEGMENT'],
   ['threads', 'MEMORYD_THREADS'],
