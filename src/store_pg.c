@@ -1698,7 +1698,8 @@ static enum md_err insert_send(struct pg_txn *t, const char *tenant, const char 
     if (!e)
         e = md_pg_arr_begin(&t->arr[2], OID_INT2, count);
     for (size_t i = with_root ? MD_ROOT_LEN : from + 1; !e && i <= len; i++) {
-        int dir = i < len && (path[i] == '/' && (i > from || i == MD_ROOT_LEN));
+        /* (the root alone: `path` is the root) */
+        int dir = (with_root && i == MD_ROOT_LEN) || (i < len && path[i] == '/' && i > from);
         if (!dir && !(file && i == len))
             continue;
         e = md_pg_arr_elem(&t->arr[0], path, i);
