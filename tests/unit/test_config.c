@@ -343,6 +343,8 @@ static void test_config_defaults(void)
     CHECK_EQ_INT(cfg.limits.max_view, 256 << 10);
     CHECK_EQ_INT(cfg.limits.path.max_path, 4096);
     CHECK_EQ_INT(cfg.limits.path.max_segment, 255);
+    CHECK_EQ_INT(cfg.limits.tenant_max_bytes, 64 << 20);
+    CHECK_EQ_INT(cfg.limits.tenant_max_files, 10000);
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     unsigned cpus = ncpu > 0 ? (unsigned)ncpu : 2;
     CHECK_EQ_INT(cfg.threads, cpus);
@@ -398,6 +400,8 @@ static void test_config_env_and_flags(void)
     setenv("MEMORYD_MAX_VIEW", "64K", 1);
     setenv("MEMORYD_MAX_PATH", "1024", 1);
     setenv("MEMORYD_MAX_SEGMENT", "100", 1);
+    setenv("MEMORYD_TENANT_MAX_BYTES", "1G", 1);
+    setenv("MEMORYD_TENANT_MAX_FILES", "0", 1);
     setenv("MEMORYD_THREADS", "3", 1);
     setenv("MEMORYD_MAX_CONNECTIONS", "50", 1);
     setenv("MEMORYD_MAX_CONNECTIONS_PER_IP", "7", 1);
@@ -424,6 +428,8 @@ static void test_config_env_and_flags(void)
     CHECK_EQ_INT(cfg.limits.max_view, 64 << 10);
     CHECK_EQ_INT(cfg.limits.path.max_path, 1024);
     CHECK_EQ_INT(cfg.limits.path.max_segment, 100);
+    CHECK_EQ_INT(cfg.limits.tenant_max_bytes, 1 << 30);
+    CHECK_EQ_INT(cfg.limits.tenant_max_files, 0);
     CHECK_EQ_INT(cfg.threads, 3);
     CHECK_EQ_INT(cfg.max_connections, 50);
     CHECK_EQ_INT(cfg.max_connections_per_ip, 7);
@@ -438,8 +444,11 @@ static void test_config_env_and_flags(void)
     /* Flags override the environment; both flag forms; booleans. */
     LOAD(&cfg, &res, "--port", "9100", "--max-file=512K", "--durability=full",
          "--require-tenant=off", "--listen", "0.0.0.0", "--db=/tmp/y.db", "--log-level", "warn",
-         "--default-tenant=t.2", "--max-batch", "1");
+         "--default-tenant=t.2", "--max-batch", "1", "--tenant-max-bytes=512KiB",
+         "--tenant-max-files", "25");
     CHECK_EQ_INT(res.r, MD_CONFIG_RUN);
+    CHECK_EQ_INT(cfg.limits.tenant_max_bytes, 512 << 10);
+    CHECK_EQ_INT(cfg.limits.tenant_max_files, 25);
     CHECK_STR(res.err, "");
     CHECK_EQ_INT(cfg.port, 9100);
     CHECK_EQ_INT(cfg.limits.max_file, 512 << 10);
@@ -511,6 +520,13 @@ static void test_config_rejects(void)
     EXPECT_USAGE("memoryd: --max-view must be between 1024 and 1073741824, got 1023\n",
                  "--max-view=1023");
     EXPECT_USAGE("memoryd: --max-path must be between 16 and 65536, got 0\n", "--max-path=0");
+    EXPECT_USAGE(
+        "memoryd: --tenant-max-bytes must be between 0 and 1125899906842624, got 2000000G\n",
+        "--tenant-max-bytes=2000000G");
+    EXPECT_USAGE("memoryd: invalid value for --tenant-max-bytes: '-1' (expected BYTES)\n",
+                 "--tenant-max-bytes=-1");
+    EXPECT_USAGE("memoryd: invalid value for --tenant-max-files: '1.5' (expected N)\n",
+                 "--tenant-max-files", "1.5");
     EXPECT_USAGE("memoryd: --max-segment must be between 1 and 65536, got 0\n", "--max-segment=0");
     EXPECT_USAGE("memoryd: --threads must be between 1 and 1024, got 0\n", "--threads", "0");
     EXPECT_USAGE("memoryd: invalid value for --threads: '2K' (expected N)\n", "--threads", "2K");
@@ -596,6 +612,11 @@ static void test_config_help_version(void)
         "MEMORYD_MAX_VIEW",
         "--max-path BYTES",
         "MEMORYD_MAX_PATH",
+        "--tenant-max-bytes BYTES",
+        "MEMORYD_TENANT_MAX_BYTES",
+        "--tenant-max-files N",
+        "MEMORYD_TENANT_MAX_FILES",
+        "0: unlimited",
         "--max-segment BYTES",
         "MEMORYD_MAX_SEGMENT",
         "--threads N",
