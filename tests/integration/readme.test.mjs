@@ -1,5 +1,5 @@
-// The README's curl examples of "Using it with curl", and those of "History, restore and safe
-// retries", each block run verbatim against a live memoryd of its own on an empty database, in
+// The README's curl examples of "Using it with curl", of "Quotas", and those of "History,
+// restore and safe retries", each block run verbatim against a live memoryd of its own on an empty database, in
 // order; each must print exactly the output the README shows.
 // The only change made to a command: "localhost:8080" points at the test server's port.
 // A line starting with "$ " is a command, the lines up to the next command are its output
@@ -28,7 +28,7 @@ const blocks = codeBlocks(fs.readFileSync(path.join(root, 'README.md'), 'utf8'))
 
 test('every ```console block of README.md is in a section whose examples a test runs', () => {
   const sections = blocks.filter((b) => b.lang === 'console').map((b) => b.section);
-  assert.deepEqual([...new Set(sections)], ['Using it with curl', 'History, restore and safe retries', 'Deploy', 'Use from an agent']);
+  assert.deepEqual([...new Set(sections)], ['Using it with curl', 'Quotas', 'History, restore and safe retries', 'Deploy', 'Use from an agent']);
 });
 
 test('README curl examples run verbatim with the documented output', async () => {
@@ -36,6 +36,19 @@ test('README curl examples run verbatim with the documented output', async () =>
   assert.ok(list.length >= 12, `expected the README to show at least 12 examples, found ${list.length}`);
   for (const cmd of ['view', 'create', 'str_replace', 'insert', 'delete', 'rename']) {
     assert.ok(list.some((e) => e.command.includes(`"command":"${cmd}"`)), `no README example for ${cmd}`);
+  }
+  const srv = await startServer();
+  try {
+    await runConsole(list, srv.port);
+  } finally {
+    await srv.stop();
+  }
+});
+
+test('README quota examples run verbatim with the documented output', async () => {
+  const list = consoleExamples(blocks.filter((b) => b.section === 'Quotas'));
+  for (const needle of ['PUT localhost:8080/v1/tenants/', 'localhost:8080/v1/tenants/alice', 'Memory is full: ']) {
+    assert.ok(list.some((e) => e.command.includes(needle) || e.expected.join('\n').includes(needle)), `no README quota example with ${needle}`);
   }
   const srv = await startServer();
   try {
