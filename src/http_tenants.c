@@ -171,10 +171,8 @@ enum MHD_Result md_http_tenants(struct req *r)
     const char *want = limits ? MHD_HTTP_METHOD_PUT : MHD_HTTP_METHOD_GET;
     if (strcmp(r->method, want) != 0) {
         const char *extra[] = {"Allow", want, NULL};
-        static const char get_only[] = "{\"error\":\"method not allowed: use GET\"}";
-        static const char put_only[] = "{\"error\":\"method not allowed: use PUT\"}";
-        const char *body = limits ? put_only : get_only;
-        return md_http_queue(r, 405, "application/json", strdup(body), strlen(body), -1, extra);
+        static const char body[] = "{\"error\":\"method not allowed\"}";
+        return md_http_queue(r, 405, "application/json", strdup(body), sizeof body - 1, -1, extra);
     }
     return limits ? put_limits(r) : get_tenant(r);
 }

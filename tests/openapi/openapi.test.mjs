@@ -294,6 +294,9 @@ const PROVOKE = {
     body: { ...TODO_ANA, file_text: '- Call Bo\n' },
     extraHeaders: RETRY_KEY,
   },
+  // `limits`: the tenant's own limits, set with PUT /v1/tenants/{tenant}/limits first.
+  memoryFullBytes: { limits: { max_bytes: 180, max_files: null }, body: TODO_ANA },
+  memoryFullFiles: { limits: { max_bytes: null, max_files: 3 }, body: TODO_ANA },
 };
 
 // What a PROVOKE entry's description must show.
@@ -303,6 +306,7 @@ function shownBy(how) {
     `\`${how.raw ?? JSON.stringify(how.body)}\``,
     ...Object.entries(how.extraHeaders ?? {}).map(([k, v]) => `\`${k}: ${v}\``),
     ...(how.prior ?? []).map((p) => `\`${JSON.stringify(p.body)}\``),
+    ...(how.limits ? [`\`${JSON.stringify(how.limits)}\``] : []),
   ];
 }
 
@@ -454,14 +458,18 @@ describe('openapi.yaml agrees with the code', () => {
       'GET /readyz getReadiness',
       'GET /v1/changes getChanges',
       'GET /v1/history getHistory',
+      'GET /v1/tenants/{tenant} getTenant',
       'GET /v1/versions/{version} getVersion',
       'POST /memory runMemoryCommand',
       'POST /v1/redact redactVersion',
       'POST /v1/restore restoreFiles',
+      'PUT /v1/tenants/{tenant}/limits setTenantLimits',
     ]);
     // Every route of src/http.c, with its methods, is an operation, and nothing else: a route
-    // that is a prefix takes its last segment as a path parameter.
-    const fromCode = parseHttpRoutes().flatMap((r) => r.methods.map((m) => `${m} ${r.prefix ? `${r.path}{version}` : r.path}`));
+    // that is a prefix takes its last segment as a path parameter (/v1/tenants/: the tenant,
+    // GET on it, PUT on its limits).
+    const PREFIXED = { '/v1/versions/': { GET: '{version}' }, '/v1/tenants/': { GET: '{tenant}', PUT: '{tenant}/limits' } };
+    const fromCode = parseHttpRoutes().flatMap((r) => r.methods.map((m) => `${m} ${r.prefix ? `${r.path}${PREFIXED[r.path][m]}` : r.path}`));
     assert.deepEqual(ops.map((o) => o.split(' ').slice(0, 2).join(' ')).sort(), fromCode.sort());
   });
 
@@ -498,7 +506,10 @@ describe('openapi.yaml agrees with the code', () => {
 
     // The other rows are the bodies of POST /v1/{name}: the same fields, types and required
     // flags, and no `command`.
-    const others = routes.filter((r) => !r.tool);
+    // (`limits` is PUT /v1/tenants/{tenant}/limits, whose body src/http_tenants.c reads: the
+    // row has no fields.)
+    assert.deepEqual(routes.find((r) => r.name === 'limits')?.fields, [], 'the limits row has no fields');
+    const others = routes.filter((r) => !r.tool && r.name !== 'limits');
     assert.deepEqual(others.map((r) => r.name).sort(), ['redact', 'restore']);
     for (const route of others) {
       const where = `POST /v1/${route.name}`;
@@ -596,6 +607,9 @@ describe('openapi.yaml agrees with the code', () => {
         const expectedHeaders = {
           '/v1/restore': ['X-Tenant-ID', 'If-Match', 'If-None-Match', 'Idempotency-Key', 'X-Memory-Actor'],
           '/v1/redact': ['X-Tenant-ID', 'Idempotency-Key', 'X-Memory-Actor'],
+          // the tenant is in the path
+          '/v1/tenants/{tenant}': [],
+          '/v1/tenants/{tenant}/limits': [],
         }[p] ?? ['X-Tenant-ID'];
         assert.deepEqual(headers, expectedHeaders, where);
         if (method === 'post') {
@@ -708,6 +722,10 @@ describe('every example of POST /memory is what a live memoryd answers', () => {
         const s = await send(srv, { body: cmd, tenant });
         assert.equal(s.status, 200, `${name}: setup ${cmd.command} ${cmd.path}: ${s.text}`);
       }
+      if (how.limits) {
+        const s = await srv.request('PUT', `/v1/tenants/${tenant}/limits`, { body: JSON.stringify(how.limits) });
+        assert.equal(s.status, 200, `${name}: limits: ${s.text}`);
+      }
       for (const p of how.prior ?? []) {
         const s = await send(srv, { body: p.body, extraHeaders: p.headers, tenant });
         assert.equal(s.status, 200, `${name}: prior request ${JSON.stringify(p.body)}: ${s.text}`);
@@ -788,7 +806,17 @@ const V1_DEFAULT = {
   restoreFiles: { method: 'POST', path: '/v1/restore', body: { path: '/memories/notes.txt', version: 4 } },
   redactVersion: { method: 'POST', path: '/v1/redact', body: { path: '/memories/notes.txt', version: 4 } },
   getChanges: { method: 'GET', path: '/v1/changes?after=3' },
+  getTenant: { method: 'GET', path: '/v1/tenants/acme' },
+  setTenantLimits: { method: 'PUT', path: '/v1/tenants/acme/limits', body: { max_bytes: 1048576, max_files: null } },
 };
+// The examples of /v1/tenants are for the tenant `acme`: the test's tenant stands for it (in
+// the path and in the answers).
+const ACME = '/v1/tenants/acme';
+function forTenant(expected, tenant) {
+  const value = expected.example.value;
+  if (!value || value.tenant !== 'acme') return expected;
+  return { ...expected, example: { ...expected.example, value: { ...value, tenant } } };
+}
 
 const REDACT_4 = { method: 'POST', path: '/v1/redact', body: { path: '/memories/notes.txt', version: 4 } };
 const BIG = `big: ${'x'.repeat(1995)}`; // 2,000 bytes
@@ -803,6 +831,18 @@ const CALLS_BO = { command: 'create', path: '/memories/calls.md', file_text: '- 
 // run with `args`). The description must show each of `shows` (by default the request line for
 // a GET, the body for a POST, in backticks).
 const V1_PROVOKE = {
+  tenantUsage: {},
+  tenantBadName: { request: { path: '/v1/tenants/team:b' } },
+  tenantsNotLocal: { request: { headers: { 'X-Forwarded-For': '203.0.113.7' } }, shows: ['`X-Forwarded-For: 203.0.113.7`'] },
+  limitsNotJson: { request: { raw: 'max_bytes=1000' }, shows: ['`max_bytes=1000`'] },
+  limitsNegative: { request: { body: { max_bytes: -1, max_files: null } } },
+  limitsUnknownField: { request: { body: { max_bytes: 0, max_files: 0, max_dirs: 10 } } },
+  limitsMissingField: { request: { body: { max_bytes: 1000 } } },
+  restoreOverQuota: {
+    setup: [{ method: 'PUT', path: '/v1/tenants/acme/limits', body: { max_bytes: null, max_files: 2 } }],
+    request: { method: 'POST', path: '/v1/restore', body: { path: '/memories/projects', before: 6 } },
+    shows: ['`{"path":"/memories/projects","before":6}`', '`{"max_bytes":null,"max_files":2}`'],
+  },
   fileHistory: { request: { method: 'GET', path: '/v1/history?path=/memories/notes.txt' } },
   historyPage: { request: { method: 'GET', path: '/v1/history?path=/memories/notes.txt&limit=2' } },
   historyNoPath: { request: { method: 'GET', path: '/v1/history' } },
@@ -913,10 +953,11 @@ async function seedTenant(server, tenant) {
   }
 }
 
-async function v1Send(server, { method = 'GET', path: p, body, raw, chunked, headers = {} }, tenant) {
+async function v1Send(server, { method = 'GET', path: q, body, raw, chunked, headers = {} }, tenant) {
+  const p = q.startsWith(`${ACME}/`) || q === ACME ? `/v1/tenants/${tenant}${q.slice(ACME.length)}` : q;
   const h = { 'X-Tenant-ID': tenant, ...headers };
-  if (method === 'POST') h['content-type'] = 'application/json';
-  let payload = method === 'POST' ? raw ?? JSON.stringify(body) : undefined;
+  if (method === 'POST' || method === 'PUT') h['content-type'] = 'application/json';
+  let payload = method === 'POST' || method === 'PUT' ? raw ?? JSON.stringify(body) : undefined;
   if (chunked) {
     const bytes = new TextEncoder().encode(payload);
     payload = new ReadableStream({
@@ -983,14 +1024,14 @@ describe('every example of the /v1 API is what a live memoryd answers', () => {
     for (const name of [...Object.keys(V1_PROVOKE), ...V1_SOURCE_ONLY]) assert.ok(all.has(name), `the test names a /v1 example "${name}" that openapi.yaml lacks`);
   });
 
-  test('request examples of POST /v1/restore and /v1/redact', async () => {
+  test('request examples of POST /v1/restore, /v1/redact and PUT /v1/tenants/{tenant}/limits', async () => {
     let n = 0;
-    for (const { id, path: p, op } of v1Operations()) {
+    for (const { id, method, op } of v1Operations()) {
       for (const [name, ex] of v1RequestExamples(op)) {
         const tenant = `v1-${name}-${tenantSerial++}`;
         await seedTenant(srv, tenant);
-        const r = await v1Send(srv, { method: 'POST', path: p, body: ex.value }, tenant);
-        assertV1(r, v1ResponseExamples(op).get(name), `${id} request example ${name}`);
+        const r = await v1Send(srv, { method, path: V1_DEFAULT[id].path, body: ex.value }, tenant);
+        assertV1(r, forTenant(v1ResponseExamples(op).get(name), tenant), `${id} request example ${name}`);
         n++;
       }
     }
@@ -1024,7 +1065,7 @@ describe('every example of the /v1 API is what a live memoryd answers', () => {
         try {
           const t0 = Date.now();
           const r = await v1Send(server, request, tenant);
-          assertV1(r, expected, what);
+          assertV1(r, forTenant(expected, tenant), what);
           if (how.minMs) assert.ok(Date.now() - t0 >= how.minMs, `${what}: answered after ${Date.now() - t0} ms`);
           for (const [h, v] of Object.entries(how.expectHeaders ?? {})) assert.equal(r.headers.get(h), v, `${what}: header ${h}`);
         } finally {
