@@ -409,8 +409,10 @@ static inline enum md_err md_store_watch(struct md_store *s, md_watch_cb cb, voi
  * earlier commands included), and its overrides; a tenant without data
  * stores nothing and has none. The file count is kept exactly by the
  * database (triggers of 003_quotas.sql, both backends) in the transaction that
- * adds or removes a file. PostgreSQL: one round trip; an optimistic batch
- * is given up (md_store_pg.h) and runs the exact way. */
+ * adds or removes a file. PostgreSQL: one round trip; in an optimistic
+ * batch (md_store_pg.h) none, from the prefetched root and the batch's
+ * queued writes, or when they cannot tell (a tenant made, a directory
+ * removed in the batch) the batch is given up and runs the exact way. */
 static inline enum md_err md_txn_usage(struct md_txn *t, const char *tenant, struct md_usage *u)
 {
     return t->store->ops->usage(t, tenant, u);

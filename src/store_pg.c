@@ -216,7 +216,7 @@ static const struct {
     [P_PREFETCH] = {"SELECT w.ord, t.id, e.kind, e.size,"
                     " CASE WHEN w.want = 1 AND e.kind = 0 AND e.size <= $4 THEN e.content END,"
                     " w.want = 1 AND e.kind = 0 AND e.size > $4, e.sha256, t.last_version,"
-                    " t.last_seq"
+                    " t.last_seq, t.files, t.max_bytes, t.max_files"
                     " FROM unnest($1::text[], $2::text[], $3::int2[]) WITH ORDINALITY"
                     " AS w(tenant, path, want, ord)"
                     " JOIN tenants t ON t.name = w.tenant"
@@ -421,6 +421,11 @@ struct pre_ent {
     const unsigned char *sha256; /* in the prefetch result; NULL when none */
     int kind;
     unsigned char want, found, has_content, stale;
+    /* The tenant's file count and overrides (md_txn_usage), on every row;
+     * on its root's row, the files the batch's queued writes add or remove
+     * (unknown: a directory removed). */
+    int64_t files, max_bytes, max_files, files_delta;
+    unsigned char files_unknown;
 };
 
 struct pgc;
@@ -974,6 +979,22 @@ static void pre_forget(struct pg_txn *t, const char *tenant, const char *path, s
         if (e)
             e->stale = 1;
     }
+}
+
+/* A queued write adds (+1) or removes (-1, with everything below `path`)
+ * files of `tenant`: its root's count follows; the removal of what is not
+ * a prefetched file makes the count unknown. */
+static void pre_files_add(struct pg_txn *t, const char *tenant, const char *path, size_t len,
+                          int delta)
+{
+    struct pre_ent *root = pre_find(t, tenant, MD_ROOT, MD_ROOT_LEN);
+    if (!root)
+        return;
+    const struct pre_ent *e = delta < 0 ? pre_find(t, tenant, path, len) : NULL;
+    if (delta < 0 && (!e || !e->found || e->stale || e->kind != MD_KIND_FILE))
+        root->files_unknown = 1;
+    else
+        root->files_delta += delta;
 }
 
 /* A tenant was created: whatever was read of it is not true any more. */
@@ -1736,6 +1757,8 @@ static enum md_err pg_put_file(struct md_txn *base, const char *tenant, const ch
         e = old_size >= 0
                 ? bulk_set(t, id, path, len, content, content_len, sha256)
                 : bulk_insert(t, id, path, len, parents_from, content, content_len, sha256);
+        if (!e && old_size < 0)
+            pre_files_add(t, tenant, path, len, 1);
         if (!e)
             pre_forget(t, tenant, path, len, 0, old_size >= 0 ? len : parents_from);
     } else if (old_size >= 0) {
@@ -1823,6 +1846,8 @@ static enum md_err pg_remove_tree(struct md_txn *base, const char *tenant, const
     int counted = 0;
     enum md_err e =
         id ? record_subtree(t, id, tenant, path, len, size, NULL, 0, &counted) : MD_ENOENT;
+    if (!e && t->opt)
+        pre_files_add(t, tenant, path, len, -1);
     if (!e)
         e = subtree_send(t, id, path, len, NULL, 0);
     if (!e && t->opt)
@@ -2806,19 +2831,35 @@ static enum md_err pg_watch(struct md_store *base, md_watch_cb cb, void *ctx)
 
 /* ---- quotas ---- */
 
-static int64_t r_i64_or(const PGresult *r, int col, int64_t none)
+static int64_t r_i64_or(const PGresult *r, int row, int col, int64_t none)
 {
-    return PQgetisnull(r, 0, col) ? none : md_pg_r_i64(r, 0, col);
+    return PQgetisnull(r, row, col) ? none : md_pg_r_i64(r, row, col);
+}
+
+/* An optimistic batch's usage of `tenant`, from the prefetched root and
+ * what the batch's queued writes changed; 0 when it cannot tell. */
+static int pre_usage(struct pg_txn *t, const char *tenant, struct md_usage *u)
+{
+    const struct pre_ent *root = pre_find(t, tenant, MD_ROOT, MD_ROOT_LEN);
+    if (!root || root->stale || root->files_unknown || (root->id && !root->found))
+        return 0;
+    if (!root->id)
+        return 1; /* no data (a tenant made since is stale) */
+    u->bytes = root->size + md_dirsizes_pending(t->sizes, root->id, MD_ROOT, MD_ROOT_LEN);
+    u->files = root->files + root->files_delta;
+    u->max_bytes = root->max_bytes;
+    u->max_files = root->max_files;
+    return 1;
 }
 
 static enum md_err pg_usage(struct md_txn *base, const char *tenant, struct md_usage *u)
 {
     struct pg_txn *t = (struct pg_txn *)base;
     *u = (struct md_usage){0, 0, -1, -1};
-    /* An optimistic batch's writes are not sent yet: the count would not
-     * hold them. */
+    /* An optimistic batch's writes are not sent yet: from the prefetch,
+     * or else the batch runs the exact way. */
     if (t->write && t->opt)
-        return give_up(t);
+        return pre_usage(t, tenant, u) ? MD_OK : give_up(t);
     struct md_pg_params p = {.n = 0};
     md_pg_text(&p, tenant);
     enum md_err e = exec_one(t, P_USAGE, &p);
@@ -2826,9 +2867,9 @@ static enum md_err pg_usage(struct md_txn *base, const char *tenant, struct md_u
         return e; /* no row: a tenant without data */
     int64_t id = md_pg_r_i64(t->res, 0, 0);
     u->files = md_pg_r_i64(t->res, 0, 1);
-    u->max_bytes = r_i64_or(t->res, 2, -1);
-    u->max_files = r_i64_or(t->res, 3, -1);
-    u->bytes = r_i64_or(t->res, 4, 0);
+    u->max_bytes = r_i64_or(t->res, 0, 2, -1);
+    u->max_files = r_i64_or(t->res, 0, 3, -1);
+    u->bytes = r_i64_or(t->res, 0, 4, 0);
     if (t->write)
         u->bytes += md_dirsizes_pending(t->sizes, id, MD_ROOT, MD_ROOT_LEN);
     return MD_OK;
@@ -3015,6 +3056,9 @@ enum md_err md_txn_pg_prefetch(struct md_txn *txn, const struct md_pg_want *w, s
         pe->id = md_pg_r_i64(r, row, 1);
         if (md_hist_load(t->hist, pe->id, md_pg_r_i64(r, row, 7), md_pg_r_i64(r, row, 8)) != 0)
             return MD_ENOMEM;
+        pe->files = md_pg_r_i64(r, row, 9);
+        pe->max_bytes = r_i64_or(r, row, 10, -1);
+        pe->max_files = r_i64_or(r, row, 11, -1);
         if (PQgetisnull(r, row, 2))
             continue;
         pe->found = 1;
