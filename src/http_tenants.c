@@ -68,6 +68,23 @@ static int limit_of(json_t *v, const char *name, int64_t *out, char *why, size_t
     return 0;
 }
 
+/* A key of `root` other than the two limits: -1 with the reason. */
+static int unknown_field(json_t *root, char *why, size_t len)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach(root, key, v)
+    {
+        (void)v;
+        if (strcmp(key, "max_bytes") != 0 && strcmp(key, "max_files") != 0) {
+            snprintf(why, len, "Unknown field `%.64s`: only max_bytes and max_files are taken",
+                     key);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* Parse {"max_bytes": N|null, "max_files": N|null} into r->cmd. */
 static int parse_limits(struct req *r, char *why, size_t len)
 {
@@ -80,18 +97,8 @@ static int parse_limits(struct req *r, char *why, size_t len)
                  "The body must be a JSON object: {\"max_bytes\": N|null, \"max_files\": N|null}");
         bad = -1;
     }
-    const char *key;
-    json_t *v;
     if (!bad)
-        json_object_foreach(root, key, v)
-        {
-            if (strcmp(key, "max_bytes") != 0 && strcmp(key, "max_files") != 0) {
-                snprintf(why, len, "Unknown field `%.64s`: only max_bytes and max_files are taken",
-                         key);
-                bad = -1;
-                break;
-            }
-        }
+        bad = unknown_field(root, why, len);
     if (!bad)
         bad =
             limit_of(json_object_get(root, "max_bytes"), "max_bytes", &r->cmd.max_bytes, why, len);
