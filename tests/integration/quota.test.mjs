@@ -29,6 +29,17 @@ after(async () => {
   }
 });
 
+// A memoryd of its own with `args`, for `fn`; stopped and removed after.
+async function withServer(args, fn) {
+  const s = await startServer({ args });
+  try {
+    await fn(s);
+  } finally {
+    await s.stop();
+    fs.rmSync(s.dir, { recursive: true, force: true });
+  }
+}
+
 async function run(s, tenant, cmd) {
   const r = await s.post(cmd, { tenant });
   assert.ok(r.json, r.text);
@@ -91,8 +102,7 @@ test('a create over the files limit is a 507 with the exact text, and nothing is
 });
 
 test('sizes: bytes, KiB, MiB, whole when exact, else one decimal rounded down', async () => {
-  const s = await startServer({ args: ['--max-file', '2M', '--max-body', '3M'] });
-  try {
+  await withServer(['--max-file', '2M', '--max-body', '3M'], async (s) => {
     assert.equal((await putLimits(s, 'fmt', { max_bytes: 1000, max_files: null })).status, 200);
     assert.deepEqual(await run(s, 'fmt', create('/memories/a', 1)), created('/memories/a'));
     assert.deepEqual(await run(s, 'fmt', create('/memories/b', 1000)), full('1 byte', '1000 bytes'));
@@ -102,15 +112,11 @@ test('sizes: bytes, KiB, MiB, whole when exact, else one decimal rounded down', 
     assert.equal((await putLimits(s, 'fmt', { max_bytes: 1.5 * MiB, max_files: null })).status, 200);
     assert.deepEqual(await run(s, 'fmt', create('/memories/e', MiB + 1 - 1024)), created('/memories/e')); // total MiB + 1
     assert.deepEqual(await run(s, 'fmt', create('/memories/f', MiB / 2)), full('1.0 MiB', '1.5 MiB'));
-  } finally {
-    await s.stop();
-    fs.rmSync(s.dir, { recursive: true, force: true });
-  }
+  });
 });
 
 test('the default limit is 64 MiB: "Memory is full: 63.9 MiB of 64 MiB used"', async () => {
-  const s = await startServer({ args: ['--max-file', '32M', '--max-body', '40M'] });
-  try {
+  await withServer(['--max-file', '32M', '--max-body', '40M'], async (s) => {
     assert.deepEqual(await run(s, 'big', create('/memories/a', 32 * MiB)), created('/memories/a'));
     const b = Math.floor(31.9 * MiB) + 1000; // 63.9 MiB and a little
     assert.deepEqual(await run(s, 'big', create('/memories/b', b)), created('/memories/b'));
@@ -119,10 +125,7 @@ test('the default limit is 64 MiB: "Memory is full: 63.9 MiB of 64 MiB used"', a
     assert.deepEqual(await usage(s, 'big'), {
       tenant: 'big', bytes: 32 * MiB + b, files: 2, limits: { max_bytes: 64 * MiB, max_files: 10000 }, overrides: { max_bytes: null, max_files: null },
     });
-  } finally {
-    await s.stop();
-    fs.rmSync(s.dir, { recursive: true, force: true });
-  }
+  });
 });
 
 test('over a lowered limit, edits that shrink or keep the size, deletes and renames are allowed', async () => {
@@ -165,8 +168,7 @@ test('PUT /v1/tenants/{t}/limits takes effect at once; null gives the default ba
 
 test('GET /v1/tenants/{t} counts bytes and files exactly through creates, edits, deletes and renames', async () => {
   const t = 'count';
-  const s = await startServer();
-  try {
+  await withServer([], async (s) => {
     assert.deepEqual(await usage(s, t), { tenant: t, bytes: 0, files: 0, limits: { max_bytes: 64 * MiB, max_files: 10000 }, overrides: { max_bytes: null, max_files: null } });
     await run(s, t, create('/memories/a/b/c.txt', 10));
     await run(s, t, create('/memories/a/b/d.txt', 20));
@@ -188,10 +190,7 @@ test('GET /v1/tenants/{t} counts bytes and files exactly through creates, edits,
     // what the database holds agrees
     const id = `(SELECT id FROM tenants WHERE name = '${t}')`;
     assert.equal(dbSql(s.dbPath, `SELECT count(*), sum(size) FROM entries WHERE kind = 0 AND tenant = ${id}`).trim(), '1|39');
-  } finally {
-    await s.stop();
-    fs.rmSync(s.dir, { recursive: true, force: true });
-  }
+  });
 });
 
 test('restore is checked like a write: over the limit it is a 507 and restores nothing', async () => {
@@ -207,8 +206,7 @@ test('restore is checked like a write: over the limit it is a 507 and restores n
 });
 
 test('32 writers racing at the edge never take a tenant over its limit by a byte', async () => {
-  const s = await startServer({ args: ['--tenant-max-bytes', '100000'] });
-  try {
+  await withServer(['--tenant-max-bytes', '100000'], async (s) => {
     const t = 'race';
     let acked = 0, files = 0, refused = 0;
     await Promise.all(Array.from({ length: 32 }, async (_, w) => {
@@ -230,10 +228,7 @@ test('32 writers racing at the edge never take a tenant over its limit by a byte
     assert.ok(u.bytes <= 100000, `${u.bytes} > 100000`);
     assert.deepEqual([u.bytes, u.files], [acked, files]);
     assert.ok(u.bytes > 100000 - 4000, `${u.bytes}: the writers stopped far from the edge`);
-  } finally {
-    await s.stop();
-    fs.rmSync(s.dir, { recursive: true, force: true });
-  }
+  });
 });
 
 test('bad PUT bodies get a 400 naming the problem and change nothing', async () => {
@@ -288,18 +283,14 @@ test('a request through a proxy (Forwarded, X-Forwarded-For) gets 403 and change
 const external = Object.values(os.networkInterfaces()).flat().find((a) => a && a.family === 'IPv4' && !a.internal);
 
 test('a client that is not on loopback gets 403 and changes nothing', { skip: external ? false : 'this machine has no non-loopback IPv4 address' }, async () => {
-  const s = await startServer({ args: ['--listen', '0.0.0.0'] });
-  try {
+  await withServer(['--listen', '0.0.0.0'], async (s) => {
     const url = `http://${external.address}:${s.port}`;
     let r = await fetch(`${url}/v1/tenants/far/limits`, { method: 'PUT', body: JSON.stringify({ max_bytes: 1, max_files: 1 }) });
     assert.deepEqual([r.status, await r.json()], [403, FORBIDDEN]);
     r = await fetch(`${url}/v1/tenants/far`);
     assert.deepEqual([r.status, await r.json()], [403, FORBIDDEN]);
     assert.deepEqual((await usage(s, 'far')).overrides, { max_bytes: null, max_files: null });
-  } finally {
-    await s.stop();
-    fs.rmSync(s.dir, { recursive: true, force: true });
-  }
+  });
 });
 
 test('migration 003 counts the files already stored', async () => {
