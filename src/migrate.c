@@ -362,12 +362,31 @@ static int check_free(struct copy *c)
     return err;
 }
 
+/* A tenant's own quota limits (columns 5 and 6 of `st`; NULL: none). */
+static int copy_limits(struct copy *c, const char *name, sqlite3_stmt *st)
+{
+    struct md_pg_params p = {.n = 0};
+    md_pg_text(&p, name);
+    for (int col = 5; col <= 6; col++) {
+        if (sqlite3_column_type(st, col) == SQLITE_NULL)
+            md_pg_null(&p);
+        else
+            md_pg_i64(&p, sqlite3_column_int64(st, col));
+    }
+    PGresult *r =
+        pg_run(c->dst, "UPDATE tenants SET max_bytes = $2, max_files = $3 WHERE name = $1", &p);
+    if (!r)
+        return -1;
+    PQclear(r);
+    return 0;
+}
+
 static int copy_all(struct copy *c)
 {
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(c->src,
-                           "SELECT id, name, created_at, last_version, last_seq FROM tenants"
-                           " ORDER BY name",
+                           "SELECT id, name, created_at, last_version, last_seq, max_bytes,"
+                           " max_files FROM tenants ORDER BY name",
                            -1, &st, NULL) != SQLITE_OK)
         return fail("reading the SQLite database", sqlite3_errmsg(c->src));
     int err = 0;
@@ -376,6 +395,8 @@ static int copy_all(struct copy *c)
         snprintf(name, sizeof name, "%s", (const char *)sqlite3_column_text(st, 1));
         err = copy_tenant(c, sqlite3_column_int64(st, 0), name, sqlite3_column_int64(st, 2),
                           sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4));
+        if (!err)
+            err = copy_limits(c, name, st);
     }
     sqlite3_finalize(st);
     return err;

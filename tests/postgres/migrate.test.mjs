@@ -390,12 +390,19 @@ test('every tenant of a SQLite database copied exactly: rows, views, sizes; then
     'Here\'s the content of /memories/edit.md with line numbers:\n     1\tfirst line\n     2\talpha BETA (edited) gamma\n     3\t']);
   assert.equal(Object.values(sqliteViews).filter(([s]) => s !== 200).length, 0);
 
+  // A tenant's own quota limits (and the file counts, which the target's triggers keep).
+  execFileSync('sqlite3', [sqlitePath, "UPDATE tenants SET max_bytes = 12345 WHERE name = 'alpha'; UPDATE tenants SET max_files = 0 WHERE name = 'big'"]);
+  const quotaOf = (out) => out.trim().split('\n').sort();
+  const sqliteQuota = quotaOf(sq('SELECT name, files, max_bytes, max_files FROM tenants'));
+  assert.ok(sqliteQuota.some((l) => /^alpha\|[1-9]\d*\|12345\|$/.test(l)) && sqliteQuota.some((l) => /^big\|20\|\|0$/.test(l)), sqliteQuota.join(' '));
+
   // The copy.
   uri = await createDatabase();
   const bytes = rows.reduce((sum, l) => sum + l.slice(l.lastIndexOf('\t') + 1).length / 2, 0);
   const m = await runMemoryd(['migrate', '--from', sqlitePath, '--to', uri]);
   assert.deepEqual([m.code, m.stdout], [0,
     `memoryd migrate: copied 6 tenants, ${rows.length} entries, ${bytes} bytes of files from ${sqlitePath} to ${uri}\n`]);
+  assert.deepEqual(quotaOf(psql(uri, 'SELECT name, files, max_bytes, max_files FROM tenants')), sqliteQuota);
   // The schema made in the fresh database, in memoryd's log format (the backend's migration).
   // One line per migration of sql/postgres/ applied to the empty target, in order.
   const migrations = fs.readdirSync(path.join(MD_SOURCE, 'sql/postgres')).filter((f) => /^\d{3}_.*\.sql$/.test(f)).length;
