@@ -1186,7 +1186,7 @@ static enum md_err sq_usage(struct md_txn *base, const char *tenant, struct md_u
     enum md_err e = sq_tenant_id(t, tenant, 0, &id);
     if (e == MD_ENOENT)
         return MD_OK; /* no data: nothing stored, no overrides */
-    struct md_entry root;
+    struct md_entry root = {.kind = MD_KIND_DIR};
     if (!e)
         e = get_entry(t, id, MD_ROOT, MD_ROOT_LEN, 0, &root);
     if (e)
