@@ -54,7 +54,9 @@ enum md_metric_cmd {
 /* Why a connection was refused. */
 enum md_metric_refusal {
     MD_MR_PER_ADDRESS, /* over --max-connections-per-ip (answered 503, or closed) */
-    MD_MR_GLOBAL,      /* --max-connections reached: closed unanswered */
+    MD_MR_GLOBAL,      /* closed by libmicrohttpd at --max-connections (at the limit it
+                          stops accepting: new connections wait in the kernel's queue; one
+                          accepted in a race is closed) */
     MD_MR_COUNT
 };
 
@@ -63,8 +65,9 @@ enum md_metric_refusal {
 
 /* Values read when /metrics is rendered, from outside this module. */
 struct md_metrics_gauges {
-    int64_t db_bytes;  /* database size; < 0: unknown (not rendered) */
-    const char *store; /* "sqlite" or "postgres" (a label of db_bytes) */
+    int64_t db_bytes;         /* database size; < 0: unknown (not rendered) */
+    const char *store;        /* "sqlite" or "postgres" (a label of db_bytes) */
+    unsigned max_connections; /* --max-connections; 0: not rendered */
 };
 
 /* Set whether requests are also counted per tenant (before serving). */

@@ -104,8 +104,8 @@ static const struct opt opts[] = {
     {"metrics-tenant-labels", "MEMORYD_METRICS_TENANT_LABELS", O_BOOL, OFF(metrics_tenant_labels),
      0, 0, NULL,
      "count requests per tenant in /metrics (tenant names\n"
-     "                          as label values, the first 1000 tenants); needs\n"
-     "                          --metrics-listen                                  [off]"},
+     "                          as label values, the first 1000 tenants); only\n"
+     "                          with a --metrics-listen port of its own           [off]"},
     {"log-level", "MEMORYD_LOG_LEVEL", O_LOGLEVEL, OFF(log_level), 0, 0, "error|warn|info|debug",
      "least important log lines written   [info]"},
 };

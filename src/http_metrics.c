@@ -38,7 +38,7 @@ static int64_t db_size(struct md_http *h)
 static struct MHD_Response *render(struct md_http *h, const char *accept)
 {
     int om = md_http_wants_openmetrics(accept);
-    struct md_metrics_gauges g = {db_size(h), h->store->ops->name};
+    struct md_metrics_gauges g = {db_size(h), h->store->ops->name, h->cfg->max_connections};
     struct md_buf out;
     md_buf_init(&out, (size_t)16 << 20);
     size_t len = 0;

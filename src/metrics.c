@@ -334,8 +334,13 @@ static void render_other(struct out *o, const struct md_metrics_gauges *g)
     family(o, "memoryd_open_connections", "gauge", "Open connections on the public port.");
     long long open = atomic_load_explicit(&M.connections, memory_order_relaxed);
     putf(o, "memoryd_open_connections %lld\n", open > 0 ? open : 0);
+    if (g && g->max_connections) {
+        family(o, "memoryd_connections_limit", "gauge",
+               "--max-connections: at this many open connections new ones wait to be accepted.");
+        putf(o, "memoryd_connections_limit %u\n", g->max_connections);
+    }
     family(o, "memoryd_refused_connections", "counter",
-           "Connections refused: over --max-connections-per-ip (per_address) or "
+           "Connections refused: over --max-connections-per-ip (per_address), or closed at "
            "--max-connections (global).");
     putf(o, "memoryd_refused_connections_total{reason=\"per_address\"} %llu\n",
          atomic_load_explicit(&M.refused[MD_MR_PER_ADDRESS], memory_order_relaxed));

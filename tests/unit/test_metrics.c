@@ -85,7 +85,7 @@ static void test_writer_and_gauges(void)
     struct md_pruned p = {4, 2, 1};
     md_metrics_pruned(&p);
     md_metrics_pruned(&p);
-    struct md_metrics_gauges g = {12345, "sqlite"};
+    struct md_metrics_gauges g = {12345, "sqlite", 64};
     char *t = render(0, &g);
     CHECK(has_line(t, "memoryd_write_batch_size_bucket{le=\"1\"} 1"));
     CHECK(has_line(t, "memoryd_write_batch_size_bucket{le=\"2\"} 1"));
@@ -102,6 +102,7 @@ static void test_writer_and_gauges(void)
     CHECK(has_line(t, "# TYPE memoryd_write_queue_depth gauge"));
     CHECK(has_line(t, "memoryd_write_queue_depth 7"));
     CHECK(has_line(t, "memoryd_open_connections 1"));
+    CHECK(has_line(t, "memoryd_connections_limit 64"));
     CHECK(has_line(t, "memoryd_refused_connections_total{reason=\"per_address\"} 1"));
     CHECK(has_line(t, "memoryd_refused_connections_total{reason=\"global\"} 2"));
     CHECK(has_line(t, "memoryd_storage_errors_total 1"));
