@@ -12,7 +12,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { isPg } from '../lib/pg.mjs';
+import { isPg, psql } from '../lib/pg.mjs';
 import { startServer, runMemoryd, tempDir } from '../lib/server.mjs';
 import { RawConn, postOnce, sleep } from '../lib/attack.mjs';
 
@@ -44,6 +44,7 @@ async function scrape(url, accept) {
 }
 
 const req = (c, k) => `memoryd_requests_total{command="${c}",class="${k}"}`;
+const isDbError = (l) => l.msg === 'sqlite error' || l.msg === 'postgres error';
 const lat = (c) => `memoryd_request_duration_seconds_count{command="${c}"}`;
 
 // Every sample's change from `before` to `after` that is not zero (a gauge or a timing sum
@@ -119,6 +120,7 @@ test('each request is counted by command and status class and timed; writes by b
   assert.equal(s.get('memoryd_write_batch_size_bucket{le="1"}'), 9);
   assert.equal(s.get('memoryd_write_queue_depth'), 0);
   assert.equal(s.get('memoryd_storage_errors_total'), 0);
+  assert.equal(srv.logs.filter(isDbError).length, 0);
   assert.equal(s.get('memoryd_pruned_rows_total{kind="idempotency"}'), 0);
   assert.equal(s.get('memoryd_refused_connections_total{reason="per_address"}'), 0);
   assert.ok(s.get('memoryd_open_connections') >= 1);
@@ -261,6 +263,25 @@ test('refused connections are counted over --max-connections-per-ip; at --max-co
   } finally {
     for (const c of held) c.destroy();
   }
+});
+
+test('storage errors are counted, one per database error logged (PostgreSQL: memoryd\'s connections cut by the server)', { skip: !isPg() && 'PostgreSQL only (its variant, pg/integration/metrics): SQLite has no connection to cut' }, async (t) => {
+  const srv = await startServer();
+  t.after(() => srv.stop());
+  assert.equal((await post(srv, { command: 'create', path: '/memories/a.txt', file_text: 'a' })).status, 200);
+  assert.equal((await scrape(srv.url)).samples.get('memoryd_storage_errors_total'), 0);
+  const cut = psql(srv.dbPath, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'memoryd' AND datname = current_database()");
+  assert.ok(Number(cut) >= 1);
+  // The next requests find their connections gone: each logs the error and reconnects (a
+  // read is tried again at once; a write answers 503 or is run again).
+  for (let i = 0; i < 4; i++) await post(srv, { command: 'view', path: '/memories/a.txt' });
+  await post(srv, { command: 'create', path: '/memories/b.txt', file_text: 'b' });
+  // The counter grows as each line is logged; the log thread writes the lines soon after.
+  const s = (await scrape(srv.url)).samples;
+  const errors = s.get('memoryd_storage_errors_total');
+  assert.ok(errors >= 1);
+  await srv.waitForLogs((logs) => logs.filter(isDbError).length >= errors, `${errors} database errors`);
+  assert.equal(srv.logs.filter(isDbError).length, errors);
 });
 
 // A free TCP port on loopback (for Prometheus's own web listener).
