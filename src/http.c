@@ -663,7 +663,9 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
     }
 }
 
-void md_http_mhd_log(void *cls, const char *fmt, va_list ap)
+/* libmicrohttpd's message as a log line; `public_port`: counts the
+ * connections it closes at --max-connections. */
+static void mhd_log_line(const char *fmt, va_list ap, int public_port)
 {
     char text[512];
     vsnprintf(text, sizeof text, fmt, ap);
@@ -673,9 +675,21 @@ void md_http_mhd_log(void *cls, const char *fmt, va_list ap)
     /* libmicrohttpd closes a connection over MHD_OPTION_CONNECTION_LIMIT
      * itself; this message is the only sign of it. */
     static const char limit[] = "Server reached connection limit";
-    if (cls && strncmp(text, limit, sizeof limit - 1) == 0)
+    if (public_port && strncmp(text, limit, sizeof limit - 1) == 0)
         md_metrics_refused(MD_MR_GLOBAL);
     md_log_msg(MD_LOG_WARN, "libmicrohttpd", text);
+}
+
+void md_http_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    (void)cls;
+    mhd_log_line(fmt, ap, 0);
+}
+
+static void mhd_log_public(void *cls, const char *fmt, va_list ap)
+{
+    (void)cls;
+    mhd_log_line(fmt, ap, 1);
 }
 
 struct md_http *md_http_start(const struct md_config *cfg, struct md_store *store,
@@ -723,7 +737,7 @@ struct md_http *md_http_start(const struct md_config *cfg, struct md_store *stor
     }
     struct MHD_OptionItem list[16];
     size_t n = 0;
-    list[n++] = (struct MHD_OptionItem){MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)md_http_mhd_log, h};
+    list[n++] = (struct MHD_OptionItem){MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log_public, NULL};
     list[n++] = (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, &ss};
     if (cfg->threads > 1)
         list[n++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, cfg->threads, NULL};

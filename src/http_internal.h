@@ -153,8 +153,8 @@ int md_http_tenant(struct req *r, enum MHD_Result *ret);
  * (application/openmetrics-text, at least as much as text/plain). */
 int md_http_wants_openmetrics(const char *accept);
 
-/* libmicrohttpd's messages as log lines; cls: the public port's md_http
- * (counts the refusals at --max-connections), or NULL. */
+/* libmicrohttpd's messages as log lines (of the --metrics-listen daemon;
+ * the public port's logger also counts refusals). */
 void md_http_mhd_log(void *cls, const char *fmt, va_list ap);
 
 /* http_metrics.c: GET /metrics on the public port; the listener of its
