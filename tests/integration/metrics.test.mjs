@@ -1,6 +1,7 @@
 // GET /metrics: a known set of requests against a live memoryd, then exact counter deltas in
 // the scrape (requests by command and status class, the latency histograms' counts, write
-// batches, rows pruned, connections refused); `promtool check metrics` passes on the scrape;
+// batches, rows pruned by kind, connections open and refused, storage errors against the
+// database errors logged); `promtool check metrics` passes on the scrape;
 // OpenMetrics when the Accept header asks for it; --metrics-listen serves it on a port of its
 // own while the public port answers 404; no tenant name in it by default, per-tenant counters
 // with --metrics-tenant-labels (which needs --metrics-listen); and a real Prometheus server
@@ -12,6 +13,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { dbSql } from '../lib/db.mjs';
 import { isPg, psql } from '../lib/pg.mjs';
 import { startServer, runMemoryd, tempDir } from '../lib/server.mjs';
 import { RawConn, postOnce, sleep } from '../lib/attack.mjs';
@@ -44,6 +46,7 @@ async function scrape(url, accept) {
 }
 
 const req = (c, k) => `memoryd_requests_total{command="${c}",class="${k}"}`;
+const DAY_MS = 24 * 3600 * 1000;
 const isDbError = (l) => l.msg === 'sqlite error' || l.msg === 'postgres error';
 const lat = (c) => `memoryd_request_duration_seconds_count{command="${c}"}`;
 
@@ -142,6 +145,33 @@ test('each request is counted by command and status class and timed; writes by b
   const check = spawnSync('promtool', ['check', 'metrics'], { input: after.text, encoding: 'utf8' });
   assert.equal(check.error, undefined, 'promtool is missing: apt-get install prometheus (scripts/setup.sh --test)');
   assert.deepEqual([check.status, check.stdout, check.stderr], [0, '', '']);
+});
+
+test('rows pruned by retention are counted by kind, exactly: versions, change-feed entries, Idempotency-Key answers', async (t) => {
+  const srv = await startServer();
+  t.after(() => srv.stop());
+  const key = (k) => ({ 'idempotency-key': k, 'x-tenant-id': TENANT, 'content-type': 'application/json' });
+  const send = (body, k) => srv.request('POST', '/memory', { body: JSON.stringify(body), headers: key(k) });
+  assert.equal((await send({ command: 'create', path: '/memories/a.txt', file_text: 'v0' }, 'k-1')).status, 200);
+  assert.equal((await send({ command: 'str_replace', path: '/memories/a.txt', old_str: 'v0', new_str: 'v1' }, 'k-2')).status, 200);
+  assert.equal((await post(srv, { command: 'create', path: '/memories/b.txt', file_text: 'b' })).status, 200);
+  assert.equal((await post(srv, { command: 'delete', path: '/memories/b.txt' })).status, 200);
+  const count = (table) => Number(dbSql(srv.dbPath, `SELECT count(*) FROM ${table}`).trim());
+  const rows = { versions: count('versions'), changes: count('changes'), idempotency: count('idempotency') };
+  assert.deepEqual(rows, { versions: 4, changes: 4, idempotency: 2 });
+  const s = (await scrape(srv.url)).samples;
+  for (const kind of Object.keys(rows)) assert.equal(s.get(`memoryd_pruned_rows_total{kind="${kind}"}`), 0, kind);
+  // Every row made older than what is kept (versions and the feed: 30 days; answers: a day).
+  dbSql(srv.dbPath, `UPDATE versions SET time = time - ${31 * DAY_MS}; UPDATE changes SET time = time - ${31 * DAY_MS}; UPDATE idempotency SET time = time - ${2 * DAY_MS};`);
+  // Retention runs at least once a second while the writer is idle: wait until it has taken
+  // them all (its counters grow just after its commit).
+  const pruned = async () => {
+    const m = (await scrape(srv.url)).samples;
+    return Object.keys(rows).map((kind) => m.get(`memoryd_pruned_rows_total{kind="${kind}"}`));
+  };
+  for (let i = 0; i < 200 && (Object.keys(rows).some((table) => count(table) > 0) || (await pruned()).join() !== Object.values(rows).join()); i++) await sleep(50);
+  assert.deepEqual([count('versions'), count('changes'), count('idempotency')], [0, 0, 0]);
+  assert.deepEqual(await pruned(), [rows.versions, rows.changes, rows.idempotency]);
 });
 
 test('OpenMetrics when the Accept header asks for it; the text format otherwise; HEAD; other methods 405', async (t) => {
