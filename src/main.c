@@ -97,6 +97,8 @@ int main(int argc, char **argv)
     md_log_str(&l, "version", MD_VERSION);
     md_log_str(&l, "address", cfg.listen);
     md_log_int(&l, "port", md_http_port(http));
+    if (cfg.metrics_listen)
+        md_log_int(&l, "metrics_port", md_http_metrics_port(http));
     char db[512];
     md_log_str(&l, "db", md_store_redact(cfg.db, db, sizeof db));
     md_log_str(&l, "store", store->ops->name);
