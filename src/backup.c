@@ -305,7 +305,9 @@ int md_backup_main(int argc, char **argv)
     if (parsed)
         return parsed == 1 ? 0 : 2;
     int status = 1;
-    if (check_target(&b) || open_source(&b) || open_copy(&b) || copy_pages(&b) || check_copy(&b) ||
+    /* The copy's file before the source: a target that cannot be written is
+     * refused before the source is opened. */
+    if (check_target(&b) || open_copy(&b) || open_source(&b) || copy_pages(&b) || check_copy(&b) ||
         publish(&b))
         goto out;
     printf("memoryd backup: copied %s to %s: %lld pages of %lld bytes, %lld tenants, "
