@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +49,27 @@ struct backup {
     sqlite3 *src, *dst;
     long long pages, page_size, tenants;
 };
+
+/* Set by SIGINT, SIGTERM or SIGHUP: the backup stops between two steps
+ * and removes its temporary file. */
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+static void catch_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
 
 /* Say what went wrong on stderr; returns -1. */
 static int fail(const char *what, const char *detail)
@@ -160,7 +182,9 @@ static int copy_pages(struct backup *b)
         return fail("cannot start the backup", sqlite3_errmsg(b->dst));
     int rc, busy_ms = 0;
     while ((rc = sqlite3_backup_step(bk, STEP_PAGES)) != SQLITE_DONE) {
-        if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) {
+        if (interrupted) {
+            break;
+        } else if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) {
             if ((busy_ms += 10) > BUSY_WAIT_MS)
                 break;
             pause_ns(10 * STEP_PAUSE_NS);
@@ -172,6 +196,8 @@ static int copy_pages(struct backup *b)
     }
     b->pages = sqlite3_backup_pagecount(bk);
     int frc = sqlite3_backup_finish(bk);
+    if (interrupted)
+        return fail("interrupted (nothing was written)", NULL);
     if (rc != SQLITE_DONE || frc != SQLITE_OK)
         return fail("the copy failed",
                     sqlite3_errstr(rc != SQLITE_DONE && rc != SQLITE_OK ? rc : frc));
@@ -226,6 +252,8 @@ static int fsync_path(const char *path, int flags)
 /* Sync the copy, move it to the target, sync the directory. */
 static int publish(struct backup *b)
 {
+    if (interrupted)
+        return fail("interrupted (nothing was written)", NULL);
     if (fsync_path(b->tmp, O_RDONLY))
         return -1;
     if (b->force) {
@@ -305,6 +333,7 @@ int md_backup_main(int argc, char **argv)
     if (parsed)
         return parsed == 1 ? 0 : 2;
     int status = 1;
+    catch_signals();
     /* The copy's file before the source: a target that cannot be written is
      * refused before the source is opened. */
     if (check_target(&b) || open_copy(&b) || open_source(&b) || copy_pages(&b) || check_copy(&b) ||

@@ -18,7 +18,9 @@
 //     PostgreSQL URI, a missing source, a file that is not a database, a SQLite database that
 //     is not memoryd's, a missing target directory, an unwritable one (not as root: root
 //     writes anywhere), the source as its own target, missing and unknown arguments; --force
-//     replaces an existing target; --help.
+//     replaces an existing target; --help;
+//   - interrupted: SIGTERM while the copy is being written (its temporary file exists) ends
+//     it with exit 1 and `interrupted`, and removes the temporary file: nothing is left.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -26,7 +28,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { makeClient, readText } from '../lib/client.mjs';
 import { dbInconsistencies } from '../lib/db.mjs';
-import { runMemoryd, startServer, tempDir } from '../lib/server.mjs';
+import { spawn } from 'node:child_process';
+import { BIN, runMemoryd, startServer, tempDir } from '../lib/server.mjs';
 
 const ARGS = ['--max-view', '4M'];
 const WRITERS = 6;
@@ -274,4 +277,29 @@ test('memoryd backup: a target directory it cannot write in is refused', { skip:
   } finally {
     fs.chmodSync(ro, 0o755);
   }
+});
+
+test('memoryd backup: SIGTERM while it copies leaves nothing behind', { timeout: 120000 }, async () => {
+  const dir = scratch('signal');
+  const db = path.join(dir, 'memoryd.db');
+  const srv = await serve({ db });
+  const c = makeClient(srv.port, { tenant: 'big' });
+  for (let i = 0; i < 40; i++) {
+    const r = await c.post({ command: 'create', path: `/memories/f${i}.txt`, file_text: textOf(`file ${i}`, 1 << 20) });
+    assert.equal(r.status, 200, r.text);
+  }
+  c.close();
+  const out = scratch('signal-out');
+  const p = spawn(BIN, ['backup', '--db', db, '--to', path.join(out, 'copy.db')]);
+  let stdout = '', stderr = '';
+  p.stdout.on('data', (d) => { stdout += d; });
+  p.stderr.on('data', (d) => { stderr += d; });
+  const done = new Promise((res) => p.on('close', (code) => res(code)));
+  // The temporary file appears before the source is read: from then on the backup is copying.
+  while (!fs.readdirSync(out).some((f) => f.startsWith('copy.db.tmp-'))) await new Promise((res) => setImmediate(res));
+  p.kill('SIGTERM');
+  const code = await done;
+  assert.deepEqual([code, stdout, stderr], [1, '', 'memoryd backup: interrupted (nothing was written)\n']);
+  assert.deepEqual(fs.readdirSync(out), []);
+  await srv.stop();
 });
