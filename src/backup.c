@@ -181,18 +181,12 @@ static int copy_pages(struct backup *b)
     if (!bk)
         return fail("cannot start the backup", sqlite3_errmsg(b->dst));
     int rc, busy_ms = 0;
-    while ((rc = sqlite3_backup_step(bk, STEP_PAGES)) != SQLITE_DONE) {
-        if (interrupted) {
+    while ((rc = sqlite3_backup_step(bk, STEP_PAGES)) != SQLITE_DONE && !interrupted) {
+        int busy = rc == SQLITE_BUSY || rc == SQLITE_LOCKED;
+        if ((!busy && rc != SQLITE_OK) || (busy && (busy_ms += 10) > BUSY_WAIT_MS))
             break;
-        } else if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) {
-            if ((busy_ms += 10) > BUSY_WAIT_MS)
-                break;
-            pause_ns(10 * STEP_PAUSE_NS);
-        } else if (rc == SQLITE_OK) {
-            pause_ns(STEP_PAUSE_NS); /* the disk is shared with the serving memoryd */
-        } else {
-            break;
-        }
+        /* A short pause: the disk is shared with the serving memoryd. */
+        pause_ns(busy ? 10 * STEP_PAUSE_NS : STEP_PAUSE_NS);
     }
     b->pages = sqlite3_backup_pagecount(bk);
     int frc = sqlite3_backup_finish(bk);
