@@ -346,7 +346,10 @@ static void str_replace_one(enum mode m, struct counters *c)
     size_t at = (size_t)(rng() % KIB);
     if (content[at] == '\n')
         at--;
-    content[at] = content[at] == 'z' ? 'a' : (char)(content[at] + 1);
+    /* One letter changed to the next (z to a): the size stays. */
+    static const char next[] = "bcdefghijklmnopqrstuvwxyza";
+    if (content[at] >= 'a' && content[at] <= 'z')
+        content[at] = next[content[at] - 'a'];
     unsigned char sha[MD_SHA256_LEN];
     sha256(content, KIB, sha);
 
@@ -593,7 +596,7 @@ int main(int argc, char **argv)
         else if (positional == 1)
             seconds = strtod(argv[i], NULL);
         else if (positional == 2)
-            batch = atoi(argv[i]);
+            batch = (int)strtol(argv[i], NULL, 10);
         if (argv[i] != only)
             positional++;
     }

@@ -43,6 +43,10 @@ struct md_config {
     unsigned shutdown_timeout;       /* seconds to finish in-flight requests */
     struct md_retention history;     /* versions kept; 0 in either: history off */
     int log_level;
+    /* GET /metrics on a listener of its own ("ADDR:PORT", "[v6]:PORT"),
+     * then not on the public port; NULL: on the public port. */
+    const char *metrics_listen;
+    int metrics_tenant_labels; /* per-tenant request counters in /metrics */
 };
 
 enum md_config_result { MD_CONFIG_RUN, MD_CONFIG_EXIT_OK, MD_CONFIG_EXIT_USAGE };
@@ -54,6 +58,11 @@ enum md_config_result md_config_load(struct md_config *cfg, int argc, char **arg
 /* Parse a byte size: digits with an optional K, M or G suffix (1024-based;
  * "KiB"/"MiB"/"GiB" too). Returns 0 on success. */
 int md_parse_size(const char *s, size_t *out);
+
+/* Split "ADDR:PORT" or "[IPv6]:PORT" (--metrics-listen) into the address
+ * (into addr, at most `len` bytes with its NUL) and the port (0..65535).
+ * Returns 0, or -1 when it is not of that form. */
+int md_config_split_listen(const char *s, char *addr, size_t len, unsigned *port);
 
 /* True when s is a valid tenant id: 1..128 of [A-Za-z0-9._-]. */
 int md_tenant_valid(const char *s, size_t n);

@@ -50,6 +50,18 @@ static inline int md_history_on(const struct md_retention *r)
     return r->versions > 0 && r->days > 0;
 }
 
+/* Rows retention deleted, by kind (md_txn_prune). */
+struct md_pruned {
+    size_t versions;    /* history versions */
+    size_t changes;     /* change-feed entries */
+    size_t idempotency; /* stored answers of Idempotency-Keys */
+};
+
+static inline size_t md_pruned_total(const struct md_pruned *p)
+{
+    return p->versions + p->changes + p->idempotency;
+}
+
 /* How long the change feed and idempotency keys are kept, milliseconds. */
 int64_t md_history_changes_ms(const struct md_retention *r);
 #define MD_IDEMPOTENCY_MS ((int64_t)24 * 3600 * 1000)

@@ -2,7 +2,9 @@
  * md_http.h — the HTTP front end (libmicrohttpd).
  *
  * Routes: POST /memory (the memory tool), GET /healthz (the process is
- * up), GET /readyz (the store answers and we are not shutting down).
+ * up), GET /readyz (the store answers and we are not shutting down),
+ * GET /metrics (md_metrics.h; on a port of its own with --metrics-listen),
+ * the /v1 API.
  * Read commands run on the HTTP worker thread; write commands go to the
  * writer (md_writer.h) while the connection is suspended.
  *
@@ -25,6 +27,9 @@ struct md_http *md_http_start(const struct md_config *cfg, struct md_store *stor
 
 /* The bound TCP port (useful with --port 0). */
 unsigned md_http_port(const struct md_http *h);
+
+/* The bound port of --metrics-listen (0: not set). */
+unsigned md_http_metrics_port(const struct md_http *h);
 
 /* Stop accepting connections; requests arriving from now on get 503. */
 void md_http_quiesce(struct md_http *h);

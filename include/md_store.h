@@ -146,7 +146,9 @@ struct md_store_ops {
     enum md_err (*changes)(struct md_txn *t, const char *tenant, int64_t after, size_t limit,
                            md_change_cb cb, void *ctx, int64_t *oldest, int64_t *last_seq);
     enum md_err (*redact)(struct md_txn *t, const char *tenant, int64_t version);
-    enum md_err (*prune)(struct md_txn *t, int64_t now_ms, size_t budget, size_t *deleted);
+    enum md_err (*prune)(struct md_txn *t, int64_t now_ms, size_t budget,
+                         struct md_pruned *deleted);
+    enum md_err (*db_size)(struct md_store *s, int64_t *bytes);
     enum md_err (*watch)(struct md_store *s, md_watch_cb cb, void *ctx);
     /* Quotas (md_quota.h); see the wrappers below. */
     enum md_err (*usage)(struct md_txn *t, const char *tenant, struct md_usage *u);
@@ -386,11 +388,19 @@ static inline enum md_err md_txn_redact(struct md_txn *t, const char *tenant, in
 /* In a write transaction of its own: delete up to `budget` rows that
  * retention no longer keeps (versions past --history-versions per file or
  * older than --history-days, change-feed entries, idempotency keys older
- * than a day). *deleted: how many. */
+ * than a day). *deleted: how many of each kind. */
 static inline enum md_err md_txn_prune(struct md_txn *t, int64_t now_ms, size_t budget,
-                                       size_t *deleted)
+                                       struct md_pruned *deleted)
 {
     return t->store->ops->prune(t, now_ms, budget, deleted);
+}
+
+/* The database's size on disk, bytes: SQLite's file and its WAL, or
+ * PostgreSQL's pg_database_size() (one read, on a pooled connection).
+ * For metrics; not for the request path. */
+static inline enum md_err md_store_db_size(struct md_store *s, int64_t *bytes)
+{
+    return s->ops->db_size(s, bytes);
 }
 
 /* Hear of changes other processes commit to the database (the change

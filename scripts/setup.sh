@@ -35,6 +35,10 @@ if [[ "$mode" == "--test" ]]; then
   pkgs+=(nginx systemd strace shellcheck)
   # python3: runs the README's raw-HTTP example (tests/deploy/readme-examples.test.mjs).
   pkgs+=(python3)
+  # prometheus: its promtool checks GET /metrics, and a Prometheus server of the test's own
+  # scrapes a live memoryd (tests/integration/metrics.test.mjs); the package's system
+  # service is not used.
+  pkgs+=(prometheus)
 fi
 # Node.js >= 18.20 and npm run the HTTP, conformance and OpenAPI tests and the benchmark
 # (the locked tools of tests/ and docker/ need 18.20; see their package.json "engines").

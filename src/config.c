@@ -21,7 +21,8 @@ enum opt_type {
     O_DURABILITY,
     O_LOGLEVEL,
     O_TENANT,
-    O_CIDRS
+    O_CIDRS,
+    O_LISTEN
 };
 
 struct opt {
@@ -105,6 +106,15 @@ static const struct opt opts[] = {
      "                          0 turns history off (the feed keeps a day)          [30]"},
     {"shutdown-timeout", "MEMORYD_SHUTDOWN_TIMEOUT", O_UINT, OFF(shutdown_timeout), 0, 3600,
      "SECONDS", "on SIGTERM, wait this long for in-flight requests [10]"},
+    {"metrics-listen", "MEMORYD_METRICS_LISTEN", O_LISTEN, OFF(metrics_listen), 0, 0, "ADDR:PORT",
+     "serve GET /metrics on this address of its own, e.g.\n"
+     "                          127.0.0.1:9464 or [::1]:9464 (then the public port\n"
+     "                          answers /metrics with 404)     [unset: public port]"},
+    {"metrics-tenant-labels", "MEMORYD_METRICS_TENANT_LABELS", O_BOOL, OFF(metrics_tenant_labels),
+     0, 0, NULL,
+     "count requests per tenant in /metrics (tenant names\n"
+     "                          as label values, the first 1000 tenants); only\n"
+     "                          with a --metrics-listen port of its own           [off]"},
     {"log-level", "MEMORYD_LOG_LEVEL", O_LOGLEVEL, OFF(log_level), 0, 0, "error|warn|info|debug",
      "least important log lines written   [info]"},
 };
@@ -139,6 +149,31 @@ int md_parse_size(const char *s, size_t *out)
     if (v > (unsigned long long)SIZE_MAX / mul)
         return -1;
     *out = (size_t)(v * mul);
+    return 0;
+}
+
+int md_config_split_listen(const char *s, char *addr, size_t len, unsigned *port)
+{
+    const char *colon = strrchr(s, ':');
+    if (!colon || colon == s || !colon[1] || strspn(colon + 1, "0123456789") != strlen(colon + 1) ||
+        strlen(colon + 1) > 5)
+        return -1;
+    unsigned long p = strtoul(colon + 1, NULL, 10);
+    const char *a = s;
+    size_t n = (size_t)(colon - s);
+    if (*a == '[') { /* [IPv6]:PORT */
+        if (n < 3 || a[n - 1] != ']')
+            return -1;
+        a++;
+        n -= 2;
+    } else if (memchr(a, ':', n)) {
+        return -1; /* an IPv6 address needs its brackets */
+    }
+    if (p > 65535 || n + 1 > len)
+        return -1;
+    memcpy(addr, a, n);
+    addr[n] = '\0';
+    *port = (unsigned)p;
     return 0;
 }
 
@@ -182,6 +217,14 @@ static int set_opt(struct md_config *cfg, const struct opt *o, const char *val, 
             goto bad;
         *(const char **)(void *)dst = val;
         return 0;
+    case O_LISTEN: {
+        char addr[64];
+        unsigned port;
+        if (md_config_split_listen(val, addr, sizeof addr, &port))
+            goto bad;
+        *(const char **)(void *)dst = val;
+        return 0;
+    }
     case O_TENANT:
         if (!md_tenant_valid(val, strlen(val)))
             goto bad;
@@ -257,7 +300,7 @@ static void usage(FILE *f)
     }
     fprintf(f, "  %-24s%s\n  %-24s%s\n", "--help", "show this help and exit", "--version",
             "show the version and exit");
-    fprintf(f, "\nEndpoints: POST /memory, GET /healthz, GET /readyz.\n"
+    fprintf(f, "\nEndpoints: POST /memory, GET /healthz, GET /readyz, GET /metrics, the /v1 API.\n"
                "Signals: SIGTERM or SIGINT finish in-flight requests, checkpoint and exit.\n");
 }
 
@@ -346,6 +389,11 @@ enum md_config_result md_config_load(struct md_config *cfg, int argc, char **arg
         unsigned cpus = ncpu > 0 ? (unsigned)ncpu : 2;
         unsigned pg = 4 * cpus < 32 ? 4 * cpus : (cpus > 32 ? cpus : 32);
         cfg->threads = md_store_is_pg_uri(cfg->db) ? pg : cpus;
+    }
+    if (cfg->metrics_tenant_labels && !cfg->metrics_listen) {
+        fprintf(stderr, "memoryd: --metrics-tenant-labels puts tenant names in /metrics: it needs "
+                        "--metrics-listen, a port of its own (not the public one)\n");
+        return MD_CONFIG_EXIT_USAGE;
     }
     if (cfg->max_body_memory < cfg->limits.max_body) {
         fprintf(stderr,

@@ -25,6 +25,7 @@
 #include "md_connlimit.h"
 #include "md_json.h"
 #include "md_log.h"
+#include "md_metrics.h"
 #include "md_tenant.h"
 
 /* An oversized body of unannounced length is read and dropped up to this
@@ -54,6 +55,7 @@ static const struct route_def {
     {"/v1/restore", 0, R_RESTORE, "POST", 1, md_http_v1},
     {"/v1/redact", 0, R_REDACT, "POST", 1, md_http_v1},
     {"/v1/changes", 0, R_CHANGES, "GET", 0, md_http_v1},
+    {"/metrics", 0, R_METRICS, "GET, HEAD", 0, md_http_metrics},
     {"/v1/tenants/", 1, R_TENANTS, "GET, PUT", 1, md_http_tenants},
 };
 #define NROUTES (sizeof route_table / sizeof route_table[0])
@@ -183,6 +185,19 @@ static double accept_q(const char *accept, const char *type, const char *sub)
         }
     }
     return best;
+}
+
+int md_http_wants_openmetrics(const char *accept)
+{
+    if (!accept || !*accept)
+        return 0;
+    /* Named: a wildcard alone keeps the Prometheus text format. */
+    static const char name[] = "application/openmetrics-text";
+    int named = 0;
+    for (const char *p = accept; *p && !named; p++)
+        named = strncasecmp(p, name, sizeof name - 1) == 0;
+    double om = accept_q(accept, "application", "openmetrics-text");
+    return named && om > 0 && om >= accept_q(accept, "text", "plain");
 }
 
 int md_http_wants_text(const char *accept)
@@ -418,6 +433,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         r->conn = conn;
         r->t0 = md_http_now_us();
         const struct route_def *def = route_of(url);
+        if (def && def->id == R_METRICS && h->cfg->metrics_listen)
+            def = NULL; /* on its own port */
         r->route = def ? def->id : R_OTHER;
         r->method = method;
         r->url = url;
@@ -514,7 +531,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                       "Error: memoryd is busy: too many request bodies are being received at "
                       "once; the command was not applied. Retry shortly.");
 
-    const struct route_def *def = route_of(url);
+    const struct route_def *def = r->route == R_OTHER ? NULL : route_of(url);
     if (!def)
         return respond_plain_json(r, 404,
                                   "{\"error\":\"not found: use POST /memory, GET /healthz, GET "
@@ -527,6 +544,22 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     return def->run(r);
 }
 
+/* The `command` label of a request's metrics. */
+static enum md_metric_cmd metric_cmd(const struct req *r)
+{
+    static const enum md_metric_cmd by_route[] = {
+        [R_MEMORY] = MD_MC_UNKNOWN,  [R_HEALTHZ] = MD_MC_HEALTHZ,   [R_READYZ] = MD_MC_READYZ,
+        [R_HISTORY] = MD_MC_HISTORY, [R_VERSIONS] = MD_MC_VERSIONS, [R_RESTORE] = MD_MC_RESTORE,
+        [R_REDACT] = MD_MC_REDACT,   [R_CHANGES] = MD_MC_CHANGES,   [R_METRICS] = MD_MC_METRICS,
+        [R_TENANTS] = MD_MC_TENANTS, [R_OTHER] = MD_MC_NOT_FOUND,
+    };
+    /* The memory tool's commands are MD_MC_VIEW.. in md_cmd_kind's order. */
+    if (r->route == R_MEMORY && r->cmd.name && r->cmd.kind < MD_CMD_TOOL_COUNT)
+        return (enum md_metric_cmd)((int)MD_MC_VIEW + (int)r->cmd.kind);
+    return (unsigned)r->route < sizeof by_route / sizeof by_route[0] ? by_route[r->route]
+                                                                     : MD_MC_NOT_FOUND;
+}
+
 static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
                          enum MHD_RequestTerminationCode toe)
 {
@@ -536,8 +569,11 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
     if (!r)
         return;
     *req_cls = NULL;
-    if ((r->route != R_HEALTHZ && r->route != R_READYZ) || r->status >= 400 ||
-        md_log_enabled(MD_LOG_DEBUG)) {
+    uint64_t us = md_http_now_us() - r->t0;
+    if (r->status)
+        md_metrics_request(metric_cmd(r), r->status, us, r->tenant);
+    if ((r->route != R_HEALTHZ && r->route != R_READYZ && r->route != R_METRICS) ||
+        r->status >= 400 || md_log_enabled(MD_LOG_DEBUG)) {
         struct md_logline l;
         md_log_begin(&l, MD_LOG_INFO, "request");
         md_log_str(&l, "method", r->method);
@@ -559,7 +595,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
             if (r->cost.round_trips)
                 md_log_int(&l, "round_trips", (int64_t)r->cost.round_trips);
         }
-        md_log_int(&l, "us", (int64_t)(md_http_now_us() - r->t0));
+        md_log_int(&l, "us", (int64_t)us);
         if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
             md_log_int(&l, "termination", toe);
         md_log_end(&l);
@@ -589,6 +625,7 @@ static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen
     struct md_http *h = cls;
     if (!conn_limited(h, addr) || md_connlimit_allowed(h->conns, addr))
         return MHD_YES;
+    md_metrics_refused(MD_MR_PER_ADDRESS);
     long long sec = (long long)(md_http_now_us() / 1000000u);
     long long last = atomic_load(&h->refused_at);
     if (sec != last && atomic_compare_exchange_strong(&h->refused_at, &last, sec)) {
@@ -614,29 +651,52 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     const struct sockaddr *sa = ci ? ci->client_addr : NULL;
     if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        md_metrics_connection(+1);
         unsigned open = 0;
         if (sa && conn_limited(h, sa) && md_connlimit_add(h->conns, sa, +1, &open) == MD_OK) {
             int over = open > h->cfg->max_connections_per_ip;
             *socket_ctx = over ? &over_mark : &counted_mark;
-            if (over)
+            if (over) {
+                md_metrics_refused(MD_MR_PER_ADDRESS);
                 MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT,
                                           (unsigned)OVER_CAP_TIMEOUT);
+            }
         }
-    } else if (code == MHD_CONNECTION_NOTIFY_CLOSED && *socket_ctx) {
-        md_connlimit_add(h->conns, sa, -1, NULL);
+    } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+        md_metrics_connection(-1);
+        if (*socket_ctx)
+            md_connlimit_add(h->conns, sa, -1, NULL);
         *socket_ctx = NULL;
     }
 }
 
-static void mhd_log(void *cls, const char *fmt, va_list ap)
+/* libmicrohttpd's message as a log line; `public_port`: counts the
+ * connections it closes at --max-connections. */
+static void mhd_log_line(const char *fmt, va_list ap, int public_port)
 {
-    (void)cls;
     char text[512];
     vsnprintf(text, sizeof text, fmt, ap);
     size_t n = strlen(text);
     while (n > 0 && (text[n - 1] == '\n' || text[n - 1] == ' '))
         text[--n] = '\0';
+    /* libmicrohttpd closes a connection over MHD_OPTION_CONNECTION_LIMIT
+     * itself; this message is the only sign of it. */
+    static const char limit[] = "Server reached connection limit";
+    if (public_port && strncmp(text, limit, sizeof limit - 1) == 0)
+        md_metrics_refused(MD_MR_GLOBAL);
     md_log_msg(MD_LOG_WARN, "libmicrohttpd", text);
+}
+
+void md_http_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    (void)cls;
+    mhd_log_line(fmt, ap, 0);
+}
+
+static void mhd_log_public(void *cls, const char *fmt, va_list ap)
+{
+    (void)cls;
+    mhd_log_line(fmt, ap, 1);
 }
 
 struct md_http *md_http_start(const struct md_config *cfg, struct md_store *store,
@@ -651,6 +711,7 @@ struct md_http *md_http_start(const struct md_config *cfg, struct md_store *stor
     h->store = store;
     h->writer = writer;
     h->quiesced_fd = MHD_INVALID_SOCKET;
+    md_metrics_init(cfg->metrics_tenant_labels);
     h->conns = md_connlimit_new(cfg->max_connections_per_ip);
     if (!h->conns || md_http_waiters_start(h) != 0) {
         snprintf(why, why_len, "out of memory, or cannot start a thread");
@@ -683,7 +744,7 @@ struct md_http *md_http_start(const struct md_config *cfg, struct md_store *stor
     }
     struct MHD_OptionItem list[16];
     size_t n = 0;
-    list[n++] = (struct MHD_OptionItem){MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, NULL};
+    list[n++] = (struct MHD_OptionItem){MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log_public, NULL};
     list[n++] = (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, &ss};
     if (cfg->threads > 1)
         list[n++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, cfg->threads, NULL};
@@ -704,6 +765,13 @@ struct md_http *md_http_start(const struct md_config *cfg, struct md_store *stor
     if (!h->d) {
         snprintf(why, why_len, "cannot listen on %s port %u (in use, or not allowed)", cfg->listen,
                  cfg->port);
+        md_http_waiters_stop(h);
+        md_connlimit_free(h->conns);
+        free(h);
+        return NULL;
+    }
+    if (md_http_metrics_start(h, why, why_len) != 0) {
+        MHD_stop_daemon(h->d);
         md_http_waiters_stop(h);
         md_connlimit_free(h->conns);
         free(h);
@@ -748,6 +816,7 @@ void md_http_stop(struct md_http *h)
         return;
     md_store_watch(h->store, NULL, NULL);
     md_http_waiters_stop(h);
+    md_http_metrics_stop(h);
     MHD_stop_daemon(h->d);
     if (h->quiesced_fd != MHD_INVALID_SOCKET)
         close(h->quiesced_fd);

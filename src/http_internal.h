@@ -15,6 +15,7 @@
 
 #include <microhttpd.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -42,6 +43,12 @@ struct md_http {
     struct md_connlimit *conns; /* open connections per client address */
     atomic_size_t body_bytes;   /* request body bytes held, all requests */
     atomic_llong refused_at;    /* last connection refusal logged, seconds */
+    /* GET /metrics (http_metrics.c): its own daemon (--metrics-listen),
+     * and the database's size as last read, and when (microseconds). */
+    struct MHD_Daemon *metrics_d;
+    unsigned metrics_port;
+    atomic_llong db_size;
+    atomic_ullong db_size_at;
     /* Requests of the change feed waiting for a write (http_v1.c). */
     pthread_mutex_t wait_mu;
     pthread_cond_t wait_cv;
@@ -59,6 +66,7 @@ enum route {
     R_RESTORE,
     R_REDACT,
     R_CHANGES,
+    R_METRICS,
     R_TENANTS,
     R_OTHER
 };
@@ -141,6 +149,21 @@ enum MHD_Result md_http_reply_error(struct req *r, enum md_err err, const char *
  * -1 with the error answered (as a tool_result for /memory, as
  * {"error": ...} for the /v1 API). */
 int md_http_tenant(struct req *r, enum MHD_Result *ret);
+
+/* Whether an Accept header value (NULL: none) asks for OpenMetrics
+ * (application/openmetrics-text, at least as much as text/plain). */
+int md_http_wants_openmetrics(const char *accept);
+
+/* libmicrohttpd's messages as log lines (of the --metrics-listen daemon;
+ * the public port's logger also counts refusals). */
+void md_http_mhd_log(void *cls, const char *fmt, va_list ap);
+
+/* http_metrics.c: GET /metrics on the public port; the listener of its
+ * own when --metrics-listen is set (0, or -1 with the reason in `why`),
+ * stopped by md_http_metrics_stop (either is a no-op without it). */
+enum MHD_Result md_http_metrics(struct req *r);
+int md_http_metrics_start(struct md_http *h, char *why, size_t why_len);
+void md_http_metrics_stop(struct md_http *h);
 
 /* http_memory.c */
 enum MHD_Result md_http_memory(struct req *r);

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "md_backup.h"
 #include "md_config.h"
 #include "md_http.h"
 #include "md_log.h"
@@ -43,6 +44,8 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "migrate") == 0)
         return md_migrate_main(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "backup") == 0)
+        return md_backup_main(argc - 1, argv + 1);
     struct md_config cfg;
     switch (md_config_load(&cfg, argc, argv)) {
     case MD_CONFIG_EXIT_OK:
@@ -97,6 +100,8 @@ int main(int argc, char **argv)
     md_log_str(&l, "version", MD_VERSION);
     md_log_str(&l, "address", cfg.listen);
     md_log_int(&l, "port", md_http_port(http));
+    if (cfg.metrics_listen)
+        md_log_int(&l, "metrics_port", md_http_metrics_port(http));
     char db[512];
     md_log_str(&l, "db", md_store_redact(cfg.db, db, sizeof db));
     md_log_str(&l, "store", store->ops->name);

@@ -41,6 +41,7 @@
 #include "md_buf.h"
 #include "md_dirsizes.h"
 #include "md_log.h"
+#include "md_metrics.h"
 #include "md_path.h"
 #include "md_tenant_cache.h"
 #include "store_pg_internal.h"
@@ -69,6 +70,7 @@ enum pst {
     P_GET,
     P_LIST,
     P_PING,
+    P_DB_SIZE,
     P_PREFETCH,
     P_INSERT_MANY,
     P_SET_MANY,
@@ -207,6 +209,7 @@ static const struct {
                 4,
                 {OID_TEXT, OID_INT4, OID_TEXT, OID_TEXT}},
     [P_PING] = {"SELECT 1", 0, {0}},
+    [P_DB_SIZE] = {"SELECT pg_database_size(current_database())", 0, {0}},
     /* An optimistic batch's rows (md_txn_pg_prefetch): one row per wanted
      * (tenant, path) whose tenant exists, by its position in the arrays;
      * a file's content when wanted and at most $4 bytes (else `omitted`).
@@ -361,7 +364,8 @@ static const struct {
                             " ORDER BY version DESC LIMIT 1 OFFSET $3",
                             3,
                             {OID_INT8, OID_TEXT, OID_INT8}},
-    [P_PRUNE_COUNT_DEL] = {"DELETE FROM versions WHERE tenant = $1 AND path = $2 AND version <= $3",
+    [P_PRUNE_COUNT_DEL] = {"DELETE FROM versions WHERE tenant = $1 AND path = $2 AND version <= $3"
+                           " RETURNING 1",
                            3,
                            {OID_INT8, OID_TEXT, OID_INT8}},
     [P_PRUNE_MARK] = {"UPDATE versions SET pruned_through = greatest(pruned_through, $3)"
@@ -533,6 +537,7 @@ static void log_pg(struct pgc *c, const PGresult *res, const char *what)
         text[--n] = '\0';
     md_log_str(&l, "error", text);
     md_log_end(&l);
+    md_metrics_storage_error();
 }
 
 static void conn_close(struct pgc *c)
@@ -567,8 +572,8 @@ static void conn_close(struct pgc *c)
 static int is_read_statement(int id)
 {
     return id == P_LOCATE || id == P_VIEW || id == P_GET || id == P_LIST || id == P_PING ||
-           id == P_HISTORY || id == P_VERSION_GET || id == P_SNAP_BEFORE || id == P_STATE_BEFORE ||
-           id == P_CHANGES || id == P_CHANGES_META || id == P_USAGE;
+           id == P_DB_SIZE || id == P_HISTORY || id == P_VERSION_GET || id == P_SNAP_BEFORE ||
+           id == P_STATE_BEFORE || id == P_CHANGES || id == P_CHANGES_META || id == P_USAGE;
 }
 
 /* Session settings, then the statements prepared (a writer's all, a
@@ -1960,6 +1965,22 @@ static enum md_err pg_ping(struct md_store *base)
     return e;
 }
 
+static enum md_err pg_db_size(struct md_store *base, int64_t *bytes)
+{
+    struct md_txn *t;
+    enum md_err e = pg_read_begin(base, &t);
+    if (e)
+        return e;
+    struct pg_txn *pt = (struct pg_txn *)t;
+    e = read_exec(pt, P_DB_SIZE, NULL);
+    if (!e && pt->res && PQntuples(pt->res) == 1)
+        *bytes = md_pg_r_i64(pt->res, 0, 0);
+    else if (!e)
+        e = MD_EDB;
+    pg_txn_end(t);
+    return e;
+}
+
 static void pg_stats(struct md_txn *base, struct md_txn_stats *st)
 {
     *st = ((struct pg_txn *)base)->st;
@@ -2693,7 +2714,7 @@ static enum md_err pg_redact(struct md_txn *base, const char *tenant, int64_t ve
 struct pg_pruner {
     struct pg_txn *t;
     unsigned keep;
-    size_t deleted;
+    struct md_pruned deleted;
     enum md_err err;
 };
 
@@ -2726,8 +2747,9 @@ static void pg_prune_path(struct pg_pruner *pr, int64_t tenant, const char *path
     if (!pr->err)
         pr->err = q_send(t, P_PRUNE_MARK, &p);
     if (!pr->err)
-        pr->err = q_flush(t, P_COUNT);
-    pr->deleted++; /* at least one; exact counts are not needed */
+        pr->err = q_flush(t, P_PRUNE_COUNT_DEL);
+    if (!pr->err && t->res)
+        pr->deleted.versions += (size_t)PQntuples(t->res); /* RETURNING 1 */
 }
 
 static void pg_prune_touched(void *ctx, int64_t tenant, const char *path, size_t len, int subtree)
@@ -2781,17 +2803,18 @@ static enum md_err pg_prune_old(struct pg_txn *t, int64_t tenant, enum pst scan_
     return e ? e : q_flush(t, P_COUNT);
 }
 
-static enum md_err pg_prune(struct md_txn *base, int64_t now_ms, size_t budget, size_t *deleted)
+static enum md_err pg_prune(struct md_txn *base, int64_t now_ms, size_t budget,
+                            struct md_pruned *deleted)
 {
     struct pg_txn *t = (struct pg_txn *)base;
     struct pg_store *s = store_of(t);
     const struct md_retention *r = &s->cfg.history;
-    struct pg_pruner pr = {t, history_on(t) ? r->versions : 0, 0, MD_OK};
+    struct pg_pruner pr = {t, history_on(t) ? r->versions : 0, {0, 0, 0}, MD_OK};
     md_hist_take_touched(t->hist, budget / 8 + 1, pg_prune_touched, &pr);
     enum md_err e = pr.err;
     int64_t versions_cutoff = history_on(t) ? now_ms - (int64_t)r->days * 24 * 3600 * 1000 : now_ms;
     int64_t changes_cutoff = now_ms - md_history_changes_ms(r);
-    for (int i = 0; !e && i < 8 && pr.deleted < budget; i++) {
+    for (int i = 0; !e && i < 8 && md_pruned_total(&pr.deleted) < budget; i++) {
         struct md_pg_params p = {.n = 0};
         md_pg_i64(&p, s->prune_next_tenant);
         e = prune_exec(t, P_TENANT_NEXT, &p);
@@ -2804,18 +2827,19 @@ static enum md_err pg_prune(struct md_txn *base, int64_t now_ms, size_t budget, 
         int64_t tenant = md_pg_r_i64(t->res, 0, 0);
         s->prune_next_tenant = tenant + 1;
         e = pg_prune_old(t, tenant, P_PRUNE_AGE_SCAN, P_PRUNE_AGE_DEL, versions_cutoff,
-                         &pr.deleted);
+                         &pr.deleted.versions);
         if (!e)
             e = pg_prune_old(t, tenant, P_PRUNE_CHANGES_SCAN, P_PRUNE_CHANGES_DEL, changes_cutoff,
-                             &pr.deleted);
+                             &pr.deleted.changes);
     }
-    if (!e && pr.deleted < budget) {
+    size_t total = md_pruned_total(&pr.deleted);
+    if (!e && total < budget) {
         struct md_pg_params p = {.n = 0};
         md_pg_i64(&p, now_ms - MD_IDEMPOTENCY_MS);
-        md_pg_i64(&p, (int64_t)(budget - pr.deleted));
+        md_pg_i64(&p, (int64_t)(budget - total));
         e = prune_exec(t, P_PRUNE_IDEM, &p);
         if (!e && t->res)
-            pr.deleted += (size_t)PQntuples(t->res);
+            pr.deleted.idempotency += (size_t)PQntuples(t->res);
     }
     *deleted = pr.deleted;
     return e;
@@ -2928,6 +2952,7 @@ static const struct md_store_ops pg_ops = {
     .changes = pg_changes,
     .redact = pg_redact,
     .prune = pg_prune,
+    .db_size = pg_db_size,
     .watch = pg_watch,
     .usage = pg_usage,
     .set_limits = pg_set_limits,

@@ -20,8 +20,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "md_log.h"
+#include "md_metrics.h"
 #include "md_path.h"
 #include "md_sha256.h"
 #include "store_sqlite_internal.h"
@@ -164,6 +166,7 @@ void sq_log(sqlite3 *db, int rc, const char *what)
     md_log_int(&l, "code", rc);
     md_log_str(&l, "error", db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
     md_log_end(&l);
+    md_metrics_storage_error();
 }
 
 static enum md_err map_rc(sqlite3 *db, int rc, const char *what)
@@ -1233,6 +1236,22 @@ static void sq_stats(struct md_txn *base, struct md_txn_stats *st)
     st->round_trips = 0;
 }
 
+/* The database file and its WAL (a file that is not there counts 0). */
+static enum md_err sq_db_size(struct md_store *base, int64_t *bytes)
+{
+    const char *path = ((struct sq_store *)base)->path;
+    char wal[4096];
+    if (snprintf(wal, sizeof wal, "%s-wal", path) >= (int)sizeof wal)
+        return MD_EINVAL;
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return MD_EDB;
+    *bytes = (int64_t)st.st_size;
+    if (stat(wal, &st) == 0)
+        *bytes += (int64_t)st.st_size;
+    return MD_OK;
+}
+
 static enum md_err sq_ping(struct md_store *base)
 {
     struct md_txn *t;
@@ -1380,6 +1399,7 @@ static const struct md_store_ops sqlite_ops = {
     .changes = sq_changes,
     .redact = sq_redact,
     .prune = sq_prune,
+    .db_size = sq_db_size,
     .watch = sq_watch,
     .usage = sq_usage,
     .set_limits = sq_set_limits,

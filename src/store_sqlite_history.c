@@ -470,7 +470,7 @@ enum md_err sq_redact(struct md_txn *base, const char *tenant, int64_t version)
 struct pruner {
     struct sq_txn *t;
     unsigned keep; /* versions per file */
-    size_t deleted;
+    struct md_pruned deleted;
     enum md_err err;
 };
 
@@ -496,7 +496,7 @@ static void prune_path(struct pruner *p, int64_t tenant, const char *path, size_
     p->err = sq_run(t, st, "prune: delete");
     if (p->err)
         return;
-    p->deleted += (size_t)sqlite3_changes(t->c->db);
+    p->deleted.versions += (size_t)sqlite3_changes(t->c->db);
     st = sq_stmt(t, S_PRUNE_MARK);
     sqlite3_bind_int64(st, 1, tenant);
     sq_bind_text(st, 2, path, len);
@@ -573,19 +573,19 @@ static enum md_err prune_old(struct sq_txn *t, int64_t tenant, enum stmt_id scan
     return e;
 }
 
-enum md_err sq_prune(struct md_txn *base, int64_t now_ms, size_t budget, size_t *deleted)
+enum md_err sq_prune(struct md_txn *base, int64_t now_ms, size_t budget, struct md_pruned *deleted)
 {
     struct sq_txn *t = (struct sq_txn *)base;
     struct sq_store *s = store_of(t);
     const struct md_retention *r = &s->cfg.history;
-    struct pruner p = {t, history_on(t) ? r->versions : 0, 0, MD_OK};
+    struct pruner p = {t, history_on(t) ? r->versions : 0, {0, 0, 0}, MD_OK};
     /* By count: the paths written since the last time. */
     md_hist_take_touched(t->hist, budget / 4 + 1, prune_touched, &p);
     enum md_err e = p.err;
     /* By age, a few tenants each time, round the tenants. */
     int64_t versions_cutoff = history_on(t) ? now_ms - (int64_t)r->days * 24 * 3600 * 1000 : now_ms;
     int64_t changes_cutoff = now_ms - md_history_changes_ms(r);
-    for (int i = 0; !e && i < 16 && p.deleted < budget; i++) {
+    for (int i = 0; !e && i < 16 && md_pruned_total(&p.deleted) < budget; i++) {
         sqlite3_stmt *st = sq_stmt(t, S_TENANT_NEXT);
         sqlite3_bind_int64(st, 1, s->prune_next_tenant);
         int64_t tenant = 0;
@@ -597,18 +597,20 @@ enum md_err sq_prune(struct md_txn *base, int64_t now_ms, size_t budget, size_t 
             break;
         }
         s->prune_next_tenant = tenant + 1;
-        e = prune_old(t, tenant, S_PRUNE_AGE_SCAN, S_PRUNE_AGE_DEL, versions_cutoff, &p.deleted);
+        e = prune_old(t, tenant, S_PRUNE_AGE_SCAN, S_PRUNE_AGE_DEL, versions_cutoff,
+                      &p.deleted.versions);
         if (!e)
             e = prune_old(t, tenant, S_PRUNE_CHANGES_SCAN, S_PRUNE_CHANGES_DEL, changes_cutoff,
-                          &p.deleted);
+                          &p.deleted.changes);
     }
-    if (!e && p.deleted < budget) {
+    size_t total = md_pruned_total(&p.deleted);
+    if (!e && total < budget) {
         sqlite3_stmt *st = sq_stmt(t, S_PRUNE_IDEM);
         sqlite3_bind_int64(st, 1, now_ms - MD_IDEMPOTENCY_MS);
-        sqlite3_bind_int64(st, 2, (int64_t)(budget - p.deleted));
+        sqlite3_bind_int64(st, 2, (int64_t)(budget - total));
         e = sq_run(t, st, "prune: idempotency");
         if (!e)
-            p.deleted += (size_t)sqlite3_changes(t->c->db);
+            p.deleted.idempotency += (size_t)sqlite3_changes(t->c->db);
     }
     *deleted = p.deleted;
     return e;

@@ -202,7 +202,7 @@ enum md_err sq_state_before(struct md_txn *base, const char *tenant, const char 
 enum md_err sq_changes(struct md_txn *base, const char *tenant, int64_t after, size_t limit,
                        md_change_cb cb, void *ctx, int64_t *oldest, int64_t *last_seq);
 enum md_err sq_redact(struct md_txn *base, const char *tenant, int64_t version);
-enum md_err sq_prune(struct md_txn *base, int64_t now_ms, size_t budget, size_t *deleted);
+enum md_err sq_prune(struct md_txn *base, int64_t now_ms, size_t budget, struct md_pruned *deleted);
 /* Before a commit: write the changed tenant counters. */
 enum md_err sq_counters_flush(struct sq_txn *t);
 /* Versions of what put_file / remove_tree / move_tree are about to change

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "md_log.h"
+#include "md_metrics.h"
 #include "md_store_pg.h"
 
 /* Retention runs between batches, at most this often, deleting at most
@@ -328,9 +329,10 @@ static void maybe_prune(struct md_writer *w)
         return; /* the next batch will tell */
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    size_t deleted = 0;
+    struct md_pruned pruned = {0, 0, 0};
     enum md_err e =
-        md_txn_prune(t, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, PRUNE_BUDGET, &deleted);
+        md_txn_prune(t, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, PRUNE_BUDGET, &pruned);
+    size_t deleted = md_pruned_total(&pruned);
     if (e) {
         md_txn_rollback(t);
         md_log_msg(MD_LOG_WARN, "retention: pruning failed", md_strerror(e));
@@ -342,6 +344,7 @@ static void maybe_prune(struct md_writer *w)
     }
     if (md_txn_commit(t) != MD_OK)
         return;
+    md_metrics_pruned(&pruned);
     pthread_mutex_lock(&w->mu);
     w->pruned += deleted;
     pthread_mutex_unlock(&w->mu);
@@ -376,10 +379,12 @@ static void *writer_main(void *arg)
             w->tail = NULL;
         last->next = NULL;
         w->queued -= n;
+        md_metrics_queue_depth(w->queued);
         pthread_mutex_unlock(&w->mu);
 
         uint64_t exec_us, commit_us;
         run_batch(w, batch, n, &exec_us, &commit_us);
+        md_metrics_batch(n, commit_us);
         /* Counted before anyone hears of the results. */
         pthread_mutex_lock(&w->mu);
         w->batches++;
@@ -514,6 +519,7 @@ enum md_err md_writer_submit(struct md_writer *w, struct md_job *job)
         w->head = job;
     w->tail = job;
     w->queued++;
+    md_metrics_queue_depth(w->queued);
     pthread_cond_signal(&w->cv);
     pthread_mutex_unlock(&w->mu);
     return MD_OK;

@@ -235,6 +235,10 @@ test('compose.yaml, the Dockerfiles and nginx.conf agree on addresses, ports, pa
   assert.equal(bits, '24');
   assert.equal(proxyAddress.split('.').slice(0, 3).join('.'), net.split('.').slice(0, 3).join('.'), 'the proxy address is in the backend subnet');
   assert.equal(memoryd.environment.MEMORYD_REQUIRE_TENANT, 'true');
+  // Metrics on a port of their own, on every address of the internal network; not published
+  // (below) and not the public port.
+  assert.equal(memoryd.environment.MEMORYD_METRICS_LISTEN, '0.0.0.0:9464');
+  assert.notEqual(image.env.MEMORYD_PORT, '9464');
   // memoryd: on the internal network only, nothing published; the proxy: published on the
   // host's loopback at nginx's listen port; upstream = the memoryd service at its port.
   assert.deepEqual([memoryd.networks, memoryd.ports, doc.networks.backend.internal], [['backend'], undefined, true]);
@@ -304,7 +308,7 @@ test('the postgres profile: its services, the default profile untouched, and wha
   // Their environment: the database the entrypoint makes, the password from docker/.env
   // (PGPASSWORD, read by libpq), the proxy's address, a tenant required.
   assert.deepEqual(p1.environment, {
-    MEMORYD_DB: 'postgresql://memoryd@postgres:5432/memoryd', MEMORYD_REQUIRE_TENANT: 'true',
+    MEMORYD_DB: 'postgresql://memoryd@postgres:5432/memoryd', MEMORYD_METRICS_LISTEN: '0.0.0.0:9464', MEMORYD_REQUIRE_TENANT: 'true',
     MEMORYD_TRUSTED_PROXIES: px.networks.backend.ipv4_address, PGPASSWORD: '${MEMORYD_PG_PASSWORD:-}',
   });
   const entrypoint = readDocker('postgres-entrypoint.sh');
@@ -565,6 +569,9 @@ ${post('nokey', { command: 'view', path: '/memories' }, ['X-Tenant-ID: team-a'])
 # Around the proxy, from the host's address on the backend network.
 ${post('direct', { command: 'view', path: '/memories' }, ['X-Tenant-ID: team-a'], `http://${memorydAddress}:8080/memory`)}
 ${curl('direct_health', `http://${memorydAddress}:8080/healthz`)}
+# Metrics: on their own port (MEMORYD_METRICS_LISTEN), not on the public one.
+${curl('metrics', `http://${memorydAddress}:9464/metrics`)}
+${curl('public_metrics', `http://${memorydAddress}:8080/metrics`)}
 
 # Inside the containers.
 rec m_proc grep -E '^(Uid|Gid|CapEff|CapBnd|NoNewPrivs):' /proc/$PID_M/status
@@ -592,6 +599,13 @@ kill -${mImage.stages.runtime.config.stopsignal.replace('SIG', '')} "$PID_M"; rc
   assert.deepEqual(body(res.nokey).status, 401);
   assert.deepEqual(body(res.direct), { status: 403, body: `{"type":"tool_result","content":"Error: Forbidden: ${prefix}.1 is not a trusted proxy; send requests through the proxy","is_error":true}`, rc: 0, err: '' });
   assert.deepEqual(body(res.direct_health), { status: 200, body: '{"status":"ok"}', rc: 0, err: '' });
+  // The requests that reached memoryd, counted: one create, three views through the proxy.
+  const metrics = body(res.metrics);
+  assert.equal(metrics.status, 200, diag);
+  assert.match(metrics.body, /^memoryd_requests_total\{command="create",class="2xx"\} 1$/m);
+  assert.match(metrics.body, /^memoryd_requests_total\{command="view",class="2xx"\} 3$/m);
+  assert.ok(!metrics.body.includes('team-a') && !metrics.body.includes('team-b'), 'a tenant name in /metrics');
+  assert.equal(body(res.public_metrics).status, 404);
 
   // memoryd: uid/gid 10001, no capabilities at all, no-new-privileges, read-only root,
   // writable /tmp (tmpfs), in its WORKDIR.

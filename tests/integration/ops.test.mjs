@@ -40,6 +40,8 @@ const FLAGS = [
   ['history-versions', 'MEMORYD_HISTORY_VERSIONS'],
   ['history-days', 'MEMORYD_HISTORY_DAYS'],
   ['shutdown-timeout', 'MEMORYD_SHUTDOWN_TIMEOUT'],
+  ['metrics-listen', 'MEMORYD_METRICS_LISTEN'],
+  ['metrics-tenant-labels', 'MEMORYD_METRICS_TENANT_LABELS'],
   ['log-level', 'MEMORYD_LOG_LEVEL'],
 ];
 

@@ -455,6 +455,7 @@ describe('openapi.yaml agrees with the code', () => {
     const ops = Object.entries(doc.paths).flatMap(([p, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${p} ${item[m].operationId}`));
     assert.deepEqual(ops.sort(), [
       'GET /healthz getHealth',
+      'GET /metrics getMetrics',
       'GET /readyz getReadiness',
       'GET /v1/changes getChanges',
       'GET /v1/history getHistory',
@@ -1148,6 +1149,26 @@ describe('health, readiness and oversized headers', () => {
     }
   });
 
+  test('GET /metrics answers in each documented format; its examples are lines of a live scrape', async () => {
+    const content = deref(doc.paths['/metrics'].get.responses['200']).content;
+    for (const [type, accept] of [['text/plain', undefined], ['application/openmetrics-text', 'application/openmetrics-text']]) {
+      const r = await srv.request('GET', '/metrics', { headers: accept ? { accept } : {} });
+      assert.equal(r.status, 200, type);
+      assert.equal(r.headers.get('content-type').split(';')[0], type);
+      const live = new Set(r.text.split('\n'));
+      for (const ex of Object.values(content[type].examples)) {
+        for (const line of deref(ex).value.split('\n').filter(Boolean)) {
+          // Sample values and the version differ; the names, labels and comments are the same.
+          const shape = (l) => l.replace(/ [0-9.]+$/, '').replace(/version="[^"]*"/, 'version=""');
+          assert.ok([...live].some((l) => shape(l) === shape(line)), `${type}: ${line}`);
+        }
+      }
+    }
+    const notFound = await srv.request('GET', '/nowhere');
+    const ex = deref(doc.paths['/metrics'].get.responses['404']).content['application/json'].examples.elsewhere;
+    assert.deepEqual(notFound.json, deref(ex).value);
+  });
+
   test('the 503 bodies of /readyz are literal strings of src/http.c', () => {
     const literals = new Set(cStringLiterals(read('src/http.c')));
     const examples = deref(doc.paths['/readyz'].get.responses['503']).content['application/json'].examples;
@@ -1161,7 +1182,7 @@ describe('health, readiness and oversized headers', () => {
     const resp = deref(doc.components.responses.HeadersTooLarge);
     const page = Object.values(resp.content['text/html'].examples)[0].value;
     const padding = { 'X-Padding': 'a'.repeat(70000) };
-    for (const [method, p] of [['POST', '/memory'], ['GET', '/healthz'], ['GET', '/readyz']]) {
+    for (const [method, p] of [['POST', '/memory'], ['GET', '/healthz'], ['GET', '/readyz'], ['GET', '/metrics']]) {
       assert.equal(doc.paths[p][method.toLowerCase()].responses['431'].$ref, '#/components/responses/HeadersTooLarge');
       // No body: memoryd answers and closes while the headers are still arriving, and a body
       // written after them would fail with EPIPE (Node 18's fetch then loses the answer).

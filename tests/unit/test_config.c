@@ -338,6 +338,8 @@ static void test_config_defaults(void)
     CHECK_STR(cfg.default_tenant, "default");
     CHECK_EQ_INT(cfg.require_tenant, 0);
     CHECK_EQ_INT(cfg.trusted_proxies.n, 0);
+    CHECK(cfg.metrics_listen == NULL);
+    CHECK_EQ_INT(cfg.metrics_tenant_labels, 0);
     CHECK_EQ_INT(cfg.limits.max_body, 4 << 20);
     CHECK_EQ_INT(cfg.limits.max_file, 1 << 20);
     CHECK_EQ_INT(cfg.limits.max_view, 256 << 10);
@@ -412,6 +414,8 @@ static void test_config_env_and_flags(void)
     setenv("MEMORYD_BUSY_TIMEOUT", "250", 1);
     setenv("MEMORYD_SHUTDOWN_TIMEOUT", "0", 1);
     setenv("MEMORYD_LOG_LEVEL", "debug", 1);
+    setenv("MEMORYD_METRICS_LISTEN", "[::1]:9464", 1);
+    setenv("MEMORYD_METRICS_TENANT_LABELS", "on", 1);
     run_load(&cfg, &res, 1, noargs);
     CHECK_EQ_INT(res.r, MD_CONFIG_RUN);
     CHECK_STR(res.err, "");
@@ -440,6 +444,8 @@ static void test_config_env_and_flags(void)
     CHECK_EQ_INT(cfg.busy_timeout_ms, 250);
     CHECK_EQ_INT(cfg.shutdown_timeout, 0);
     CHECK_EQ_INT(cfg.log_level, MD_LOG_DEBUG);
+    CHECK_STR(cfg.metrics_listen, "[::1]:9464");
+    CHECK_EQ_INT(cfg.metrics_tenant_labels, 1);
 
     /* Flags override the environment; both flag forms; booleans. */
     LOAD(&cfg, &res, "--port", "9100", "--max-file=512K", "--durability=full",
@@ -463,6 +469,26 @@ static void test_config_env_and_flags(void)
     CHECK_EQ_INT(cfg.limits.max_body, 8 << 20);
     CHECK_EQ_INT(cfg.threads, 3);
     CHECK_STR(cfg.tenant_header, "X-Org");
+
+    /* --metrics-listen: ADDR:PORT, [IPv6]:PORT; split for the listener. */
+    clear_env();
+    LOAD(&cfg, &res, "--metrics-listen", "127.0.0.1:0", "--metrics-tenant-labels");
+    CHECK_EQ_INT(res.r, MD_CONFIG_RUN);
+    CHECK_STR(res.err, "");
+    CHECK_STR(cfg.metrics_listen, "127.0.0.1:0");
+    CHECK_EQ_INT(cfg.metrics_tenant_labels, 1);
+    char addr[64];
+    unsigned port = 1;
+    CHECK_EQ_INT(md_config_split_listen("[::1]:9464", addr, sizeof addr, &port), 0);
+    CHECK_STR(addr, "::1");
+    CHECK_EQ_INT(port, 9464);
+    CHECK_EQ_INT(md_config_split_listen("0.0.0.0:65535", addr, sizeof addr, &port), 0);
+    CHECK_STR(addr, "0.0.0.0");
+    CHECK_EQ_INT(port, 65535);
+    CHECK_EQ_INT(md_config_split_listen("[]:1", addr, sizeof addr, &port), -1);
+    CHECK_EQ_INT(md_config_split_listen(":1", addr, sizeof addr, &port), -1);
+    CHECK_EQ_INT(md_config_split_listen("a:1x", addr, sizeof addr, &port), -1);
+    CHECK_EQ_INT(md_config_split_listen("127.0.0.1:1", addr, 4, &port), -1);
 
     /* A bare boolean flag is true; the last flag wins; limits at their edges. */
     clear_env();
@@ -554,6 +580,19 @@ static void test_config_rejects(void)
     EXPECT_USAGE("memoryd: invalid value for --listen: '' (expected ADDR)\n", "--listen=");
     EXPECT_USAGE("memoryd: invalid value for --require-tenant: 'maybe' (expected true or false)\n",
                  "--require-tenant=maybe");
+    EXPECT_USAGE("memoryd: invalid value for --metrics-listen: '9464' (expected ADDR:PORT)\n",
+                 "--metrics-listen=9464");
+    EXPECT_USAGE("memoryd: invalid value for --metrics-listen: '::1:9464' (expected ADDR:PORT)\n",
+                 "--metrics-listen=::1:9464");
+    EXPECT_USAGE("memoryd: invalid value for --metrics-listen: '127.0.0.1:65536' (expected "
+                 "ADDR:PORT)\n",
+                 "--metrics-listen=127.0.0.1:65536");
+    EXPECT_USAGE("memoryd: invalid value for --metrics-listen: '127.0.0.1:' (expected "
+                 "ADDR:PORT)\n",
+                 "--metrics-listen", "127.0.0.1:");
+    EXPECT_USAGE("memoryd: --metrics-tenant-labels puts tenant names in /metrics: it needs "
+                 "--metrics-listen, a port of its own (not the public one)\n",
+                 "--metrics-tenant-labels");
     EXPECT_USAGE("memoryd: unknown option '--bogus'; see memoryd --help\n", "--bogus");
     EXPECT_USAGE("memoryd: unknown option '--bogus=1'; see memoryd --help\n", "--bogus=1");
     EXPECT_USAGE("memoryd: unknown option '-p'; see memoryd --help\n", "-p", "80");
@@ -635,6 +674,11 @@ static void test_config_help_version(void)
         "MEMORYD_SHUTDOWN_TIMEOUT",
         "--trusted-proxies LIST",
         "MEMORYD_TRUSTED_PROXIES",
+        "--metrics-listen ADDR:PORT",
+        "MEMORYD_METRICS_LISTEN",
+        "--metrics-tenant-labels",
+        "MEMORYD_METRICS_TENANT_LABELS",
+        "GET /metrics",
         "--log-level error|warn|info|debug",
         "MEMORYD_LOG_LEVEL",
         "--help",
