@@ -30,8 +30,8 @@
 #include "md_history.h"
 
 /* The `command` label of request metrics: the memory tool's six
- * commands, the /v1 endpoints (tenant administration as one), the probes
- * and /metrics itself. */
+ * commands, the /v1 endpoints (a tenant's usage and limits: quota), the
+ * probes and /metrics itself. */
 enum md_metric_cmd {
     MD_MC_VIEW,
     MD_MC_CREATE,
@@ -48,7 +48,7 @@ enum md_metric_cmd {
     MD_MC_HEALTHZ,
     MD_MC_READYZ,
     MD_MC_METRICS,
-    MD_MC_TENANTS,   /* GET /v1/tenants/{t}, PUT /v1/tenants/{t}/limits */
+    MD_MC_QUOTA,     /* GET /v1/tenants/{t}, PUT /v1/tenants/{t}/limits */
     MD_MC_NOT_FOUND, /* no such route */
     MD_MC_COUNT
 };

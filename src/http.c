@@ -551,7 +551,7 @@ static enum md_metric_cmd metric_cmd(const struct req *r)
         [R_MEMORY] = MD_MC_UNKNOWN,  [R_HEALTHZ] = MD_MC_HEALTHZ,   [R_READYZ] = MD_MC_READYZ,
         [R_HISTORY] = MD_MC_HISTORY, [R_VERSIONS] = MD_MC_VERSIONS, [R_RESTORE] = MD_MC_RESTORE,
         [R_REDACT] = MD_MC_REDACT,   [R_CHANGES] = MD_MC_CHANGES,   [R_METRICS] = MD_MC_METRICS,
-        [R_TENANTS] = MD_MC_TENANTS, [R_OTHER] = MD_MC_NOT_FOUND,
+        [R_TENANTS] = MD_MC_QUOTA,   [R_OTHER] = MD_MC_NOT_FOUND,
     };
     /* The memory tool's commands are MD_MC_VIEW.. in md_cmd_kind's order. */
     if (r->route == R_MEMORY && r->cmd.name && r->cmd.kind < MD_CMD_TOOL_COUNT)

@@ -54,7 +54,7 @@ static const char *const cmd_names[MD_MC_COUNT] = {
     [MD_MC_HEALTHZ] = "healthz",
     [MD_MC_READYZ] = "readyz",
     [MD_MC_METRICS] = "metrics",
-    [MD_MC_TENANTS] = "tenants",
+    [MD_MC_QUOTA] = "quota",
     [MD_MC_NOT_FOUND] = "not_found",
 };
 
