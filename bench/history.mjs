@@ -19,7 +19,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ROOT, freePort, kibWith, medianRun, poster, runAll, startProcess, tempDir, wrk } from './lib.mjs';
+import { BENCH_QUOTA, ROOT, freePort, kibWith, medianRun, poster, runAll, startProcess, tempDir, wrk } from './lib.mjs';
 
 const argv = process.argv.slice(2);
 const opt = (name, def) => {
@@ -62,7 +62,7 @@ async function main() {
     const port = await freePort();
     const db = s.db ?? path.join(dir, `${s.name.replace(' ', '-')}.db`);
     s.srv = await startProcess(s.name.replace(' ', '-'), MEMORYD,
-      ['--port', String(port), '--db', db, '--log-level', 'warn', ...s.args], port);
+      ['--port', String(port), '--db', db, '--log-level', 'warn', ...BENCH_QUOTA, ...s.args], port);
     // The str_replace sets (one per run: a run leaves its files toggled) and the viewed file.
     const p = poster(port);
     const cmds = [{ command: 'create', path: '/memories/bench/file-1k.txt', file_text: kibWith('view me') }];

@@ -47,7 +47,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ROOT, busyShare, cpuTicks, freePort, kibWith, medianRun, poster, runAll, startProcess, tempDir, wrk } from './lib.mjs';
+import { BENCH_QUOTA, ROOT, busyShare, cpuTicks, freePort, kibWith, medianRun, poster, runAll, startProcess, tempDir, wrk } from './lib.mjs';
 import { renameBack } from './scale.mjs';
 
 const argv = process.argv.slice(2);
@@ -521,7 +521,7 @@ function batchStats(lines) {
 
 async function startMemoryd(cluster, db, work, name, extra = []) {
   const port = await freePort();
-  return startProcess(name, MEMORYD, ['--port', String(port), '--db', cluster.uri(db), ...extra], port,
+  return startProcess(name, MEMORYD, ['--port', String(port), '--db', cluster.uri(db), ...BENCH_QUOTA, ...extra], port,
     { logFile: path.join(work, `${name}.log`) });
 }
 

@@ -18,7 +18,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ROOT, freePort, medianRun, startProcess, tempDir, poster, runAll, wrk, memKiB, kibWith } from './lib.mjs';
+import { BENCH_QUOTA, ROOT, freePort, medianRun, startProcess, tempDir, poster, runAll, wrk, memKiB, kibWith } from './lib.mjs';
 import { scaleFigures } from './scale.mjs';
 
 const argv = process.argv.slice(2);
@@ -90,7 +90,7 @@ async function main() {
   const ceiling = await startProcess('ceiling', path.join(BUILD, 'bench/bench_ceiling'), [String(pc)], pc, logFile('ceiling'));
   // memoryd as deployed: default settings (durability full, a log line per request).
   const memoryd = await startProcess('memoryd', MEMORYD,
-    ['--port', String(pm), '--db', path.join(work, 'memoryd.db')], pm, logFile('memoryd'));
+    ['--port', String(pm), '--db', path.join(work, 'memoryd.db'), ...BENCH_QUOTA], pm, logFile('memoryd'));
   const peerDir = path.join(work, 'peer');
   fs.mkdirSync(peerDir);
   const peer = await startProcess('peer', process.execPath, [path.join(ROOT, 'bench/peer/server.mjs'), String(pp), peerDir], pp, logFile('peer'));
@@ -171,7 +171,7 @@ async function floorGap(work, results, floor) {
   for (const durability of ['full', 'normal']) {
     const port = await freePort();
     servers.push(await startProcess(`memoryd-${durability}`, MEMORYD,
-      ['--port', String(port), '--db', path.join(work, `gap-${durability}.db`), '--durability', durability], port,
+      ['--port', String(port), '--db', path.join(work, `gap-${durability}.db`), '--durability', durability, ...BENCH_QUOTA], port,
       { logFile: path.join(work, `gap-${durability}.log`) }));
   }
   const runs = [[], []];

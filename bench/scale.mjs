@@ -16,7 +16,7 @@ import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { freePort, medianRun, startProcess, poster, runAll, wrk } from './lib.mjs';
+import { BENCH_QUOTA, freePort, medianRun, startProcess, poster, runAll, wrk } from './lib.mjs';
 
 const fmt = (n) => Math.round(n).toLocaleString('en-US');
 // Each whole-directory operation is timed on three copies of its tree; the median is reported.
@@ -102,7 +102,7 @@ export async function scaleFigures({ memoryd, work, seconds, quick, repeat, log 
   // The schema, made by memoryd itself; then the rows, straight in SQL.
   let port = await freePort();
   const logFile = path.join(work, 'scale-memoryd.log');
-  let srv = await startProcess('memoryd', memoryd, ['--port', String(port), '--db', db], port, { logFile });
+  let srv = await startProcess('memoryd', memoryd, ['--port', String(port), '--db', db, ...BENCH_QUOTA], port, { logFile });
   await srv.stop();
   const t0 = Date.now();
   execFileSync('sqlite3', [db], { input: populateSql(shape), stdio: ['pipe', 'ignore', 'inherit'] });
@@ -111,7 +111,7 @@ export async function scaleFigures({ memoryd, work, seconds, quick, repeat, log 
     `in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 
   port = await freePort();
-  srv = await startProcess('memoryd', memoryd, ['--port', String(port), '--db', db], port, { logFile });
+  srv = await startProcess('memoryd', memoryd, ['--port', String(port), '--db', db, ...BENCH_QUOTA], port, { logFile });
   try {
     // 1. small vs big tenant, 16 connections.
     const mid = `d${String(Math.floor(shape.bigDirs / 2)).padStart(4, '0')}`;
