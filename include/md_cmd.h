@@ -42,6 +42,9 @@ enum md_cmd_kind {
     /* PUT /v1/tenants/{t}/limits: a tenant's quota overrides, run by the
      * writer (not recorded in history or the change feed). */
     MD_CMD_LIMITS,
+    /* DELETE /v1/tenants/{t}: erase every row of a tenant, run by the
+     * writer in a transaction of its own (md_txn_erase). */
+    MD_CMD_ERASE,
     MD_CMD_COUNT
 };
 /* The memory tool's own commands are the first ones. */

@@ -67,6 +67,21 @@ struct md_usage {
     int64_t max_files;
 };
 
+/* One tenant of md_txn_tenants (GET /v1/tenants). */
+struct md_tenant_info {
+    const char *name; /* borrowed, until the callback returns */
+    int64_t bytes;    /* bytes of file content */
+    int64_t files;
+    int64_t versions;   /* rows of history kept */
+    int64_t last_write; /* unix ms of its latest change-feed entry kept; -1: none */
+};
+typedef int (*md_tenant_cb)(void *ctx, const struct md_tenant_info *ti);
+
+/* What md_txn_erase deleted: rows of each table. */
+struct md_erased {
+    int64_t entries, versions, changes, idempotency;
+};
+
 /* Called once per entry, in order; return nonzero to stop early. */
 typedef int (*md_list_cb)(void *ctx, const char *path, size_t len, enum md_kind kind, int64_t size);
 
@@ -154,6 +169,10 @@ struct md_store_ops {
     enum md_err (*usage)(struct md_txn *t, const char *tenant, struct md_usage *u);
     enum md_err (*set_limits)(struct md_txn *t, const char *tenant, int64_t max_bytes,
                               int64_t max_files);
+    /* Tenant administration; see the wrappers below. */
+    enum md_err (*tenants)(struct md_txn *t, const char *after, size_t limit, md_tenant_cb cb,
+                           void *ctx);
+    enum md_err (*erase)(struct md_txn *t, const char *tenant, struct md_erased *out);
 };
 
 /* Every backend's store and txn structs begin with these. */
@@ -452,5 +471,25 @@ enum md_err md_store_list_two_levels(struct md_txn *t, const char *tenant, const
 
 /* A 64-bit key for a tenant name (for locks keyed by integers). */
 int64_t md_store_tenant_key(const char *name);
+
+/* ---- tenant administration ---- */
+
+/* Tenants whose name sorts after `after` (byte order; "" for the first),
+ * in that order, at most `limit`, with their usage: one indexed lookup per
+ * tenant for its root, its last change-feed entry and the count of its
+ * versions (on the versions primary key). */
+static inline enum md_err md_txn_tenants(struct md_txn *t, const char *after, size_t limit,
+                                         md_tenant_cb cb, void *ctx)
+{
+    return t->store->ops->tenants(t, after, limit, cb, ctx);
+}
+/* In a write transaction of its own, with the tenant locked: delete every
+ * row of `tenant` (entries, versions, change feed, idempotency keys, the
+ * tenant row). MD_ENOENT when it has no row. As after a redaction, the
+ * backend makes sure the bytes leave its files after the commit. */
+static inline enum md_err md_txn_erase(struct md_txn *t, const char *tenant, struct md_erased *out)
+{
+    return t->store->ops->erase(t, tenant, out);
+}
 
 #endif

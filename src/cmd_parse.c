@@ -89,6 +89,7 @@ static const struct route routes[MD_CMD_COUNT] = {
      cmd_redact,
      {FIELD("path", F_PATH, 1, path), FIELD("version", F_INT, 1, version)}},
     {"limits", MD_CMD_LIMITS, 0, cmd_limits, {{0}}},
+    {"erase", MD_CMD_ERASE, 0, cmd_erase, {{0}}},
 };
 
 const char *md_cmd_kind_name(enum md_cmd_kind kind)

@@ -56,7 +56,8 @@ static const struct route_def {
     {"/v1/redact", 0, R_REDACT, "POST", 1, md_http_v1},
     {"/v1/changes", 0, R_CHANGES, "GET", 0, md_http_v1},
     {"/metrics", 0, R_METRICS, "GET, HEAD", 0, md_http_metrics},
-    {"/v1/tenants/", 1, R_TENANTS, "GET, PUT", 1, md_http_tenants},
+    {"/v1/tenants", 0, R_TENANTS, "GET", 0, md_http_tenants},
+    {"/v1/tenants/", 1, R_TENANTS, "GET, PUT, DELETE", 1, md_http_tenants},
 };
 #define NROUTES (sizeof route_table / sizeof route_table[0])
 
@@ -553,6 +554,10 @@ static enum md_metric_cmd metric_cmd(const struct req *r)
         [R_REDACT] = MD_MC_REDACT,   [R_CHANGES] = MD_MC_CHANGES,   [R_METRICS] = MD_MC_METRICS,
         [R_TENANTS] = MD_MC_QUOTA,   [R_OTHER] = MD_MC_NOT_FOUND,
     };
+    /* The listing and erasure of tenants (the rest of /v1/tenants: quota). */
+    if (r->route == R_TENANTS &&
+        (strcmp(r->url, "/v1/tenants") == 0 || strcmp(r->method, MHD_HTTP_METHOD_DELETE) == 0))
+        return MD_MC_ADMIN;
     /* The memory tool's commands are MD_MC_VIEW.. in md_cmd_kind's order. */
     if (r->route == R_MEMORY && r->cmd.name && r->cmd.kind < MD_CMD_TOOL_COUNT)
         return (enum md_metric_cmd)((int)MD_MC_VIEW + (int)r->cmd.kind);

@@ -192,4 +192,14 @@ void md_http_waiters_stop(struct md_http *h);
 /* http_tenants.c: GET /v1/tenants/{t}, PUT /v1/tenants/{t}/limits. */
 enum MHD_Result md_http_tenants(struct req *r);
 
+/* http_v1.c: an optional integer query parameter in [lo, hi] (default
+ * `def`): 0, or -1 with the 400 answered in *ret ("Parameter `limit` must
+ * be an integer from 1 to 1000"). */
+int md_http_int_arg(struct req *r, const char *name, int64_t lo, int64_t hi, int64_t def,
+                    int64_t *out, enum MHD_Result *ret);
+
+/* http_v1.c: unix time `ms` as a JSON string in RFC 3339, UTC, with
+ * milliseconds ("2026-01-02T03:04:05.678Z"). */
+enum md_err md_http_put_time(struct md_buf *b, int64_t ms);
+
 #endif

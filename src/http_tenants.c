@@ -1,9 +1,11 @@
 /*
- * http_tenants.c — tenant administration, the quota part:
- * GET /v1/tenants/{t} (usage and limits) and PUT /v1/tenants/{t}/limits
- * (the tenant's overrides, run by the writer). Served only to loopback
- * clients that are not behind a proxy, until memoryd has API keys with an
- * admin scope (md_quota.h for the limits themselves).
+ * http_tenants.c — tenant administration: GET /v1/tenants (every tenant
+ * with its usage, cursor paged), GET /v1/tenants/{t} (usage and limits),
+ * PUT /v1/tenants/{t}/limits (the tenant's overrides, run by the writer)
+ * and DELETE /v1/tenants/{t} (erasure, run by the writer alone in its
+ * transaction). Served only to loopback clients that are not behind a
+ * proxy, until memoryd has API keys with an admin scope (md_quota.h for
+ * the limits themselves, md_txn_tenants and md_txn_erase for the rest).
  */
 #include <jansson.h>
 #include <microhttpd.h>
@@ -11,10 +13,15 @@
 
 #include "http_internal.h"
 #include "md_config.h"
+#include "md_json.h"
 #include "md_netaddr.h"
 #include "md_quota.h"
 
 #define PREFIX "/v1/tenants/"
+
+/* GET /v1/tenants: tenants per page. */
+#define LIST_LIMIT_DEFAULT 100
+#define LIST_LIMIT_MAX     1000
 
 /* The largest limit taken: 2^53, the largest integer every JSON reader
  * keeps exactly. */
@@ -143,6 +150,91 @@ static enum MHD_Result put_limits(struct req *r)
     return md_http_submit(r);
 }
 
+/* ---- GET /v1/tenants ---- */
+
+struct tenant_list {
+    struct md_buf *json;
+    size_t n, limit;
+    int more;
+    char last[MD_TENANT_MAX + 1];
+    enum md_err err;
+};
+
+static int tenant_row(void *ctx, const struct md_tenant_info *ti)
+{
+    struct tenant_list *tl = ctx;
+    if (tl->n == tl->limit) {
+        tl->more = 1;
+        return 1;
+    }
+    enum md_err e = md_buf_puts(tl->json, tl->n ? ",{\"tenant\":" : "{\"tenant\":");
+    if (!e)
+        e = md_json_put_string(tl->json, ti->name, strlen(ti->name));
+    if (!e)
+        e = md_buf_printf(tl->json,
+                          ",\"bytes\":%lld,\"files\":%lld,\"versions\":%lld,\"last_write\":",
+                          (long long)ti->bytes, (long long)ti->files, (long long)ti->versions);
+    if (!e)
+        e = ti->last_write < 0 ? md_buf_puts(tl->json, "null")
+                               : md_http_put_time(tl->json, ti->last_write);
+    if (!e)
+        e = md_buf_puts(tl->json, "}");
+    snprintf(tl->last, sizeof tl->last, "%s", ti->name);
+    tl->n++;
+    tl->err = e;
+    return e != MD_OK;
+}
+
+static enum MHD_Result list_tenants(struct req *r)
+{
+    enum MHD_Result ret;
+    int64_t limit;
+    if (md_http_int_arg(r, "limit", 1, LIST_LIMIT_MAX, LIST_LIMIT_DEFAULT, &limit, &ret))
+        return ret;
+    const char *after = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "cursor");
+    if (after && !md_tenant_valid(after, strlen(after)))
+        return reply(r, MD_EINVAL,
+                     "Parameter `cursor` must be the next_cursor of a page (a tenant name: 1 to "
+                     "128 of A-Z a-z 0-9 . _ -)");
+    struct md_buf json;
+    md_buf_init(&json, OUT_LIMIT);
+    struct tenant_list tl = {&json, 0, (size_t)limit, 0, {0}, MD_OK};
+    struct md_txn *t = NULL;
+    enum md_err e = md_store_read_begin(r->h->store, &t);
+    if (!e)
+        e = md_buf_puts(&json, "{\"tenants\":[");
+    if (!e)
+        e = md_txn_tenants(t, after ? after : "", (size_t)limit + 1, tenant_row, &tl);
+    if (t)
+        md_txn_end(t);
+    if (!e)
+        e = tl.err;
+    if (!e)
+        e = md_buf_puts(&json, "],\"next_cursor\":");
+    if (!e)
+        e = tl.more ? md_json_put_string(&json, tl.last, strlen(tl.last))
+                    : md_buf_puts(&json, "null");
+    if (!e)
+        e = md_buf_puts(&json, "}");
+    if (e) {
+        md_buf_free(&json);
+        return reply(r, e == MD_EBUSY || e == MD_EUNAVAIL ? e : MD_EDB,
+                     md_cmd_storage_error_text(e == MD_EBUSY || e == MD_EUNAVAIL ? e : MD_EDB));
+    }
+    return md_http_reply_json(r, 200, &json);
+}
+
+/* ---- DELETE /v1/tenants/{t} ---- */
+
+static enum MHD_Result erase_tenant(struct req *r)
+{
+    md_http_body_drop(r);
+    r->cmd.kind = MD_CMD_ERASE;
+    r->cmd.name = md_cmd_kind_name(MD_CMD_ERASE);
+    r->cmd.write = 0;
+    return md_http_submit(r);
+}
+
 /* The writer's answer: the tenant's document, or an error. */
 static enum MHD_Result limits_done(struct req *r)
 {
@@ -162,6 +254,8 @@ enum MHD_Result md_http_tenants(struct req *r)
                      "Tenant administration (/v1/tenants) is only served to clients on this "
                      "machine (127.0.0.1 or ::1) that do not come through a proxy (Forwarded, "
                      "X-Forwarded-For)");
+    if (strcmp(r->url, "/v1/tenants") == 0)
+        return list_tenants(r);
     const char *name = r->url + strlen(PREFIX);
     const char *slash = strchr(name, '/');
     size_t n = slash ? (size_t)(slash - name) : strlen(name);
@@ -175,11 +269,13 @@ enum MHD_Result md_http_tenants(struct req *r)
                      "The tenant in /v1/tenants/{tenant} must be 1 to 128 of A-Z a-z 0-9 . _ -");
     memcpy(r->tenant, name, n);
     r->tenant[n] = '\0';
-    const char *want = limits ? MHD_HTTP_METHOD_PUT : MHD_HTTP_METHOD_GET;
-    if (strcmp(r->method, want) != 0) {
-        const char *extra[] = {"Allow", want, NULL};
+    int get = strcmp(r->method, MHD_HTTP_METHOD_GET) == 0;
+    int del = strcmp(r->method, MHD_HTTP_METHOD_DELETE) == 0;
+    int put = strcmp(r->method, MHD_HTTP_METHOD_PUT) == 0;
+    if (limits ? !put : !(get || del)) {
+        const char *extra[] = {"Allow", limits ? MHD_HTTP_METHOD_PUT : "GET, DELETE", NULL};
         static const char body[] = "{\"error\":\"method not allowed\"}";
         return md_http_queue(r, 405, "application/json", strdup(body), sizeof body - 1, -1, extra);
     }
-    return limits ? put_limits(r) : get_tenant(r);
+    return limits ? put_limits(r) : del ? erase_tenant(r) : get_tenant(r);
 }

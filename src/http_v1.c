@@ -41,7 +41,7 @@ static atomic_ullong g_commits;
 
 /* ---- JSON pieces ---- */
 
-static enum md_err put_time(struct md_buf *b, int64_t ms)
+enum md_err md_http_put_time(struct md_buf *b, int64_t ms)
 {
     time_t sec = (time_t)(ms / 1000);
     struct tm tm;
@@ -68,7 +68,7 @@ static enum md_err put_version(struct md_buf *b, const struct md_version *v, int
     if (!e)
         e = md_buf_puts(b, ",\"time\":");
     if (!e)
-        e = put_time(b, v->time_ms);
+        e = md_http_put_time(b, v->time_ms);
     if (!e)
         e = md_buf_puts(b, ",\"actor\":");
     if (!e)
@@ -107,8 +107,8 @@ static const char *arg(struct req *r, const char *name)
 
 /* An optional integer parameter in [lo, hi] (default `def`): 0, or -1
  * with the error answered. */
-static int int_arg(struct req *r, const char *name, int64_t lo, int64_t hi, int64_t def,
-                   int64_t *out, enum MHD_Result *ret)
+int md_http_int_arg(struct req *r, const char *name, int64_t lo, int64_t hi, int64_t def,
+                    int64_t *out, enum MHD_Result *ret)
 {
     const char *v = arg(r, name);
     *out = def;
@@ -170,8 +170,8 @@ static enum MHD_Result history(struct req *r)
         return md_http_reply_error(r, MD_EINVAL, "Parameter `path` is required",
                                    strlen("Parameter `path` is required"));
     int64_t limit, cursor;
-    if (int_arg(r, "limit", 1, HISTORY_LIMIT_MAX, HISTORY_LIMIT_DEFAULT, &limit, &ret) ||
-        int_arg(r, "cursor", 1, INT64_MAX, 0, &cursor, &ret))
+    if (md_http_int_arg(r, "limit", 1, HISTORY_LIMIT_MAX, HISTORY_LIMIT_DEFAULT, &limit, &ret) ||
+        md_http_int_arg(r, "cursor", 1, INT64_MAX, 0, &cursor, &ret))
         return ret;
     size_t rawn = strlen(raw), len = 0;
     char *canon = malloc(rawn + 1);
@@ -325,7 +325,7 @@ static int change_row(void *ctx, const struct md_change *c)
         e = md_buf_printf(b, ",\"versions\":%lld,\"history_bytes\":%lld,\"time\":",
                           (long long)c->versions, (long long)c->history_bytes);
     if (!e)
-        e = put_time(b, c->time_ms);
+        e = md_http_put_time(b, c->time_ms);
     if (!e)
         e = md_buf_puts(b, ",\"command\":");
     if (!e)
@@ -382,15 +382,16 @@ static enum MHD_Result changes(struct req *r)
     enum MHD_Result ret;
     int64_t after, limit, wait;
     int first = r->wait_until_us == 0;
-    if (first && (int_arg(r, "after", 0, INT64_MAX, 0, &after, &ret) ||
-                  int_arg(r, "limit", 1, CHANGES_LIMIT_MAX, CHANGES_LIMIT_DEFAULT, &limit, &ret) ||
-                  int_arg(r, "wait", 0, CHANGES_WAIT_MAX, 0, &wait, &ret)))
+    if (first &&
+        (md_http_int_arg(r, "after", 0, INT64_MAX, 0, &after, &ret) ||
+         md_http_int_arg(r, "limit", 1, CHANGES_LIMIT_MAX, CHANGES_LIMIT_DEFAULT, &limit, &ret) ||
+         md_http_int_arg(r, "wait", 0, CHANGES_WAIT_MAX, 0, &wait, &ret)))
         return ret;
     if (first) {
         r->wait_after = after;
         r->wait_until_us = md_http_now_us() + (uint64_t)wait * 1000000u;
     } else {
-        int_arg(r, "limit", 1, CHANGES_LIMIT_MAX, CHANGES_LIMIT_DEFAULT, &limit, &ret);
+        md_http_int_arg(r, "limit", 1, CHANGES_LIMIT_MAX, CHANGES_LIMIT_DEFAULT, &limit, &ret);
     }
     after = r->wait_after;
     unsigned long long seen = atomic_load(&g_commits);

@@ -106,6 +106,8 @@ enum pst {
     P_PRUNE_IDEM,
     P_USAGE,
     P_LIMITS_SET,
+    P_TENANTS_LIST,
+    P_ERASE,
     P_COUNT
 };
 
@@ -405,6 +407,27 @@ static const struct {
     [P_LIMITS_SET] = {"UPDATE tenants SET max_bytes = $2, max_files = $3 WHERE id = $1",
                       3,
                       {OID_INT8, OID_INT8, OID_INT8}},
+    /* ---- tenant administration ---- */
+    [P_TENANTS_LIST] = {"SELECT t.name, coalesce(e.size, 0), t.files,"
+                        " (SELECT count(*) FROM versions v WHERE v.tenant = t.id),"
+                        " (SELECT c.time FROM changes c WHERE c.tenant = t.id"
+                        " AND c.seq = t.last_seq)"
+                        " FROM tenants t LEFT JOIN entries e ON e.tenant = t.id"
+                        " AND e.path = '/memories'"
+                        " WHERE t.name > $1 ORDER BY t.name LIMIT $2",
+                        2,
+                        {OID_TEXT, OID_INT8}},
+    /* One statement: every row of the tenant, and how many of each. */
+    [P_ERASE] = {"WITH t AS (SELECT id FROM tenants WHERE name = $1),"
+                 " e AS (DELETE FROM entries WHERE tenant = (SELECT id FROM t) RETURNING 1),"
+                 " v AS (DELETE FROM versions WHERE tenant = (SELECT id FROM t) RETURNING 1),"
+                 " c AS (DELETE FROM changes WHERE tenant = (SELECT id FROM t) RETURNING 1),"
+                 " i AS (DELETE FROM idempotency WHERE tenant = (SELECT id FROM t) RETURNING 1),"
+                 " d AS (DELETE FROM tenants WHERE id = (SELECT id FROM t) RETURNING 1)"
+                 " SELECT (SELECT count(*) FROM d), (SELECT count(*) FROM e),"
+                 " (SELECT count(*) FROM v), (SELECT count(*) FROM c), (SELECT count(*) FROM i)",
+                 1,
+                 {OID_TEXT}},
 };
 
 /* A bulk statement is sent when its contents reach this many bytes. */
@@ -462,7 +485,8 @@ struct pg_txn {
     /* History (the writer's): counters and the current command (md_hist),
      * the versions and change-feed rows of an optimistic batch not queued
      * yet (sent before its writes go), the tenants to NOTIFY at the
-     * commit, and a redaction to VACUUM after it. */
+     * commit, and a redaction (VACUUM_REDACTED) or an erasure
+     * (VACUUM_ERASED) to VACUUM after it. */
     struct md_hist *hist;
     struct md_buf vk[10], ck[9];
     size_t vk_rows, ck_rows;
@@ -510,7 +534,8 @@ static enum md_err subtree_counted(struct pg_txn *t, int64_t size);
 static enum md_err hist_send(struct pg_txn *t);
 static enum md_err tenant_lookup(struct pg_txn *t, const char *tenant, int64_t *id);
 static enum md_err hist_commit_send(struct pg_txn *t);
-static void vacuum_versions(struct pg_store *s);
+enum { VACUUM_REDACTED = 1, VACUUM_ERASED = 2 };
+static void vacuum_versions(struct pg_store *s, int what);
 
 static int64_t now_ms(void)
 {
@@ -573,7 +598,8 @@ static int is_read_statement(int id)
 {
     return id == P_LOCATE || id == P_VIEW || id == P_GET || id == P_LIST || id == P_PING ||
            id == P_DB_SIZE || id == P_HISTORY || id == P_VERSION_GET || id == P_SNAP_BEFORE ||
-           id == P_STATE_BEFORE || id == P_CHANGES || id == P_CHANGES_META || id == P_USAGE;
+           id == P_STATE_BEFORE || id == P_CHANGES || id == P_CHANGES_META || id == P_USAGE ||
+           id == P_TENANTS_LIST;
 }
 
 /* Session settings, then the statements prepared (a writer's all, a
@@ -1371,10 +1397,10 @@ static enum md_err pg_commit(struct md_txn *base)
         q_send(t, P_ROLLBACK, NULL); /* after a failed COMMIT: harmless */
         q_flush(t, P_COUNT);
     }
-    int vacuum = !e && t->vacuum;
+    int vacuum = e ? 0 : t->vacuum;
     writer_done(s, t, e != MD_OK);
     if (vacuum)
-        vacuum_versions(s);
+        vacuum_versions(s, vacuum);
     return e;
 }
 
@@ -2343,8 +2369,9 @@ static enum md_err hist_commit_send(struct pg_txn *t)
 
 /* After a commit that redacted: VACUUM the versions table (and its TOAST
  * table), so that the dead row versions holding the content are removed,
- * on a connection of its own (VACUUM cannot run in a transaction). */
-static void vacuum_versions(struct pg_store *s)
+ * on a connection of its own (VACUUM cannot run in a transaction). After
+ * an erasure, every table that held the tenant's rows. */
+static void vacuum_versions(struct pg_store *s, int what)
 {
     char why[512];
     PGconn *c = md_pg_connect(s->uri, why, sizeof why);
@@ -2355,7 +2382,9 @@ static void vacuum_versions(struct pg_store *s)
     /* The dead row versions that may hold it: the version's own, the
      * answers kept for keys that were scrubbed, and the file's rows of
      * before the edit that replaced it. */
-    PGresult *r = PQexec(c, "VACUUM versions, idempotency, entries");
+    PGresult *r =
+        PQexec(c, what == VACUUM_ERASED ? "VACUUM versions, idempotency, entries, changes, tenants"
+                                        : "VACUUM versions, idempotency, entries");
     if (PQresultStatus(r) != PGRES_COMMAND_OK)
         md_log_msg(MD_LOG_ERROR, "VACUUM after a redaction failed", PQerrorMessage(c));
     PQclear(r);
@@ -2705,7 +2734,7 @@ static enum md_err pg_redact(struct md_txn *base, const char *tenant, int64_t ve
         e = q_flush(t, P_COUNT);
     free(path);
     if (!e)
-        t->vacuum = 1; /* after the commit (vacuum_versions) */
+        t->vacuum = t->vacuum > VACUUM_REDACTED ? t->vacuum : VACUUM_REDACTED;
     return e;
 }
 
@@ -2922,6 +2951,60 @@ static enum md_err pg_set_limits(struct md_txn *base, const char *tenant, int64_
     return exec_one(t, P_LIMITS_SET, &p);
 }
 
+/* ---- tenant administration ---- */
+
+static enum md_err pg_tenants(struct md_txn *base, const char *after, size_t limit, md_tenant_cb cb,
+                              void *ctx)
+{
+    struct pg_txn *t = (struct pg_txn *)base;
+    struct md_pg_params p = {.n = 0};
+    md_pg_text(&p, after);
+    md_pg_i64(&p, (int64_t)limit);
+    enum md_err e = exec_one(t, P_TENANTS_LIST, &p);
+    if (e)
+        return e;
+    PGresult *r = t->res;
+    t->res = NULL; /* kept while cb runs: cb must not call the txn */
+    for (int i = 0; r && i < PQntuples(r); i++) {
+        struct md_tenant_info ti = {
+            .name = PQgetvalue(r, i, 0),
+            .bytes = md_pg_r_i64(r, i, 1),
+            .files = md_pg_r_i64(r, i, 2),
+            .versions = md_pg_r_i64(r, i, 3),
+            .last_write = r_i64_or(r, i, 4, -1),
+        };
+        if (cb(ctx, &ti))
+            break;
+    }
+    PQclear(r);
+    return MD_OK;
+}
+
+static enum md_err pg_erase(struct md_txn *base, const char *tenant, struct md_erased *out)
+{
+    struct pg_txn *t = (struct pg_txn *)base;
+    *out = (struct md_erased){0, 0, 0, 0};
+    struct md_pg_params p = {.n = 0};
+    md_pg_text(&p, tenant);
+    /* HOOK (API keys, issue 15 point 3): when the key store exists, the
+     * tenant's keys are deleted by this statement too. */
+    enum md_err e = exec_one(t, P_ERASE, &p);
+    /* Its id is gone: not to be used again by this transaction. */
+    md_tenant_cache_clear(t->c->tenants);
+    if (e)
+        return e;
+    if (!t->res || PQntuples(t->res) != 1)
+        return MD_EDB;
+    if (md_pg_r_i64(t->res, 0, 0) == 0)
+        return MD_ENOENT;
+    out->entries = md_pg_r_i64(t->res, 0, 1);
+    out->versions = md_pg_r_i64(t->res, 0, 2);
+    out->changes = md_pg_r_i64(t->res, 0, 3);
+    out->idempotency = md_pg_r_i64(t->res, 0, 4);
+    t->vacuum = VACUUM_ERASED; /* after the commit (vacuum_versions) */
+    return MD_OK;
+}
+
 static const struct md_store_ops pg_ops = {
     .name = "postgres",
     .close = pg_close,
@@ -2955,6 +3038,8 @@ static const struct md_store_ops pg_ops = {
     .db_size = pg_db_size,
     .watch = pg_watch,
     .usage = pg_usage,
+    .tenants = pg_tenants,
+    .erase = pg_erase,
     .set_limits = pg_set_limits,
 };
 

@@ -118,6 +118,16 @@ static const char *const stmt_sql[S_COUNT] = {
     [S_LAST_SEQ] = "SELECT last_seq FROM tenants WHERE name = ?1",
     [S_USAGE] = "SELECT files, max_bytes, max_files FROM tenants WHERE id = ?1",
     [S_LIMITS_SET] = "UPDATE tenants SET max_bytes = ?2, max_files = ?3 WHERE id = ?1",
+    [S_TENANTS_LIST] = "SELECT t.name, coalesce((SELECT size FROM entries e WHERE e.tenant = t.id"
+                       " AND e.path = '/memories'), 0), t.files,"
+                       " (SELECT count(*) FROM versions v WHERE v.tenant = t.id),"
+                       " (SELECT time FROM changes c WHERE c.tenant = t.id AND c.seq = t.last_seq)"
+                       " FROM tenants t WHERE t.name > ?1 ORDER BY t.name LIMIT ?2",
+    [S_ERASE_ENTRIES] = "DELETE FROM entries WHERE tenant = ?1",
+    [S_ERASE_VERSIONS] = "DELETE FROM versions WHERE tenant = ?1",
+    [S_ERASE_CHANGES] = "DELETE FROM changes WHERE tenant = ?1",
+    [S_ERASE_IDEM] = "DELETE FROM idempotency WHERE tenant = ?1",
+    [S_ERASE_TENANT] = "DELETE FROM tenants WHERE id = ?1",
     [S_REDACT] = "UPDATE versions SET content = NULL, sha256 = NULL, redacted = 1"
                  " WHERE tenant = ?1 AND version = ?2",
     [S_PRUNE_COUNT_FIND] = "SELECT version FROM versions WHERE tenant = ?1 AND path = ?2"
@@ -1176,7 +1186,7 @@ static enum md_err sq_move_tree(struct md_txn *base, const char *tenant, const c
 
 /* ---- quotas ---- */
 
-static int64_t column_or(sqlite3_stmt *st, int col, int64_t none)
+int64_t sq_column_or(sqlite3_stmt *st, int col, int64_t none)
 {
     return sqlite3_column_type(st, col) == SQLITE_NULL ? none : sqlite3_column_int64(st, col);
 }
@@ -1200,8 +1210,8 @@ static enum md_err sq_usage(struct md_txn *base, const char *tenant, struct md_u
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
         u->files = sqlite3_column_int64(st, 0);
-        u->max_bytes = column_or(st, 1, -1);
-        u->max_files = column_or(st, 2, -1);
+        u->max_bytes = sq_column_or(st, 1, -1);
+        u->max_files = sq_column_or(st, 2, -1);
     }
     sq_done(st);
     return rc == SQLITE_ROW ? MD_OK : rc == SQLITE_DONE ? MD_EDB : sq_conn_rc(t->c, rc, "usage");
@@ -1402,6 +1412,8 @@ static const struct md_store_ops sqlite_ops = {
     .db_size = sq_db_size,
     .watch = sq_watch,
     .usage = sq_usage,
+    .tenants = sq_tenants,
+    .erase = sq_erase,
     .set_limits = sq_set_limits,
 };
 

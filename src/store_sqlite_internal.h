@@ -76,6 +76,12 @@ enum stmt_id {
     S_PRUNE_CHANGES_SCAN,
     S_PRUNE_CHANGES_DEL,
     S_PRUNE_IDEM,
+    S_TENANTS_LIST,
+    S_ERASE_ENTRIES,
+    S_ERASE_VERSIONS,
+    S_ERASE_CHANGES,
+    S_ERASE_IDEM,
+    S_ERASE_TENANT,
     S_COUNT
 };
 
@@ -179,10 +185,17 @@ void sq_bounds_free(struct bounds *b);
 enum md_err sq_tenant_id(struct sq_txn *t, const char *name, int create, int64_t *id);
 void sq_bind_named_text(sqlite3_stmt *st, const char *name, const char *p, size_t n);
 void sq_bind_named_int64(sqlite3_stmt *st, const char *name, int64_t v);
+/* A column's integer, or `none` when it is NULL. */
+int64_t sq_column_or(sqlite3_stmt *st, int col, int64_t none);
 /* Characters (not bytes) of a UTF-8 string: SQLite's substr() counts them. */
 int64_t sq_utf8_chars(const char *s, size_t n);
 /* Write every pending directory size change (each once). */
 enum md_err sq_sizes_flush(struct sq_txn *t);
+
+/* store_sqlite_tenants.c: tenant administration (md_store.h). */
+enum md_err sq_tenants(struct md_txn *base, const char *after, size_t limit, md_tenant_cb cb,
+                       void *ctx);
+enum md_err sq_erase(struct md_txn *base, const char *tenant, struct md_erased *out);
 
 /* store_sqlite_history.c: the md_store_ops members of md_history.h, and
  * what the transaction code calls of it. */

@@ -1,6 +1,7 @@
 /* tenant_cache.c — tenant ids by name, per connection (see md_tenant_cache.h). */
 #include "md_tenant_cache.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,8 +14,17 @@ struct slot {
 };
 
 struct md_tenant_cache {
+    unsigned long epoch; /* the erasure epoch its ids were looked up in */
     struct slot s[SLOTS];
 };
+
+/* Bumped after every committed tenant erasure (md_tenant_cache_forget). */
+static atomic_ulong erasures;
+
+void md_tenant_cache_forget(void)
+{
+    atomic_fetch_add_explicit(&erasures, 1, memory_order_acq_rel);
+}
 
 struct md_tenant_cache *md_tenant_cache_new(void)
 {
@@ -44,8 +54,14 @@ static struct slot *slot_of(const struct md_tenant_cache *c, const char *name)
     return (struct slot *)&c->s[h & (SLOTS - 1)];
 }
 
-int64_t md_tenant_cache_get(const struct md_tenant_cache *c, const char *name)
+int64_t md_tenant_cache_get(struct md_tenant_cache *c, const char *name)
 {
+    unsigned long now = atomic_load_explicit(&erasures, memory_order_acquire);
+    if (c->epoch != now) {
+        md_tenant_cache_clear(c);
+        c->epoch = now;
+        return 0;
+    }
     const struct slot *s = slot_of(c, name);
     return s && s->id && strcmp(s->name, name) == 0 ? s->id : 0;
 }
@@ -53,7 +69,8 @@ int64_t md_tenant_cache_get(const struct md_tenant_cache *c, const char *name)
 void md_tenant_cache_put(struct md_tenant_cache *c, const char *name, int64_t id)
 {
     struct slot *s = slot_of(c, name);
-    if (!s)
+    /* Looked up before an erasure that has committed since: maybe gone. */
+    if (!s || c->epoch != atomic_load_explicit(&erasures, memory_order_acquire))
         return;
     memcpy(s->name, name, strlen(name) + 1); /* slot_of() checked the length */
     s->id = id;

@@ -10,6 +10,7 @@
 #include "md_log.h"
 #include "md_metrics.h"
 #include "md_store_pg.h"
+#include "md_tenant_cache.h"
 
 /* Retention runs between batches, at most this often, deleting at most
  * PRUNE_BUDGET rows each time: bounded work on the write path. */
@@ -275,6 +276,11 @@ static enum run run_batch_once(struct md_writer *w, struct md_job *batch, size_t
     return lost ? RUN_LOST : RUN_DONE;
 }
 
+static int is_erase(const struct md_job *j)
+{
+    return j->cmd->kind == MD_CMD_ERASE;
+}
+
 /* A batch whose answers depend on what is read while it runs: an
  * Idempotency-Key's first answer, a restore, a redaction or new limits.
  * Run the exact way. */
@@ -282,7 +288,7 @@ static int needs_exact(const struct md_job *batch)
 {
     for (const struct md_job *j = batch; j; j = j->next)
         if (j->idem_key || j->cmd->kind == MD_CMD_RESTORE || j->cmd->kind == MD_CMD_REDACT ||
-            j->cmd->kind == MD_CMD_LIMITS)
+            j->cmd->kind == MD_CMD_LIMITS || is_erase(j))
             return 1;
     return 0;
 }
@@ -370,7 +376,9 @@ static void *writer_main(void *arg)
             break; /* stopping and drained */
         struct md_job *batch = w->head, *last = batch;
         size_t n = 1;
-        while (last->next && n < w->max_batch) {
+        /* An erasure runs alone: nothing else in its transaction uses the
+         * tenant's id it deletes. */
+        while (last->next && n < w->max_batch && !is_erase(batch) && !is_erase(last->next)) {
             last = last->next;
             n++;
         }
@@ -384,6 +392,10 @@ static void *writer_main(void *arg)
 
         uint64_t exec_us, commit_us;
         run_batch(w, batch, n, &exec_us, &commit_us);
+        /* Committed or not: every tenant cache of the process forgets
+         * (md_tenant_cache.h), before anyone hears of it. */
+        if (is_erase(batch))
+            md_tenant_cache_forget();
         md_metrics_batch(n, commit_us);
         /* Counted before anyone hears of the results. */
         pthread_mutex_lock(&w->mu);
