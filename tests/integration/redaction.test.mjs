@@ -24,6 +24,7 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import { sqliteFilesHolding } from '../lib/db.mjs';
 import { isPg, pgRowVersionsHolding } from '../lib/pg.mjs';
 import { startServer } from '../lib/server.mjs';
 
@@ -77,16 +78,7 @@ function findBytes(srv, marker) {
     const rows = pgRowVersionsHolding(srv.dbPath, 'versions', marker);
     return rows.length ? { versions: rows } : {};
   }
-  const found = {};
-  for (const suffix of ['', '-wal']) {
-    const f = srv.dbPath + suffix;
-    if (!fs.existsSync(f)) continue;
-    const buf = fs.readFileSync(f);
-    const at = [];
-    for (let i = buf.indexOf(marker); i >= 0; i = buf.indexOf(marker, i + 1)) at.push(i);
-    if (at.length) found[`memoryd.db${suffix}`] = at;
-  }
-  return found;
+  return sqliteFilesHolding(srv.dbPath, marker);
 }
 
 // PostgreSQL: the row versions of memoryd's other tables that still hold the marker: the

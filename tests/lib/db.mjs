@@ -11,6 +11,7 @@
 // 31*86400000 in int4 and overflows (write bigint literals: 2678400000, or 31::bigint * ...),
 // that its booleans are true/false (SQLite: 1/0), and that a string is '...' (never "...").
 import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
 import { pgInconsistencies, psql } from './pg.mjs';
 
 export const isPgUri = (dbPath) => /^postgres(ql)?:\/\//.test(dbPath);
@@ -24,4 +25,19 @@ export function dbInconsistencies(dbPath) {
   if (isPgUri(dbPath)) return pgInconsistencies(dbPath);
   const out = execFileSync('sqlite3', [dbPath, 'PRAGMA integrity_check;'], { encoding: 'utf8' });
   return out === 'ok\n' ? [] : out.split('\n').filter(Boolean);
+}
+
+// SQLite: where the bytes `needle` are still stored in the database's files, read raw:
+// {"memoryd.db": [offsets], "memoryd.db-wal": [offsets]} ({} when nowhere).
+export function sqliteFilesHolding(dbPath, needle) {
+  const found = {};
+  for (const suffix of ['', '-wal']) {
+    const f = dbPath + suffix;
+    if (!fs.existsSync(f)) continue;
+    const buf = fs.readFileSync(f);
+    const at = [];
+    for (let i = buf.indexOf(needle); i >= 0; i = buf.indexOf(needle, i + 1)) at.push(i);
+    if (at.length) found[`memoryd.db${suffix}`] = at;
+  }
+  return found;
 }
