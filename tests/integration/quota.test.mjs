@@ -257,7 +257,7 @@ test('bad PUT bodies get a 400 naming the problem and change nothing', async () 
   r = await srv.request('GET', `/v1/tenants/${t}/limits`);
   assert.deepEqual([r.status, r.headers.get('allow'), r.json], [405, 'PUT', { error: 'method not allowed' }]);
   r = await srv.request('PUT', `/v1/tenants/${t}`, { body: '{}' });
-  assert.deepEqual([r.status, r.headers.get('allow'), r.json], [405, 'GET', { error: 'method not allowed' }]);
+  assert.deepEqual([r.status, r.headers.get('allow'), r.json], [405, 'GET, DELETE', { error: 'method not allowed' }]);
   r = await srv.request('GET', `/v1/tenants/${t}/other`);
   assert.deepEqual([r.status, r.json], [404, { error: 'Not found: use /v1/tenants/{tenant} or /v1/tenants/{tenant}/limits' }]);
   assert.deepEqual(await usage(srv, t), orig);
