@@ -1,4 +1,5 @@
-// The README's curl examples of "Using it with curl", of "Quotas", and those of "History,
+// The README's curl examples of "Using it with curl", of "Quotas", of "Tenant administration"
+// (its last_write times compared by their form), and those of "History,
 // restore and safe retries", each block run verbatim against a live memoryd of its own on an empty database, in
 // order; each must print exactly the output the README shows.
 // The only change made to a command: "localhost:8080" points at the test server's port.
@@ -28,7 +29,7 @@ const blocks = codeBlocks(fs.readFileSync(path.join(root, 'README.md'), 'utf8'))
 
 test('every ```console block of README.md is in a section whose examples a test runs', () => {
   const sections = blocks.filter((b) => b.lang === 'console').map((b) => b.section);
-  assert.deepEqual([...new Set(sections)], ['Using it with curl', 'Quotas', 'History, restore and safe retries', 'Deploy', 'Use from an agent']);
+  assert.deepEqual([...new Set(sections)], ['Using it with curl', 'Quotas', 'Tenant administration', 'History, restore and safe retries', 'Deploy', 'Use from an agent']);
 });
 
 test('README curl examples run verbatim with the documented output', async () => {
@@ -60,6 +61,25 @@ test('README quota examples run verbatim with the documented output', async () =
 
 const TIME = /"time":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z"/g;
 const anyTime = (text) => text.replace(TIME, '"time":"<time>"');
+const LAST_WRITE = /"last_write":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z"/g;
+const anyLastWrite = (text) => text.replace(LAST_WRITE, '"last_write":"<time>"');
+
+test('README tenant administration examples run verbatim with the documented output (times aside)', async () => {
+  const list = consoleExamples(blocks.filter((b) => b.section === 'Tenant administration'));
+  for (const needle of ["localhost:8080/v1/tenants?limit=1'", '-X DELETE localhost:8080/v1/tenants/']) {
+    assert.ok(list.some((e) => e.command.includes(needle)), `no README tenant administration example with ${needle}`);
+  }
+  const srv = await startServer();
+  try {
+    for (const ex of list) {
+      const { stdout } = await execFileP('bash', ['-c', pointAt(ex.command, srv.port)]);
+      const got = stdout.endsWith('\n') ? stdout.slice(0, -1) : stdout;
+      assert.equal(anyLastWrite(got), anyLastWrite(ex.expected.join('\n')), `example: ${ex.command}`);
+    }
+  } finally {
+    await srv.stop();
+  }
+});
 
 test('README history examples run verbatim with the documented output (times aside)', async () => {
   const list = consoleExamples(blocks.filter((b) => b.section === 'History, restore and safe retries'));
