@@ -30,6 +30,9 @@ void md_tenant_cache_clear(struct md_tenant_cache *c);
 /* The id cached for `name`, or 0 (ids are positive). */
 int64_t md_tenant_cache_get(struct md_tenant_cache *c, const char *name);
 
+/* Forget `name` (a lookup found no such tenant). */
+void md_tenant_cache_drop(struct md_tenant_cache *c, const char *name);
+
 /* A tenant was erased (after its commit): every cache of the process
  * forgets everything (thread-safe). */
 void md_tenant_cache_forget(void);

@@ -43,6 +43,7 @@
 #include "md_log.h"
 #include "md_metrics.h"
 #include "md_path.h"
+#include "md_tenant.h"
 #include "md_tenant_cache.h"
 #include "store_pg_internal.h"
 
@@ -1660,6 +1661,8 @@ static enum md_err pg_locate(struct md_txn *base, const char *tenant, struct md_
     int64_t id = rows > 0 ? md_pg_r_i64(r, 0, 0) : 0;
     if (id)
         md_tenant_cache_put(t->c->tenants, tenant, id);
+    else /* erased by another instance since it was cached, maybe */
+        md_tenant_cache_drop(t->c->tenants, tenant);
     if (id && t->hist && md_hist_load(t->hist, id, md_pg_r_i64(r, 0, 6), md_pg_r_i64(r, 0, 7)))
         return MD_ENOMEM;
     for (size_t i = 0; i < n; i++) {
@@ -3002,7 +3005,11 @@ static enum md_err pg_erase(struct md_txn *base, const char *tenant, struct md_e
     out->changes = md_pg_r_i64(t->res, 0, 3);
     out->idempotency = md_pg_r_i64(t->res, 0, 4);
     t->vacuum = VACUUM_ERASED; /* after the commit (vacuum_versions) */
-    return MD_OK;
+    /* Other instances forget their cached tenant ids when they hear of it
+     * (store_pg_watch.c); ':' is in no tenant name. */
+    char said[MD_PG_ERASED_LEN + MD_TENANT_MAX + 1];
+    snprintf(said, sizeof said, "%s%s", MD_PG_ERASED, tenant);
+    return notify_add(t, said);
 }
 
 static const struct md_store_ops pg_ops = {

@@ -14,6 +14,11 @@
 #include "md_err.h"
 
 /* Type OIDs (pg_type.dat). */
+/* The payload of an erasure's notification on memoryd_changes: this, then
+ * the tenant's name (store_pg_watch.c). */
+#define MD_PG_ERASED     "erased:"
+#define MD_PG_ERASED_LEN 7
+
 #define OID_INT2      21
 #define OID_INT4      23
 #define OID_INT8      20

@@ -4,7 +4,9 @@
  * memoryd_changes, on which every write transaction NOTIFYs the tenants it
  * changed (payload: the tenant's name; PostgreSQL delivers it at the
  * commit). Each notification is passed to the callback: the change feed's
- * long polls wake on any instance's writes.
+ * long polls wake on any instance's writes. An erasure's ("erased:" and the
+ * name) first makes every tenant id cache of the process forget
+ * (md_tenant_cache.h), then is passed on as the tenant's name.
  *
  * A lost connection is opened again (every second while the server cannot
  * be reached); notifications sent meanwhile are lost, so the callback is
@@ -19,6 +21,7 @@
 #include <unistd.h>
 
 #include "md_log.h"
+#include "md_tenant_cache.h"
 #include "store_pg_internal.h"
 
 struct md_pg_watch {
@@ -89,7 +92,12 @@ static void *watch_main(void *arg)
         }
         PGnotify *n;
         while ((n = PQnotifies(c)) != NULL) {
-            w->cb(w->ctx, n->extra);
+            const char *tenant = n->extra;
+            if (strncmp(tenant, MD_PG_ERASED, MD_PG_ERASED_LEN) == 0) {
+                md_tenant_cache_forget();
+                tenant += MD_PG_ERASED_LEN;
+            }
+            w->cb(w->ctx, tenant);
             PQfreemem(n);
         }
     }

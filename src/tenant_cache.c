@@ -75,3 +75,10 @@ void md_tenant_cache_put(struct md_tenant_cache *c, const char *name, int64_t id
     memcpy(s->name, name, strlen(name) + 1); /* slot_of() checked the length */
     s->id = id;
 }
+
+void md_tenant_cache_drop(struct md_tenant_cache *c, const char *name)
+{
+    struct slot *s = slot_of(c, name);
+    if (s && strcmp(s->name, name) == 0)
+        s->id = 0;
+}

@@ -18,7 +18,10 @@
 //     and after; the name can be used again and starts empty (versions and seq from 1);
 //   - writes racing an erasure leave either nothing or a consistent tenant: no row of a
 //     tenant id that has no tenant row, usage equal to the files present, every present file
-//     one whose create was acknowledged.
+//     one whose create was acknowledged;
+//   - PostgreSQL, two instances on one database: an instance that had read and written the
+//     tenant before another erased it hears of the erasure (its notification) and then reads
+//     and writes the new tenant, leaving no row of the erased tenant's id.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
@@ -288,6 +291,41 @@ describe('erasure', () => {
         const c = await s.request('GET', '/v1/changes?after=0&limit=1000', { headers: { 'x-tenant-id': tenant } });
         assert.deepEqual(c.json.changes.map((x) => x.seq), present.map((_, i) => i + 1));
       }
+    }
+  });
+
+  test('PostgreSQL: another instance forgets the erased tenant and serves the new one', { skip: PG ? false : 'PostgreSQL only (one instance writes a SQLite file)' }, async () => {
+    const other = await startServer({ db: s.dbPath });
+    try {
+      const tenant = 'two-instances';
+      const tree = async (srv) => (await srv.post({ command: 'view', path: '/memories' }, { tenant })).json.content;
+      const HEAD = 'Here\'re the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n';
+      await write(s, tenant, { command: 'create', path: '/memories/a.txt', file_text: 'a' });
+      // The other instance reads and writes the tenant: its connections cache the tenant's id.
+      await write(other, tenant, { command: 'create', path: '/memories/b.txt', file_text: 'bb' });
+      assert.equal(await tree(other), `${HEAD}3B\t/memories\n1B\t/memories/a.txt\n2B\t/memories/b.txt`);
+      const oldId = dbSql(s.dbPath, `SELECT id FROM tenants WHERE name = '${tenant}'`).trim();
+      const r = await s.request('DELETE', `/v1/tenants/${tenant}`);
+      assert.deepEqual([r.status, r.json.erased.entries], [200, 3]);
+      // It hears of the erasure (a notification, delivered at the commit): until then it may
+      // still show the old tree from its cache... but its reads are by name: poll until it
+      // shows the tenant empty, then let it write first.
+      const empty = `${HEAD}0B\t/memories`;
+      let seen = '';
+      for (const end = Date.now() + 10000; Date.now() < end && seen !== empty;) {
+        seen = await tree(other);
+        if (seen !== empty) await new Promise((res) => setTimeout(res, 20));
+      }
+      assert.equal(seen, empty);
+      await write(other, tenant, { command: 'create', path: '/memories/c.txt', file_text: 'ccc' });
+      await write(s, tenant, { command: 'create', path: '/memories/fresh.txt', file_text: 'fresh' });
+      const want = `${HEAD}8B\t/memories\n3B\t/memories/c.txt\n5B\t/memories/fresh.txt`;
+      assert.equal(await tree(s), want);
+      assert.equal(await tree(other), want);
+      for (const table of TABLES) assert.equal(dbSql(s.dbPath, `SELECT count(*) FROM ${table} WHERE tenant = ${oldId}`).trim(), '0', table);
+      assert.deepEqual(dbInconsistencies(s.dbPath), []);
+    } finally {
+      await other.stop();
     }
   });
 });
