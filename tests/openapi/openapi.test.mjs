@@ -454,11 +454,13 @@ describe('openapi.yaml agrees with the code', () => {
     assert.deepEqual(doc.servers.map((s) => s.url), ['http://127.0.0.1:8080']);
     const ops = Object.entries(doc.paths).flatMap(([p, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${p} ${item[m].operationId}`));
     assert.deepEqual(ops.sort(), [
+      'DELETE /v1/tenants/{tenant} eraseTenant',
       'GET /healthz getHealth',
       'GET /metrics getMetrics',
       'GET /readyz getReadiness',
       'GET /v1/changes getChanges',
       'GET /v1/history getHistory',
+      'GET /v1/tenants listTenants',
       'GET /v1/tenants/{tenant} getTenant',
       'GET /v1/versions/{version} getVersion',
       'POST /memory runMemoryCommand',
@@ -468,8 +470,8 @@ describe('openapi.yaml agrees with the code', () => {
     ]);
     // Every route of src/http.c, with its methods, is an operation, and nothing else: a route
     // that is a prefix takes its last segment as a path parameter (/v1/tenants/: the tenant,
-    // GET on it, PUT on its limits).
-    const PREFIXED = { '/v1/versions/': { GET: '{version}' }, '/v1/tenants/': { GET: '{tenant}', PUT: '{tenant}/limits' } };
+    // GET and DELETE on it, PUT on its limits).
+    const PREFIXED = { '/v1/versions/': { GET: '{version}' }, '/v1/tenants/': { GET: '{tenant}', PUT: '{tenant}/limits', DELETE: '{tenant}' } };
     const fromCode = parseHttpRoutes().flatMap((r) => r.methods.map((m) => `${m} ${r.prefix ? `${r.path}${PREFIXED[r.path][m]}` : r.path}`));
     assert.deepEqual(ops.map((o) => o.split(' ').slice(0, 2).join(' ')).sort(), fromCode.sort());
   });
@@ -507,10 +509,11 @@ describe('openapi.yaml agrees with the code', () => {
 
     // The other rows are the bodies of POST /v1/{name}: the same fields, types and required
     // flags, and no `command`.
-    // (`limits` is PUT /v1/tenants/{tenant}/limits, whose body src/http_tenants.c reads: the
-    // row has no fields.)
+    // (`limits` is PUT /v1/tenants/{tenant}/limits, whose body src/http_tenants.c reads, and
+    // `erase` DELETE /v1/tenants/{tenant}, without a body: the rows have no fields.)
     assert.deepEqual(routes.find((r) => r.name === 'limits')?.fields, [], 'the limits row has no fields');
-    const others = routes.filter((r) => !r.tool && r.name !== 'limits');
+    assert.deepEqual(routes.find((r) => r.name === 'erase')?.fields, [], 'the erase row has no fields');
+    const others = routes.filter((r) => !r.tool && r.name !== 'limits' && r.name !== 'erase');
     assert.deepEqual(others.map((r) => r.name).sort(), ['redact', 'restore']);
     for (const route of others) {
       const where = `POST /v1/${route.name}`;
@@ -609,6 +612,7 @@ describe('openapi.yaml agrees with the code', () => {
           '/v1/restore': ['X-Tenant-ID', 'If-Match', 'If-None-Match', 'Idempotency-Key', 'X-Memory-Actor'],
           '/v1/redact': ['X-Tenant-ID', 'Idempotency-Key', 'X-Memory-Actor'],
           // the tenant is in the path
+          '/v1/tenants': [],
           '/v1/tenants/{tenant}': [],
           '/v1/tenants/{tenant}/limits': [],
         }[p] ?? ['X-Tenant-ID'];
@@ -808,6 +812,8 @@ const V1_DEFAULT = {
   redactVersion: { method: 'POST', path: '/v1/redact', body: { path: '/memories/notes.txt', version: 4 } },
   getChanges: { method: 'GET', path: '/v1/changes?after=3' },
   getTenant: { method: 'GET', path: '/v1/tenants/acme' },
+  listTenants: { method: 'GET', path: '/v1/tenants' },
+  eraseTenant: { method: 'DELETE', path: '/v1/tenants/acme' },
   setTenantLimits: { method: 'PUT', path: '/v1/tenants/acme/limits', body: { max_bytes: 1048576, max_files: null } },
 };
 // The examples of /v1/tenants are for the tenant `acme`: the test's tenant stands for it (in
@@ -815,6 +821,10 @@ const V1_DEFAULT = {
 const ACME = '/v1/tenants/acme';
 function forTenant(expected, tenant) {
   const value = expected.example.value;
+  if (value?.tenants) {
+    const tenants = value.tenants.map((t) => (t.tenant === 'acme' ? { ...t, tenant } : t));
+    return { ...expected, example: { ...expected.example, value: { ...value, tenants } } };
+  }
   if (!value || value.tenant !== 'acme') return expected;
   return { ...expected, example: { ...expected.example, value: { ...value, tenant } } };
 }
@@ -834,6 +844,13 @@ const CALLS_BO = { command: 'create', path: '/memories/calls.md', file_text: '- 
 const V1_PROVOKE = {
   tenantUsage: {},
   tenantBadName: { request: { path: '/v1/tenants/team:b' } },
+  // On a database of its own: the tenant is the only one listed.
+  tenantList: { restart: {} },
+  tenantsBadLimit: { request: { path: '/v1/tenants?limit=0' } },
+  tenantsBadCursor: { request: { path: '/v1/tenants?cursor=team:b' } },
+  tenantErased: { shows: ['`DELETE /v1/tenants/acme`'] },
+  eraseBadName: { request: { path: '/v1/tenants/team:b' }, shows: ['`DELETE /v1/tenants/team:b`'] },
+  eraseNoSuchTenant: { request: { path: '/v1/tenants/nobody' }, shows: ['`DELETE /v1/tenants/nobody`'] },
   tenantsNotLocal: { request: { headers: { 'X-Forwarded-For': '203.0.113.7' } }, shows: ['`X-Forwarded-For: 203.0.113.7`'] },
   limitsNotJson: { request: { raw: 'max_bytes=1000' }, shows: ['`max_bytes=1000`'] },
   limitsNegative: { request: { body: { max_bytes: -1, max_files: null } } },
@@ -988,7 +1005,7 @@ function withExpectedTimes(actual, expected) {
   if (!actual || typeof actual !== 'object' || !expected || typeof expected !== 'object') return actual;
   const out = {};
   for (const [k, v] of Object.entries(actual)) {
-    out[k] = k === 'time' && typeof v === 'string' && ISO_TIME.test(v) && ISO_TIME.test(expected[k] ?? '') ? expected[k] : withExpectedTimes(v, expected[k]);
+    out[k] = (k === 'time' || k === 'last_write') && typeof v === 'string' && ISO_TIME.test(v) && ISO_TIME.test(expected[k] ?? '') ? expected[k] : withExpectedTimes(v, expected[k]);
   }
   return out;
 }
