@@ -257,32 +257,47 @@ describe('erasure', () => {
     assert.deepEqual((await list(s)).tenants.map((t) => [t.tenant, t.bytes, t.files, t.versions]), [['erase-' + marker, 6, 1, 1], ['keep', 18, 2, 3]].sort());
   });
 
-  test('writes racing an erasure leave nothing or a consistent fresh tenant', async () => {
+  test('writes racing an erasure leave nothing or a consistent fresh tenant', async (t) => {
+    const split = [];
     for (let round = 0; round < 5; round++) {
       const tenant = `race-${round}`;
       await write(s, tenant, { command: 'create', path: '/memories/old.txt', file_text: 'old' });
-      const creates = [];
-      for (let i = 0; i < 16; i++) creates.push(s.post({ command: 'create', path: `/memories/n${i}.txt`, file_text: `n${i}` }, { tenant }));
-      const erase = s.request('DELETE', `/v1/tenants/${tenant}`);
-      for (let i = 16; i < 32; i++) creates.push(s.post({ command: 'create', path: `/memories/n${i}.txt`, file_text: `n${i}` }, { tenant }));
-      const results = await Promise.all(creates);
+      // 4 clients, 8 creates each in turn; the erasure is sent once a few were answered, so
+      // that it lands among them.
+      let answered = 0;
+      let erase;
+      let sent;
+      const started = new Promise((res) => { sent = res; });
+      const clients = [0, 1, 2, 3].map(async (c) => {
+        const out = [];
+        for (let k = 0; k < 8; k++) {
+          const i = c * 8 + k;
+          out.push([`n${i}.txt`, await s.post({ command: 'create', path: `/memories/n${i}.txt`, file_text: `n${i}` }, { tenant })]);
+          if (++answered === 3 + round * 4) {
+            erase = s.request('DELETE', `/v1/tenants/${tenant}`);
+            sent();
+          }
+        }
+        return out;
+      });
+      const results = (await Promise.all(clients)).flat();
+      await started;
       const er = await erase;
       assert.equal(er.status, 200, er.text);
-      const acked = new Set();
-      results.forEach((r, i) => {
-        assert.equal(r.status, 200, r.text);
-        acked.add(`n${i}.txt`);
-      });
+      for (const [, r] of results) assert.equal(r.status, 200, r.text);
       // Nothing of a tenant id without its tenant row.
       for (const table of TABLES) {
         assert.equal(dbSql(s.dbPath, `SELECT count(*) FROM ${table} x WHERE NOT EXISTS (SELECT 1 FROM tenants t WHERE t.id = x.tenant)`).trim(), '0', table);
       }
       assert.deepEqual(dbInconsistencies(s.dbPath), []);
-      const row = (await list(s, '?limit=1000')).tenants.find((t) => t.tenant === tenant);
+      const row = (await list(s, '?limit=1000')).tenants.find((x) => x.tenant === tenant);
       const view = await s.post({ command: 'view', path: '/memories' }, { tenant });
       const present = view.json.content.split('\n').map((l) => l.split('\t/memories/')[1]).filter(Boolean);
       assert.ok(!present.includes('old.txt'), 'the erased file is back');
-      for (const p of present) assert.ok(acked.has(p), `${p} was never acknowledged`);
+      // Every acknowledged create is either erased (it came before) or present (after), and
+      // the erasure's counts say exactly how many came before: no half state.
+      const before = 32 - present.length;
+      assert.deepEqual(er.json.erased, { entries: 2 + before, versions: 1 + before, changes: 1 + before, idempotency_keys: 0 });
       if (present.length === 0) {
         assert.equal(row, undefined);
       } else {
@@ -291,7 +306,9 @@ describe('erasure', () => {
         const c = await s.request('GET', '/v1/changes?after=0&limit=1000', { headers: { 'x-tenant-id': tenant } });
         assert.deepEqual(c.json.changes.map((x) => x.seq), present.map((_, i) => i + 1));
       }
+      split.push(`${before} before, ${present.length} after`);
     }
+    t.diagnostic(`creates before / after the erasure, per round: ${split.join('; ')}`);
   });
 
   test('PostgreSQL: another instance forgets the erased tenant and serves the new one', { skip: PG ? false : 'PostgreSQL only (one instance writes a SQLite file)' }, async () => {
