@@ -2944,6 +2944,9 @@ static enum md_err pg_set_limits(struct md_txn *base, const char *tenant, int64_
 {
     struct pg_txn *t = (struct pg_txn *)base;
     int64_t id = 0;
+    /* Looked up again (a rare write): another instance may have erased
+     * the tenant since this one cached its id. */
+    md_tenant_cache_drop(t->c->tenants, tenant);
     enum md_err e = ensure_tenant(t, tenant, &id);
     if (e)
         return e;
