@@ -157,7 +157,7 @@ enum MHD_Result md_http_tenants(struct req *r)
         return limits_done(r);
     if (r->late)
         return reply(r, MD_EBUSY, "memoryd is shutting down; retry shortly");
-    if (!local_admin(r))
+    if (!r->h->keys && !local_admin(r))
         return reply(r, MD_EFORBIDDEN,
                      "Tenant administration (/v1/tenants) is only served to clients on this "
                      "machine (127.0.0.1 or ::1) that do not come through a proxy (Forwarded, "
