@@ -23,6 +23,10 @@
 #define FAIL_MAX    10
 #define FAIL_WINDOW 60
 
+const char md_auth_read_only_text[] =
+    "Error: Forbidden: this API key has the read scope: it may only view (the view command and "
+    "GET requests). Nothing was done.";
+
 int md_http_auth_start(struct md_http *h, char *why, size_t why_len)
 {
     if (!h->cfg->auth_keys)
@@ -121,7 +125,9 @@ int md_http_authenticate(struct req *r, enum MHD_Result *ret)
     }
     const struct header_seen *ah = &r->headers.authorization;
     if (ah->count == 0) {
-        *ret = fail(r, peer, now, MD_AUTH_MISSING_TEXT);
+        *ret = fail(r, peer, now,
+                    "Error: Authentication required: send the header Authorization: Bearer <key> "
+                    "with a memoryd API key");
         return -1;
     }
     size_t len = 0;
@@ -175,7 +181,7 @@ int md_http_authenticate(struct req *r, enum MHD_Result *ret)
     }
     if (k.scope == MD_SCOPE_READ && r->route != R_MEMORY &&
         strcmp(r->method, MHD_HTTP_METHOD_GET) != 0) {
-        *ret = deny(r, 403, MD_AUTH_READ_ONLY_TEXT);
+        *ret = deny(r, 403, md_auth_read_only_text);
         return -1;
     }
     /* --trusted-proxies still applies (md_tenant_resolve tells). */

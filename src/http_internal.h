@@ -211,11 +211,6 @@ void md_http_auth_stop(struct md_http *h);
 int md_http_authenticate(struct req *r, enum MHD_Result *ret);
 /* With --auth keys, a key of the read scope (only views). */
 #define md_http_auth_read_only(r) ((r)->h->keys && (r)->key_scope == 0)
-#define MD_AUTH_READ_ONLY_TEXT                                                                     \
-    "Error: Forbidden: this API key has the read scope: it may only view (the view command "       \
-    "and GET requests). Nothing was done."
-#define MD_AUTH_MISSING_TEXT                                                                       \
-    "Error: Authentication required: send the header Authorization: Bearer <key> with a "          \
-    "memoryd API key"
+extern const char md_auth_read_only_text[];
 
 #endif
