@@ -54,30 +54,16 @@ void md_http_auth_stop(struct md_http *h)
     h->authfail = NULL;
 }
 
-/* A refusal: a tool_result for /memory, else {"error": ...} without the
- * leading "Error: ". */
-static enum MHD_Result deny(struct req *r, unsigned status, const char *text)
+/* A refusal: a tool_result for /memory, else {"error": ...} (without the
+ * leading "Error: "). */
+static enum MHD_Result deny(struct req *r, enum md_err err, const char *text)
 {
-    r->err = status == 503 ? MD_EUNAVAIL : MD_EFORBIDDEN;
-    if (r->route == R_MEMORY) {
-        md_buf_reset(&r->out);
-        md_buf_puts(&r->out, text);
-        return md_http_reply_result(r, status);
-    }
-    static const char prefix[] = "Error: ";
-    if (strncmp(text, prefix, sizeof prefix - 1) == 0)
-        text += sizeof prefix - 1;
-    struct md_buf json;
-    md_buf_init(&json, OUT_LIMIT);
-    size_t n;
-    char *body = NULL;
-    if (!md_buf_puts(&json, "{\"error\":") && !md_json_put_string(&json, text, strlen(text)) &&
-        !md_buf_putc(&json, '}'))
-        body = md_buf_take(&json, &n);
-    md_buf_free(&json);
-    if (!body)
-        return MHD_NO;
-    return md_http_queue(r, status, "application/json", body, n, -1, NULL);
+    if (r->route != R_MEMORY)
+        return md_http_reply_error(r, err, text, strlen(text));
+    r->err = err;
+    md_buf_reset(&r->out);
+    md_buf_puts(&r->out, text);
+    return md_http_reply_result(r, md_err_http_status(err));
 }
 
 /* The token of an Authorization header "Bearer <token>" (the scheme in any
@@ -100,7 +86,7 @@ static enum MHD_Result fail(struct req *r, const struct sockaddr *peer, int64_t 
                             const char *text)
 {
     md_authfail_note(r->h->authfail, peer, now);
-    return deny(r, 401, text);
+    return deny(r, MD_EAUTH, text);
 }
 
 int md_http_authenticate(struct req *r, enum MHD_Result *ret)
@@ -114,13 +100,11 @@ int md_http_authenticate(struct req *r, enum MHD_Result *ret)
     int64_t now = (int64_t)time(NULL);
     unsigned wait = md_authfail_blocked(h->authfail, peer, now);
     if (wait) {
-        char text[160];
-        snprintf(text, sizeof text,
-                 "Error: Too many failed authentication attempts from your address; retry in %u "
-                 "seconds",
-                 wait);
         r->retry_after = wait;
-        *ret = deny(r, 429, text);
+        *ret =
+            deny(r, MD_ERATE,
+                 "Error: Too many failed authentication attempts from your address (10 within 60 "
+                 "seconds); nothing was done. Retry in a minute (Retry-After tells the seconds).");
         return -1;
     }
     const struct header_seen *ah = &r->headers.authorization;
@@ -146,7 +130,7 @@ int md_http_authenticate(struct req *r, enum MHD_Result *ret)
         return -1;
     }
     if (e) {
-        *ret = deny(r, 503,
+        *ret = deny(r, MD_EUNAVAIL,
                     "Error: memoryd cannot check the API key now (the database cannot be "
                     "reached); nothing was done. Retry shortly.");
         return -1;
@@ -159,7 +143,7 @@ int md_http_authenticate(struct req *r, enum MHD_Result *ret)
     r->key_scope = (int)k.scope;
     if (r->route == R_TENANTS) {
         if (k.scope != MD_SCOPE_ADMIN) {
-            *ret = deny(r, 403,
+            *ret = deny(r, MD_EFORBIDDEN,
                         "Error: Forbidden: tenant administration (/v1/tenants) needs an API key "
                         "with the admin scope");
             return -1;
@@ -176,12 +160,12 @@ int md_http_authenticate(struct req *r, enum MHD_Result *ret)
                  "the key decides the tenant: leave the header out or send the key's own "
                  "tenant. Nothing was done.",
                  h->cfg->tenant_header);
-        *ret = deny(r, 403, text);
+        *ret = deny(r, MD_EFORBIDDEN, text);
         return -1;
     }
     if (k.scope == MD_SCOPE_READ && r->route != R_MEMORY &&
         strcmp(r->method, MHD_HTTP_METHOD_GET) != 0) {
-        *ret = deny(r, 403, md_auth_read_only_text);
+        *ret = deny(r, MD_EFORBIDDEN, md_auth_read_only_text);
         return -1;
     }
     /* --trusted-proxies still applies (md_tenant_resolve tells). */

@@ -225,6 +225,7 @@ function bodyOfSize(n) {
 // each extra header and each prior body, in backticks), so it names the request that was
 // really sent. `expectHeaders`: response headers (lower case) and their values, null for
 // absent.
+const VIEW_ROOT = { command: 'view', path: '/memories' };
 const TODO_ANA = { command: 'create', path: '/memories/todo.md', file_text: '- Call Ana\n' };
 const RETRY_KEY = { 'Idempotency-Key': '0b6f2c1e-retry-demo' };
 const PROVOKE = {
@@ -297,6 +298,17 @@ const PROVOKE = {
   // `limits`: the tenant's own limits, set with PUT /v1/tenants/{tenant}/limits first.
   memoryFullBytes: { limits: { max_bytes: 180, max_files: null }, body: TODO_ANA },
   memoryFullFiles: { limits: { max_bytes: null, max_files: 3 }, body: TODO_ANA },
+  // memoryd --auth keys (`keyed`, its keys made by `memoryd keys create` in before(); `{key}`
+  // in a header stands for the key of that scope), and `limited`, the same after 10 failures
+  // of the test's address. The four 401 examples, each sent twice (JSON and text/plain), are 8
+  // failures on `keyed`: under its limit of 10.
+  authMissing: { server: 'keyed', body: VIEW_ROOT, headers: {}, shows: ['`{"command":"view","path":"/memories"}`', 'without `Authorization`', '`memoryd --auth keys`'], expectHeaders: { 'www-authenticate': 'Bearer' } },
+  authMalformed: { server: 'keyed', body: VIEW_ROOT, headers: { Authorization: 'Basic YWNtZTpzZWNyZXQ=' }, shows: ['`{"command":"view","path":"/memories"}`', '`Authorization: Basic YWNtZTpzZWNyZXQ=`', '`memoryd --auth keys`'], expectHeaders: { 'www-authenticate': 'Bearer' } },
+  authUnknown: { server: 'keyed', body: VIEW_ROOT, headers: { Authorization: `Bearer mdk_${'A'.repeat(43)}` }, shows: ['`{"command":"view","path":"/memories"}`', `\`Authorization: Bearer mdk_${'A'.repeat(43)}\``, '`memoryd --auth keys`'], expectHeaders: { 'www-authenticate': 'Bearer' } },
+  authRevoked: { server: 'keyed', body: VIEW_ROOT, headers: { Authorization: 'Bearer {revoked}' }, shows: ['`{"command":"view","path":"/memories"}`', 'a key revoked by `memoryd keys revoke`', '`memoryd --auth keys`'], expectHeaders: { 'www-authenticate': 'Bearer' } },
+  keyOtherTenant: { server: 'keyed', body: VIEW_ROOT, headers: { Authorization: 'Bearer {write}', 'X-Tenant-ID': 'other' }, shows: ['`{"command":"view","path":"/memories"}`', 'a write key of tenant `acme`', '`X-Tenant-ID: other`', '`memoryd --auth keys`'] },
+  keyReadOnly: { server: 'keyed', body: { command: 'delete', path: '/memories/notes.txt' }, headers: { Authorization: 'Bearer {read}' }, shows: ['`{"command":"delete","path":"/memories/notes.txt"}`', 'a read key', '`memoryd --auth keys`'] },
+  authRateLimited: { server: 'limited', body: VIEW_ROOT, headers: { Authorization: 'Bearer {write}' }, shows: ['`{"command":"view","path":"/memories"}`', 'after 10 requests with unknown keys', '`memoryd --auth keys`'], expectHeaders: { 'retry-after': /^([1-9]|[1-5][0-9]|60)$/ } },
 };
 
 // What a PROVOKE entry's description must show.
@@ -319,6 +331,9 @@ const SOURCE_ONLY = new Set(['storageFailure', 'shuttingDown', 'overloaded', 'st
 let srv; // default options
 let strict; // --require-tenant
 let proxied; // --trusted-proxies 127.0.0.2
+let keyed; // --auth keys, with keys of tenant acme (keyFor)
+let limited; // --auth keys, after 10 failed attempts of 127.0.0.1
+const keyFor = {}; // scope (and 'revoked') -> key, of tenant acme on `keyed` and `limited`
 let tenantSerial = 0;
 
 async function freshTenant(label) {
@@ -334,7 +349,8 @@ async function freshTenant(label) {
 // without a Content-Length.
 async function send(server, { body, raw, chunked, headers, extraHeaders, tenant, accept }) {
   const h = { 'content-type': 'application/json' };
-  if (headers) Object.assign(h, headers);
+  // `Bearer {scope}`: the key of that scope made in before().
+  if (headers) for (const [k, v] of Object.entries(headers)) h[k] = v.replace(/\{(\w+)\}/, (m, scope) => keyFor[scope] ?? m);
   else h['X-Tenant-ID'] = tenant;
   if (extraHeaders) Object.assign(h, extraHeaders);
   if (accept) h.accept = accept;
@@ -414,13 +430,27 @@ before(async () => {
   srv = await startServer();
   strict = await startServer({ args: ['--require-tenant'] });
   proxied = await startServer({ args: ['--trusted-proxies', '127.0.0.2'] });
+  keyed = await startServer({ args: ['--auth', 'keys'] });
+  limited = await startServer({ db: keyed.dbPath, args: ['--auth', 'keys'] });
+  for (const scope of ['read', 'write', 'revoked']) {
+    const r = await runMemoryd(['keys', 'create', '--db', keyed.dbPath, '--tenant', 'acme', '--scope', scope === 'revoked' ? 'write' : scope]);
+    assert.equal(r.code, 0, r.stderr);
+    keyFor[scope] = r.stdout.split('\n')[0];
+    if (scope === 'revoked') assert.equal((await runMemoryd(['keys', 'revoke', '--db', keyed.dbPath, r.stdout.split('\n')[1].slice(4)])).code, 0);
+  }
+  for (let i = 0; i < 10; i++) {
+    const r = await send(limited, { body: VIEW_ROOT, headers: { Authorization: `Bearer mdk_${String(i).repeat(43)}` } });
+    assert.equal(r.status, 401, r.text);
+  }
 });
 
 after(async () => {
   await srv?.stop();
   await strict?.stop();
   await proxied?.stop();
-  for (const dir of [bundleDir, srv?.dir, strict?.dir, proxied?.dir]) {
+  await keyed?.stop();
+  await limited?.stop();
+  for (const dir of [bundleDir, srv?.dir, strict?.dir, proxied?.dir, keyed?.dir]) {
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
   }
 });
@@ -717,7 +747,7 @@ describe('every example of POST /memory is what a live memoryd answers', () => {
       for (const shown of shownBy(how)) {
         assert.ok(description.includes(shown), `${name}: the description must show ${shown}`);
       }
-      const server = { requireTenant: strict, proxied }[how.server] ?? srv;
+      const server = { requireTenant: strict, proxied, keyed, limited }[how.server] ?? srv;
       const tenant = server === srv ? await freshTenant(name) : undefined;
       for (const cmd of how.setup ?? []) {
         const s = await send(srv, { body: cmd, tenant });
@@ -741,8 +771,10 @@ describe('every example of POST /memory is what a live memoryd answers', () => {
       const text = await send(server, { ...how, tenant, accept: 'text/plain' });
       assertTextAnswer(text, expected, `response example ${name}`);
       for (const [h, v] of Object.entries(how.expectHeaders ?? {})) {
-        assert.equal(r.headers.get(h), v, `response example ${name}: header ${h}`);
-        assert.equal(text.headers.get(h), v, `response example ${name} (text/plain): header ${h}`);
+        for (const [got, form] of [[r, ''], [text, ' (text/plain)']]) {
+          if (v instanceof RegExp) assert.match(got.headers.get(h) ?? '', v, `response example ${name}${form}: header ${h}`);
+          else assert.equal(got.headers.get(h), v, `response example ${name}${form}: header ${h}`);
+        }
       }
     }
   });
