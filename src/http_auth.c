@@ -141,7 +141,9 @@ int md_http_authenticate(struct req *r, enum MHD_Result *ret)
     }
     memcpy(r->key_id, k.id, sizeof r->key_id);
     r->key_scope = (int)k.scope;
-    if (r->route == R_TENANTS) {
+    /* Tenant administration: every path under /v1/tenants, whatever its
+     * route (the listing, erasure, export and import too). */
+    if (strncmp(r->url, "/v1/tenants", 11) == 0 && (r->url[11] == '\0' || r->url[11] == '/')) {
         if (k.scope != MD_SCOPE_ADMIN) {
             *ret = deny(r, MD_EFORBIDDEN,
                         "Error: Forbidden: tenant administration (/v1/tenants) needs an API key "
