@@ -332,7 +332,8 @@ let srv; // default options
 let strict; // --require-tenant
 let proxied; // --trusted-proxies 127.0.0.2
 let keyed; // --auth keys, with keys of tenant acme (keyFor)
-let limited; // --auth keys, after 10 failed attempts of 127.0.0.1
+let limited; // --auth keys, after 10 failed attempts of 127.0.0.1 (primeLimited)
+let keyedV1; // --auth keys, for the 401 example of each /v1 operation
 const keyFor = {}; // scope (and 'revoked') -> key, of tenant acme on `keyed` and `limited`
 let tenantSerial = 0;
 
@@ -432,17 +433,25 @@ before(async () => {
   proxied = await startServer({ args: ['--trusted-proxies', '127.0.0.2'] });
   keyed = await startServer({ args: ['--auth', 'keys'] });
   limited = await startServer({ db: keyed.dbPath, args: ['--auth', 'keys'] });
-  for (const scope of ['read', 'write', 'revoked']) {
+  keyedV1 = await startServer({ db: keyed.dbPath, args: ['--auth', 'keys'] });
+  for (const scope of ['read', 'write', 'admin', 'revoked']) {
     const r = await runMemoryd(['keys', 'create', '--db', keyed.dbPath, '--tenant', 'acme', '--scope', scope === 'revoked' ? 'write' : scope]);
     assert.equal(r.code, 0, r.stderr);
     keyFor[scope] = r.stdout.split('\n')[0];
     if (scope === 'revoked') assert.equal((await runMemoryd(['keys', 'revoke', '--db', keyed.dbPath, r.stdout.split('\n')[1].slice(4)])).code, 0);
   }
-  for (let i = 0; i < 10; i++) {
-    const r = await send(limited, { body: VIEW_ROOT, headers: { Authorization: `Bearer mdk_${String(i).repeat(43)}` } });
+});
+
+// Make `limited` refuse 127.0.0.1: failures until it answers 429 (10 at first; again after its
+// 60 seconds ended, on a slow run).
+async function primeLimited() {
+  for (let i = 0; i < 11; i++) {
+    const r = await send(limited, { body: VIEW_ROOT, headers: { Authorization: `Bearer mdk_${String(i % 10).repeat(43)}` } });
+    if (r.status === 429) return;
     assert.equal(r.status, 401, r.text);
   }
-});
+  assert.fail('memoryd --auth keys never answered 429 after 11 failures');
+}
 
 after(async () => {
   await srv?.stop();
@@ -450,6 +459,7 @@ after(async () => {
   await proxied?.stop();
   await keyed?.stop();
   await limited?.stop();
+  await keyedV1?.stop();
   for (const dir of [bundleDir, srv?.dir, strict?.dir, proxied?.dir, keyed?.dir]) {
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
   }
@@ -748,6 +758,7 @@ describe('every example of POST /memory is what a live memoryd answers', () => {
         assert.ok(description.includes(shown), `${name}: the description must show ${shown}`);
       }
       const server = { requireTenant: strict, proxied, keyed, limited }[how.server] ?? srv;
+      if (server === limited) await primeLimited();
       const tenant = server === srv ? await freshTenant(name) : undefined;
       for (const cmd of how.setup ?? []) {
         const s = await send(srv, { body: cmd, tenant });
@@ -937,6 +948,10 @@ const V1_PROVOKE = {
     shows: ['`Idempotency-Key: used-for-a-create`', `\`${JSON.stringify(CALLS_BO)}\``],
   },
   v1Untrusted: { server: 'proxied', shows: ['127.0.0.1', '`memoryd --trusted-proxies 127.0.0.2`'] },
+  // memoryd --auth keys: `keyedV1` (7 failures, one per operation: under its limit of 10) and
+  // `limited` (10 failures first), with the admin key of tenant acme (any operation).
+  v1AuthUnknown: { server: 'keyedV1', request: { headers: { Authorization: `Bearer mdk_${'B'.repeat(43)}` } }, shows: [`\`Authorization: Bearer mdk_${'B'.repeat(43)}\``, '`memoryd --auth keys`'], expectHeaders: { 'www-authenticate': 'Bearer' } },
+  v1AuthRateLimited: { server: 'limited', request: { headers: { Authorization: 'Bearer {admin}' } }, shows: ['a valid key', 'after 10 requests with unknown keys', '`memoryd --auth keys`'], expectHeaders: { 'retry-after': /^([1-9]|[1-5][0-9]|60)$/ } },
   changesAfter: { request: { method: 'GET', path: '/v1/changes?after=3&limit=2' } },
   changesDelete: { request: { method: 'GET', path: '/v1/changes?after=5&limit=1' } },
   changesWaited: { request: { method: 'GET', path: '/v1/changes?after=7&wait=1' }, minMs: 900 },
@@ -1080,7 +1095,11 @@ describe('every example of the /v1 API is what a live memoryd answers', () => {
         const what = `${id} response example ${name}`;
         const shows = how.shows ?? [request.method === 'GET' ? `\`${request.method} ${request.path}\`` : `\`${JSON.stringify(request.body)}\``];
         for (const shown of shows) assert.ok((expected.example.description ?? '').includes(shown), `${what}: the description must show ${shown}`);
-        let server = { proxied }[how.server] ?? srv;
+        let server = { proxied, keyedV1, limited }[how.server] ?? srv;
+        if (server === limited) await primeLimited();
+        if (how.server === 'keyedV1' || how.server === 'limited') {
+          request.headers = Object.fromEntries(Object.entries(request.headers).map(([k, v]) => [k, v.replace(/\{(\w+)\}/, (m, sc) => keyFor[sc] ?? m)]));
+        }
         const tenant = `v1-${name}-${tenantSerial++}`;
         let own = null;
         if (how.restart) own = await startServer();
@@ -1100,7 +1119,10 @@ describe('every example of the /v1 API is what a live memoryd answers', () => {
           const r = await v1Send(server, request, tenant);
           assertV1(r, forTenant(expected, tenant), what);
           if (how.minMs) assert.ok(Date.now() - t0 >= how.minMs, `${what}: answered after ${Date.now() - t0} ms`);
-          for (const [h, v] of Object.entries(how.expectHeaders ?? {})) assert.equal(r.headers.get(h), v, `${what}: header ${h}`);
+          for (const [h, v] of Object.entries(how.expectHeaders ?? {})) {
+            if (v instanceof RegExp) assert.match(r.headers.get(h) ?? '', v, `${what}: header ${h}`);
+            else assert.equal(r.headers.get(h), v, `${what}: header ${h}`);
+          }
         } finally {
           if (own) {
             await own.stop();
