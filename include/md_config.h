@@ -47,6 +47,7 @@ struct md_config {
      * then not on the public port; NULL: on the public port. */
     const char *metrics_listen;
     int metrics_tenant_labels; /* per-tenant request counters in /metrics */
+    int auth_keys;             /* --auth keys: memoryd's own API keys (md_http_auth.h) */
 };
 
 enum md_config_result { MD_CONFIG_RUN, MD_CONFIG_EXIT_OK, MD_CONFIG_EXIT_USAGE };

@@ -35,6 +35,9 @@ enum md_err {
                        pruned)                                   -> 410 */
     MD_EFULL,       /* the tenant's quota (bytes or files) would be
                        exceeded                                  -> 507 */
+    MD_EAUTH,       /* no valid API key (--auth keys)            -> 401 */
+    MD_ERATE,       /* too many failed authentications from the
+                       client's address                          -> 429 */
 };
 
 /* Static, human-readable name of an error; never NULL. */

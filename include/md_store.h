@@ -79,7 +79,7 @@ typedef int (*md_tenant_cb)(void *ctx, const struct md_tenant_info *ti);
 
 /* What md_txn_erase deleted: rows of each table. */
 struct md_erased {
-    int64_t entries, versions, changes, idempotency;
+    int64_t entries, versions, changes, idempotency, api_keys;
 };
 
 /* Called once per entry, in order; return nonzero to stop early. */

@@ -20,7 +20,7 @@ enum md_err cmd_limits(struct cmd_ctx *c)
 }
 
 /* Answer: {"tenant":T,"erased":{"entries":N,"versions":N,"changes":N,
- * "idempotency_keys":N}}; MD_ENOENT with a text for a tenant without a
+ * "idempotency_keys":N,"api_keys":N}}; MD_ENOENT with a text for a tenant without a
  * row. */
 enum md_err cmd_erase(struct cmd_ctx *c)
 {
@@ -40,8 +40,8 @@ enum md_err cmd_erase(struct cmd_ctx *c)
     if (!e)
         e = md_buf_printf(c->out,
                           ",\"erased\":{\"entries\":%lld,\"versions\":%lld,\"changes\":%lld,"
-                          "\"idempotency_keys\":%lld}}",
+                          "\"idempotency_keys\":%lld,\"api_keys\":%lld}}",
                           (long long)n.entries, (long long)n.versions, (long long)n.changes,
-                          (long long)n.idempotency);
+                          (long long)n.idempotency, (long long)n.api_keys);
     return e;
 }

@@ -19,6 +19,7 @@ enum opt_type {
     O_SIZE,
     O_BOOL,
     O_DURABILITY,
+    O_AUTH,
     O_LOGLEVEL,
     O_TENANT,
     O_CIDRS,
@@ -115,6 +116,11 @@ static const struct opt opts[] = {
      "count requests per tenant in /metrics (tenant names\n"
      "                          as label values, the first 1000 tenants); only\n"
      "                          with a --metrics-listen port of its own           [off]"},
+    {"auth", "MEMORYD_AUTH", O_AUTH, OFF(auth_keys), 0, 0, "none|keys",
+     "keys: POST /memory and /v1/* need Authorization:\n"
+     "                          Bearer <key> (memoryd keys create); the key decides\n"
+     "                          the tenant and what it may do; none: no\n"
+     "                          authentication (a proxy's job)                   [none]"},
     {"log-level", "MEMORYD_LOG_LEVEL", O_LOGLEVEL, OFF(log_level), 0, 0, "error|warn|info|debug",
      "least important log lines written   [info]"},
 };
@@ -242,6 +248,12 @@ static int set_opt(struct md_config *cfg, const struct opt *o, const char *val, 
         else
             goto bad;
         return 0;
+    case O_AUTH:
+        if (strcmp(val, "none") == 0 || strcmp(val, "keys") == 0)
+            *(int *)(void *)dst = strcmp(val, "keys") == 0;
+        else
+            goto bad;
+        return 0;
     case O_CIDRS: {
         char why[160];
         if (md_cidr_list_parse(val, (struct md_cidr_list *)(void *)dst, why, sizeof why)) {
@@ -301,6 +313,8 @@ static void usage(FILE *f)
     fprintf(f, "  %-24s%s\n  %-24s%s\n", "--help", "show this help and exit", "--version",
             "show the version and exit");
     fprintf(f, "\nEndpoints: POST /memory, GET /healthz, GET /readyz, GET /metrics, the /v1 API.\n"
+               "API keys (for --auth keys): memoryd keys create|list|revoke (see memoryd keys "
+               "--help).\n"
                "Signals: SIGTERM or SIGINT finish in-flight requests, checkpoint and exit.\n");
 }
 

@@ -40,6 +40,10 @@ const char *md_strerror(enum md_err err)
         return "gone";
     case MD_EFULL:
         return "quota exceeded";
+    case MD_EAUTH:
+        return "unauthorized";
+    case MD_ERATE:
+        return "too many failed authentications";
     }
     return "unknown error";
 }
@@ -79,6 +83,10 @@ unsigned md_err_http_status(enum md_err err)
         return 410;
     case MD_EFULL:
         return 507;
+    case MD_EAUTH:
+        return 401;
+    case MD_ERATE:
+        return 429;
     }
     return 500;
 }

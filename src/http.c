@@ -228,6 +228,13 @@ enum MHD_Result md_http_queue(struct req *r, unsigned status, const char *type, 
         MHD_add_response_header(resp, "X-Memory-Is-Error", is_error ? "true" : "false");
     if (status == 503)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+    if (status == 401)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+    if (status == 429) {
+        char secs[16];
+        snprintf(secs, sizeof secs, "%u", r->retry_after ? r->retry_after : 1);
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, secs);
+    }
     int own_allow = 0; /* a handler that tells the methods of a path itself */
     for (const char *const *x = extra; x && x[0]; x += 2)
         own_allow |= strcmp(x[0], MHD_HTTP_HEADER_ALLOW) == 0;
@@ -378,6 +385,9 @@ static enum MHD_Result scan_header(void *cls, enum MHD_ValueKind kind, const cha
         header_note(&hd->if_none_match, value, value_size);
     else if (key_size == 15 && strcasecmp(key, "Idempotency-Key") == 0)
         header_note(&hd->idempotency_key, value, value_size);
+    else if (key_size == sizeof MHD_HTTP_HEADER_AUTHORIZATION - 1 &&
+             strcasecmp(key, MHD_HTTP_HEADER_AUTHORIZATION) == 0)
+        header_note(&hd->authorization, value, value_size);
     else if (key_size == 14 && strcasecmp(key, "X-Memory-Actor") == 0)
         header_note(&hd->actor, value, value_size);
     return MHD_YES;
@@ -542,6 +552,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             return refuse(r, MD_EMETHOD, "Error: Use POST /memory with a JSON memory command");
         return respond_plain_json(r, 405, "{\"error\":\"method not allowed\"}");
     }
+    enum MHD_Result auth_ret;
+    if (def->id != R_HEALTHZ && def->id != R_READYZ && def->id != R_METRICS &&
+        md_http_authenticate(r, &auth_ret) != 0)
+        return auth_ret;
     return def->run(r);
 }
 
@@ -586,6 +600,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
         md_log_str(&l, "route", def ? def->path : "other");
         if (r->tenant[0])
             md_log_str(&l, "tenant", r->tenant);
+        if (r->key_id[0])
+            md_log_str(&l, "key_id", r->key_id);
         if (r->cmd.name)
             md_log_str(&l, "command", r->cmd.name);
         md_log_int(&l, "status", r->status);
@@ -724,6 +740,12 @@ struct md_http *md_http_start(const struct md_config *cfg, struct md_store *stor
         free(h);
         return NULL;
     }
+    if (md_http_auth_start(h, why, why_len) != 0) {
+        md_http_waiters_stop(h);
+        md_connlimit_free(h->conns);
+        free(h);
+        return NULL;
+    }
 
     struct sockaddr_storage ss;
     memset(&ss, 0, sizeof ss);
@@ -743,6 +765,7 @@ struct md_http *md_http_start(const struct md_config *cfg, struct md_store *stor
                  "cannot parse listen address '%s' (expected an IPv4 or IPv6 address)",
                  cfg->listen);
         md_http_waiters_stop(h);
+        md_http_auth_stop(h);
         md_connlimit_free(h->conns);
         free(h);
         return NULL;
@@ -771,6 +794,7 @@ struct md_http *md_http_start(const struct md_config *cfg, struct md_store *stor
         snprintf(why, why_len, "cannot listen on %s port %u (in use, or not allowed)", cfg->listen,
                  cfg->port);
         md_http_waiters_stop(h);
+        md_http_auth_stop(h);
         md_connlimit_free(h->conns);
         free(h);
         return NULL;
@@ -778,6 +802,7 @@ struct md_http *md_http_start(const struct md_config *cfg, struct md_store *stor
     if (md_http_metrics_start(h, why, why_len) != 0) {
         MHD_stop_daemon(h->d);
         md_http_waiters_stop(h);
+        md_http_auth_stop(h);
         md_connlimit_free(h->conns);
         free(h);
         return NULL;
@@ -825,6 +850,7 @@ void md_http_stop(struct md_http *h)
     MHD_stop_daemon(h->d);
     if (h->quiesced_fd != MHD_INVALID_SOCKET)
         close(h->quiesced_fd);
+    md_http_auth_stop(h);
     md_connlimit_free(h->conns);
     free(h);
 }

@@ -55,6 +55,9 @@ struct md_http {
     struct waiter *waiters;
     pthread_t wait_thread;
     int wait_started, wait_stop;
+    /* --auth keys (http_auth.c): the key store and failed attempts. */
+    struct md_keystore *keys;
+    struct md_authfail *authfail;
 };
 
 enum route {
@@ -93,6 +96,7 @@ struct headers {
     size_t tenant_name_len;
     struct header_seen content_length, transfer_encoding, accept, tenant;
     struct header_seen if_match, if_none_match, idempotency_key, actor;
+    struct header_seen authorization; /* --auth keys (http_auth.c); never logged */
 };
 
 struct req {
@@ -125,6 +129,11 @@ struct req {
     /* The change feed (http_v1.c): what is awaited, until when. */
     int64_t wait_after;
     uint64_t wait_until_us;
+    /* --auth keys: the request's key (its id, never the key) and scope
+     * (enum md_scope); Retry-After of a 429. */
+    char key_id[24];
+    int key_scope;
+    unsigned retry_after;
 };
 
 uint64_t md_http_now_us(void);
@@ -201,5 +210,17 @@ int md_http_int_arg(struct req *r, const char *name, int64_t lo, int64_t hi, int
 /* http_v1.c: unix time `ms` as a JSON string in RFC 3339, UTC, with
  * milliseconds ("2026-01-02T03:04:05.678Z"). */
 enum md_err md_http_put_time(struct md_buf *b, int64_t ms);
+
+/* http_auth.c: --auth keys. md_http_auth_start opens the key store when
+ * it is on (0, or -1 with the reason); md_http_auth_stop frees it. */
+int md_http_auth_start(struct md_http *h, char *why, size_t why_len);
+void md_http_auth_stop(struct md_http *h);
+/* Before a POST /memory or /v1 request runs: 0 when it may go on (with
+ * --auth keys: r->tenant, r->key_id and r->key_scope set from its key), or
+ * -1 with the refusal answered (401, 403, 429, 503). */
+int md_http_authenticate(struct req *r, enum MHD_Result *ret);
+/* With --auth keys, a key of the read scope (only views). */
+#define md_http_auth_read_only(r) ((r)->h->keys && (r)->key_scope == 0)
+extern const char md_auth_read_only_text[];
 
 #endif

@@ -216,6 +216,8 @@ enum MHD_Result md_http_memory(struct req *r)
     md_buf_free(&parse_msg);
     if (e)
         return respond_error(r, e, NULL);
+    if (r->cmd.write && md_http_auth_read_only(r))
+        return respond_error(r, MD_EFORBIDDEN, md_auth_read_only_text);
 
     if (r->cmd.write)
         return md_http_submit(r);

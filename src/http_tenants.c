@@ -3,8 +3,9 @@
  * with its usage, cursor paged), GET /v1/tenants/{t} (usage and limits),
  * PUT /v1/tenants/{t}/limits (the tenant's overrides, run by the writer)
  * and DELETE /v1/tenants/{t} (erasure, run by the writer alone in its
- * transaction). Served only to loopback clients that are not behind a
- * proxy, until memoryd has API keys with an admin scope (md_quota.h for
+ * transaction). With --auth keys, served to API keys of the admin scope
+ * (http_auth.c); otherwise only to loopback clients that are not behind a
+ * proxy (md_quota.h for
  * the limits themselves, md_txn_tenants and md_txn_erase for the rest).
  */
 #include <jansson.h>
@@ -249,7 +250,7 @@ enum MHD_Result md_http_tenants(struct req *r)
         return limits_done(r);
     if (r->late)
         return reply(r, MD_EBUSY, "memoryd is shutting down; retry shortly");
-    if (!local_admin(r))
+    if (!r->h->keys && !local_admin(r))
         return reply(r, MD_EFORBIDDEN,
                      "Tenant administration (/v1/tenants) is only served to clients on this "
                      "machine (127.0.0.1 or ::1) that do not come through a proxy (Forwarded, "

@@ -8,6 +8,7 @@
 #include "md_backup.h"
 #include "md_config.h"
 #include "md_http.h"
+#include "md_keys_cli.h"
 #include "md_log.h"
 #include "md_migrate.h"
 #include "md_store.h"
@@ -46,6 +47,8 @@ int main(int argc, char **argv)
         return md_migrate_main(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "backup") == 0)
         return md_backup_main(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "keys") == 0)
+        return md_keys_main(argc - 1, argv + 1);
     struct md_config cfg;
     switch (md_config_load(&cfg, argc, argv)) {
     case MD_CONFIG_EXIT_OK:

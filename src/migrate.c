@@ -25,8 +25,8 @@ static const char usage[] =
     "Copy every tenant of memoryd's SQLite database at SQLITE_PATH into the PostgreSQL\n"
     "database at URI (postgresql://... or postgres://...), whose schema memoryd creates or\n"
     "brings up to date: files and directories, history (versions, the change feed and its\n"
-    "sequence numbers), the idempotency keys kept for retries and each tenant's own quota\n"
-    "limits. One transaction, checked\n"
+    "sequence numbers), the idempotency keys kept for retries, each tenant's own quota\n"
+    "limits and the API keys (their hashes). One transaction, checked\n"
     "before it commits: rows, file bytes and directory sizes per tenant equal on both sides.\n"
     "Tenants already in the target are refused (nothing is written). The SQLite file is only\n"
     "read, from one snapshot; stop the memoryd that writes it first if later writes must be\n"
@@ -382,6 +382,39 @@ static int copy_limits(struct copy *c, const char *name, sqlite3_stmt *st)
     return 0;
 }
 
+/* Every API key (api_keys, by tenant name: a key's tenant may have no
+ * data), its hash, scope, name and times as they are. */
+static int copy_keys(struct copy *c)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(c->src,
+                           "SELECT id, hash, tenant, scope, name, created_at, revoked_at"
+                           " FROM api_keys ORDER BY id",
+                           -1, &st, NULL) != SQLITE_OK)
+        return fail("reading the SQLite database", sqlite3_errmsg(c->src));
+    int err = 0;
+    while (!err && sqlite3_step(st) == SQLITE_ROW) {
+        struct md_pg_params p = {.n = 0};
+        md_pg_text(&p, (const char *)sqlite3_column_text(st, 0));
+        md_pg_bytes(&p, sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1));
+        for (int col = 2; col <= 4; col++)
+            md_pg_text(&p, (const char *)sqlite3_column_text(st, col));
+        md_pg_i64(&p, sqlite3_column_int64(st, 5));
+        if (sqlite3_column_type(st, 6) == SQLITE_NULL)
+            md_pg_null(&p);
+        else
+            md_pg_i64(&p, sqlite3_column_int64(st, 6));
+        PGresult *r = pg_run(c->dst,
+                             "INSERT INTO api_keys (id, hash, tenant, scope, name, created_at,"
+                             " revoked_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                             &p);
+        err = r ? 0 : -1;
+        PQclear(r);
+    }
+    sqlite3_finalize(st);
+    return err;
+}
+
 static int copy_all(struct copy *c)
 {
     sqlite3_stmt *st = NULL;
@@ -400,7 +433,7 @@ static int copy_all(struct copy *c)
             err = copy_limits(c, name, st);
     }
     sqlite3_finalize(st);
-    return err;
+    return err ? err : copy_keys(c);
 }
 
 int md_migrate_main(int argc, char **argv)

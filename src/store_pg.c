@@ -424,9 +424,12 @@ static const struct {
                  " v AS (DELETE FROM versions WHERE tenant = (SELECT id FROM t) RETURNING 1),"
                  " c AS (DELETE FROM changes WHERE tenant = (SELECT id FROM t) RETURNING 1),"
                  " i AS (DELETE FROM idempotency WHERE tenant = (SELECT id FROM t) RETURNING 1),"
+                 " k AS (DELETE FROM api_keys WHERE tenant = $1 AND EXISTS (SELECT 1 FROM t)"
+                 " RETURNING 1),"
                  " d AS (DELETE FROM tenants WHERE id = (SELECT id FROM t) RETURNING 1)"
                  " SELECT (SELECT count(*) FROM d), (SELECT count(*) FROM e),"
-                 " (SELECT count(*) FROM v), (SELECT count(*) FROM c), (SELECT count(*) FROM i)",
+                 " (SELECT count(*) FROM v), (SELECT count(*) FROM c), (SELECT count(*) FROM i),"
+                 " (SELECT count(*) FROM k)",
                  1,
                  {OID_TEXT}},
 };
@@ -2386,8 +2389,9 @@ static void vacuum_versions(struct pg_store *s, int what)
      * answers kept for keys that were scrubbed, and the file's rows of
      * before the edit that replaced it. */
     PGresult *r =
-        PQexec(c, what == VACUUM_ERASED ? "VACUUM versions, idempotency, entries, changes, tenants"
-                                        : "VACUUM versions, idempotency, entries");
+        PQexec(c, what == VACUUM_ERASED
+                      ? "VACUUM versions, idempotency, entries, changes, tenants, api_keys"
+                      : "VACUUM versions, idempotency, entries");
     if (PQresultStatus(r) != PGRES_COMMAND_OK)
         md_log_msg(MD_LOG_ERROR, "VACUUM after a redaction failed", PQerrorMessage(c));
     PQclear(r);
@@ -2989,11 +2993,11 @@ static enum md_err pg_tenants(struct md_txn *base, const char *after, size_t lim
 static enum md_err pg_erase(struct md_txn *base, const char *tenant, struct md_erased *out)
 {
     struct pg_txn *t = (struct pg_txn *)base;
-    *out = (struct md_erased){0, 0, 0, 0};
+    *out = (struct md_erased){0, 0, 0, 0, 0};
     struct md_pg_params p = {.n = 0};
     md_pg_text(&p, tenant);
-    /* HOOK (API keys, issue 15 point 3): when the key store exists, the
-     * tenant's keys are deleted by this statement too. */
+    /* The tenant's API keys (api_keys.tenant is its name) are deleted by
+     * this statement too, when the tenant has a row. */
     enum md_err e = exec_one(t, P_ERASE, &p);
     /* Its id is gone: not to be used again by this transaction. */
     md_tenant_cache_clear(t->c->tenants);
@@ -3007,6 +3011,7 @@ static enum md_err pg_erase(struct md_txn *base, const char *tenant, struct md_e
     out->versions = md_pg_r_i64(t->res, 0, 2);
     out->changes = md_pg_r_i64(t->res, 0, 3);
     out->idempotency = md_pg_r_i64(t->res, 0, 4);
+    out->api_keys = md_pg_r_i64(t->res, 0, 5);
     t->vacuum = VACUUM_ERASED; /* after the commit (vacuum_versions) */
     /* Other instances forget their cached tenant ids when they hear of it
      * (store_pg_watch.c); ':' is in no tenant name. */

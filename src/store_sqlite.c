@@ -127,6 +127,7 @@ static const char *const stmt_sql[S_COUNT] = {
     [S_ERASE_VERSIONS] = "DELETE FROM versions WHERE tenant = ?1",
     [S_ERASE_CHANGES] = "DELETE FROM changes WHERE tenant = ?1",
     [S_ERASE_IDEM] = "DELETE FROM idempotency WHERE tenant = ?1",
+    [S_ERASE_KEYS] = "DELETE FROM api_keys WHERE tenant = ?1",
     [S_ERASE_TENANT] = "DELETE FROM tenants WHERE id = ?1",
     [S_REDACT] = "UPDATE versions SET content = NULL, sha256 = NULL, redacted = 1"
                  " WHERE tenant = ?1 AND version = ?2",

@@ -81,6 +81,7 @@ enum stmt_id {
     S_ERASE_VERSIONS,
     S_ERASE_CHANGES,
     S_ERASE_IDEM,
+    S_ERASE_KEYS,
     S_ERASE_TENANT,
     S_COUNT
 };

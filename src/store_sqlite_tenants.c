@@ -44,7 +44,7 @@ static enum md_err erase_rows(struct sq_txn *t, enum stmt_id id, int64_t tenant,
 enum md_err sq_erase(struct md_txn *base, const char *tenant, struct md_erased *out)
 {
     struct sq_txn *t = (struct sq_txn *)base;
-    *out = (struct md_erased){0, 0, 0, 0};
+    *out = (struct md_erased){0, 0, 0, 0, 0};
     int64_t id = 0;
     enum md_err e = sq_tenant_id(t, tenant, 0, &id);
     if (!e)
@@ -55,8 +55,15 @@ enum md_err sq_erase(struct md_txn *base, const char *tenant, struct md_erased *
         e = erase_rows(t, S_ERASE_CHANGES, id, &out->changes, "erase changes");
     if (!e)
         e = erase_rows(t, S_ERASE_IDEM, id, &out->idempotency, "erase idempotency keys");
-    /* HOOK (API keys, issue 15 point 3): when the key store exists, the
-     * tenant's keys are deleted here too, in this transaction. */
+    /* Its API keys (api_keys.tenant is the tenant's name), in this
+     * transaction. */
+    if (!e) {
+        sqlite3_stmt *st = sq_stmt(t, S_ERASE_KEYS);
+        sq_bind_text(st, 1, tenant, strlen(tenant));
+        e = sq_run(t, st, "erase API keys");
+        if (!e)
+            out->api_keys = sqlite3_changes64(t->c->db);
+    }
     if (!e)
         e = erase_rows(t, S_ERASE_TENANT, id, NULL, "erase tenant");
     /* Its id is gone: not to be used again by this transaction. */

@@ -300,14 +300,15 @@ test('migration 003 counts the files already stored', async () => {
   await run(s, t, create('/memories/e', 7));
   await run(s, t, { command: 'delete', path: '/memories/e' });
   await s.stop();
-  // Back to schema 2: the counter and the triggers gone, as before the migration.
+  // Back to schema 2: the counter and the triggers gone, as before the migration (and the
+  // later migrations undone: 004's api_keys).
   if (isPgUri(s.dbPath)) {
-    dbSql(s.dbPath, 'DROP TRIGGER entries_files_insert ON entries; DROP TRIGGER entries_files_delete ON entries;'
+    dbSql(s.dbPath, 'DROP TABLE api_keys; DROP TRIGGER entries_files_insert ON entries; DROP TRIGGER entries_files_delete ON entries;'
       + ' DROP FUNCTION memoryd_files_inserted(); DROP FUNCTION memoryd_files_deleted();'
       + ' ALTER TABLE tenants DROP COLUMN files, DROP COLUMN max_bytes, DROP COLUMN max_files;'
-      + ' DELETE FROM memoryd_schema WHERE version = 3;');
+      + ' DELETE FROM memoryd_schema WHERE version >= 3;');
   } else {
-    dbSql(s.dbPath, 'DROP TRIGGER entries_files_insert; DROP TRIGGER entries_files_delete;'
+    dbSql(s.dbPath, 'DROP TABLE api_keys; DROP TRIGGER entries_files_insert; DROP TRIGGER entries_files_delete;'
       + ' ALTER TABLE tenants DROP COLUMN files; ALTER TABLE tenants DROP COLUMN max_bytes;'
       + ' ALTER TABLE tenants DROP COLUMN max_files; PRAGMA user_version = 2;');
   }

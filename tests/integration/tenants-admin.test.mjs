@@ -10,12 +10,14 @@
 //   - DELETE /v1/tenants/{t} erases every row of the tenant (answering the counts), 404 for
 //     one without rows; afterwards a unique marker that was in the tenant's name, paths and
 //     file contents (its current files, a version of history, an answer kept for an
-//     Idempotency-Key) is nowhere in the database: SQLite: byte for byte in memoryd.db and
+//     Idempotency-Key, an API key made for it with `memoryd keys create`) is nowhere in the
+//     database: SQLite: byte for byte in memoryd.db and
 //     memoryd.db-wal, read raw; PostgreSQL: in no row version, live or dead, of any of
 //     memoryd's tables and their TOAST tables (read from the pages after memoryd's VACUUM);
 //     before the erasure the marker is found there, so the check can fail; no table has a
 //     row of its id or name; another tenant's tree, history and change feed are equal before
-//     and after; the name can be used again and starts empty (versions and seq from 1);
+//     and after (its API key too); the tenant's API keys are erased with it (counted as
+//     api_keys); the name can be used again and starts empty (versions and seq from 1);
 //   - writes racing an erasure leave either nothing or a consistent tenant: no row of a
 //     tenant id that has no tenant row, usage equal to the files present, every present file
 //     one whose create was acknowledged;
@@ -28,7 +30,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { dbInconsistencies, dbSql, sqliteFilesHolding } from '../lib/db.mjs';
 import { isPg, pgRowVersionsHolding } from '../lib/pg.mjs';
-import { startServer } from '../lib/server.mjs';
+import { runMemoryd, startServer } from '../lib/server.mjs';
 
 const PG = isPg();
 const TABLES = ['entries', 'versions', 'changes', 'idempotency'];
@@ -204,7 +206,7 @@ describe('erasure', () => {
   function findBytes(marker) {
     if (!PG) return sqliteFilesHolding(s.dbPath, marker);
     const found = {};
-    for (const table of [...TABLES, 'tenants']) {
+    for (const table of [...TABLES, 'tenants', 'api_keys']) {
       const rows = pgRowVersionsHolding(s.dbPath, table, marker);
       if (rows.length) found[table] = rows;
     }
@@ -225,16 +227,27 @@ describe('erasure', () => {
     await write(s, tenant, { command: 'str_replace', path: file, old_str: 'one', new_str: 'two' });
     await write(s, tenant, { command: 'create', path: '/memories/notes.txt', file_text: `plain ${marker}\n` });
     const keepBefore = await snapshot(s, 'keep', keepPaths);
+    // An API key of each tenant (memoryd keys on the same database, as keys.test.mjs does).
+    const keyOf = async (t) => {
+      const k = await runMemoryd(['keys', 'create', '--tenant', t, '--scope', 'write', '--name', `key of ${t}`, '--db', s.dbPath]);
+      assert.equal(k.code, 0, k.stderr);
+      return k.stdout.split('\n')[1].slice(4);
+    };
+    const erasedKey = await keyOf(tenant);
+    const keptKey = await keyOf('keep');
+    assert.equal(dbSql(s.dbPath, `SELECT count(*) FROM api_keys WHERE tenant = '${tenant}'`).trim(), '1');
     const id = dbSql(s.dbPath, `SELECT id FROM tenants WHERE name = '${tenant}'`).trim();
     assert.match(id, /^\d+$/);
     assert.ok(Object.keys(findBytes(marker)).length > 0, 'the marker is not in the database before the erasure: the check could not fail');
 
     const r = await s.request('DELETE', `/v1/tenants/${tenant}`);
-    assert.deepEqual([r.status, r.json], [200, { tenant, erased: { entries: 4, versions: 3, changes: 3, idempotency_keys: 1 } }]);
+    assert.deepEqual([r.status, r.json], [200, { tenant, erased: { entries: 4, versions: 3, changes: 3, idempotency_keys: 1, api_keys: 1 } }]);
 
     assert.deepEqual(findBytes(marker), {}, 'the marker is still stored after the erasure');
     for (const table of TABLES) assert.equal(dbSql(s.dbPath, `SELECT count(*) FROM ${table} WHERE tenant = ${id}`).trim(), '0', table);
     assert.equal(dbSql(s.dbPath, `SELECT count(*) FROM tenants WHERE name = '${tenant}' OR id = ${id}`).trim(), '0');
+    assert.equal(dbSql(s.dbPath, `SELECT count(*) FROM api_keys WHERE tenant = '${tenant}' OR id = '${erasedKey}'`).trim(), '0', 'the erased tenant\'s API key is left');
+    assert.equal(dbSql(s.dbPath, `SELECT tenant FROM api_keys WHERE id = '${keptKey}'`).trim(), 'keep', 'another tenant\'s API key is gone');
     assert.deepEqual(dbInconsistencies(s.dbPath), []);
     assert.deepEqual(await snapshot(s, 'keep', keepPaths), keepBefore);
     assert.deepEqual((await list(s)).tenants.map((t) => t.tenant), ['keep']);
@@ -297,7 +310,7 @@ describe('erasure', () => {
       // Every acknowledged create is either erased (it came before) or present (after), and
       // the erasure's counts say exactly how many came before: no half state.
       const before = 32 - present.length;
-      assert.deepEqual(er.json.erased, { entries: 2 + before, versions: 1 + before, changes: 1 + before, idempotency_keys: 0 });
+      assert.deepEqual(er.json.erased, { entries: 2 + before, versions: 1 + before, changes: 1 + before, idempotency_keys: 0, api_keys: 0 });
       if (present.length === 0) {
         assert.equal(row, undefined);
       } else {

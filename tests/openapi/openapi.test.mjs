@@ -225,6 +225,7 @@ function bodyOfSize(n) {
 // each extra header and each prior body, in backticks), so it names the request that was
 // really sent. `expectHeaders`: response headers (lower case) and their values, null for
 // absent.
+const VIEW_ROOT = { command: 'view', path: '/memories' };
 const TODO_ANA = { command: 'create', path: '/memories/todo.md', file_text: '- Call Ana\n' };
 const RETRY_KEY = { 'Idempotency-Key': '0b6f2c1e-retry-demo' };
 const PROVOKE = {
@@ -297,6 +298,17 @@ const PROVOKE = {
   // `limits`: the tenant's own limits, set with PUT /v1/tenants/{tenant}/limits first.
   memoryFullBytes: { limits: { max_bytes: 180, max_files: null }, body: TODO_ANA },
   memoryFullFiles: { limits: { max_bytes: null, max_files: 3 }, body: TODO_ANA },
+  // memoryd --auth keys (`keyed`, its keys made by `memoryd keys create` in before(); `{key}`
+  // in a header stands for the key of that scope), and `limited`, the same after 10 failures
+  // of the test's address. The four 401 examples, each sent twice (JSON and text/plain), are 8
+  // failures on `keyed`: under its limit of 10.
+  authMissing: { server: 'keyed', body: VIEW_ROOT, headers: {}, shows: ['`{"command":"view","path":"/memories"}`', 'without `Authorization`', '`memoryd --auth keys`'], expectHeaders: { 'www-authenticate': 'Bearer' } },
+  authMalformed: { server: 'keyed', body: VIEW_ROOT, headers: { Authorization: 'Basic YWNtZTpzZWNyZXQ=' }, shows: ['`{"command":"view","path":"/memories"}`', '`Authorization: Basic YWNtZTpzZWNyZXQ=`', '`memoryd --auth keys`'], expectHeaders: { 'www-authenticate': 'Bearer' } },
+  authUnknown: { server: 'keyed', body: VIEW_ROOT, headers: { Authorization: `Bearer mdk_${'A'.repeat(43)}` }, shows: ['`{"command":"view","path":"/memories"}`', `\`Authorization: Bearer mdk_${'A'.repeat(43)}\``, '`memoryd --auth keys`'], expectHeaders: { 'www-authenticate': 'Bearer' } },
+  authRevoked: { server: 'keyed', body: VIEW_ROOT, headers: { Authorization: 'Bearer {revoked}' }, shows: ['`{"command":"view","path":"/memories"}`', 'a key revoked by `memoryd keys revoke`', '`memoryd --auth keys`'], expectHeaders: { 'www-authenticate': 'Bearer' } },
+  keyOtherTenant: { server: 'keyed', body: VIEW_ROOT, headers: { Authorization: 'Bearer {write}', 'X-Tenant-ID': 'other' }, shows: ['`{"command":"view","path":"/memories"}`', 'a write key of tenant `acme`', '`X-Tenant-ID: other`', '`memoryd --auth keys`'] },
+  keyReadOnly: { server: 'keyed', body: { command: 'delete', path: '/memories/notes.txt' }, headers: { Authorization: 'Bearer {read}' }, shows: ['`{"command":"delete","path":"/memories/notes.txt"}`', 'a read key', '`memoryd --auth keys`'] },
+  authRateLimited: { server: 'limited', body: VIEW_ROOT, headers: { Authorization: 'Bearer {write}' }, shows: ['`{"command":"view","path":"/memories"}`', 'after 10 requests with unknown keys', '`memoryd --auth keys`'], expectHeaders: { 'retry-after': /^([1-9]|[1-5][0-9]|60)$/ } },
 };
 
 // What a PROVOKE entry's description must show.
@@ -319,6 +331,10 @@ const SOURCE_ONLY = new Set(['storageFailure', 'shuttingDown', 'overloaded', 'st
 let srv; // default options
 let strict; // --require-tenant
 let proxied; // --trusted-proxies 127.0.0.2
+let keyed; // --auth keys, with keys of tenant acme (keyFor)
+let limited; // --auth keys, after 10 failed attempts of 127.0.0.1 (primeLimited)
+let keyedV1; // --auth keys, for the 401 example of each /v1 operation
+const keyFor = {}; // scope (and 'revoked') -> key, of tenant acme on `keyed` and `limited`
 let tenantSerial = 0;
 
 async function freshTenant(label) {
@@ -334,7 +350,8 @@ async function freshTenant(label) {
 // without a Content-Length.
 async function send(server, { body, raw, chunked, headers, extraHeaders, tenant, accept }) {
   const h = { 'content-type': 'application/json' };
-  if (headers) Object.assign(h, headers);
+  // `Bearer {scope}`: the key of that scope made in before().
+  if (headers) for (const [k, v] of Object.entries(headers)) h[k] = v.replace(/\{(\w+)\}/, (m, scope) => keyFor[scope] ?? m);
   else h['X-Tenant-ID'] = tenant;
   if (extraHeaders) Object.assign(h, extraHeaders);
   if (accept) h.accept = accept;
@@ -414,13 +431,36 @@ before(async () => {
   srv = await startServer();
   strict = await startServer({ args: ['--require-tenant'] });
   proxied = await startServer({ args: ['--trusted-proxies', '127.0.0.2'] });
+  keyed = await startServer({ args: ['--auth', 'keys'] });
+  limited = await startServer({ db: keyed.dbPath, args: ['--auth', 'keys'] });
+  keyedV1 = await startServer({ db: keyed.dbPath, args: ['--auth', 'keys'] });
+  for (const scope of ['read', 'write', 'admin', 'revoked']) {
+    const r = await runMemoryd(['keys', 'create', '--db', keyed.dbPath, '--tenant', 'acme', '--scope', scope === 'revoked' ? 'write' : scope]);
+    assert.equal(r.code, 0, r.stderr);
+    keyFor[scope] = r.stdout.split('\n')[0];
+    if (scope === 'revoked') assert.equal((await runMemoryd(['keys', 'revoke', '--db', keyed.dbPath, r.stdout.split('\n')[1].slice(4)])).code, 0);
+  }
 });
+
+// Make `limited` refuse 127.0.0.1: failures until it answers 429 (10 at first; again after its
+// 60 seconds ended, on a slow run).
+async function primeLimited() {
+  for (let i = 0; i < 11; i++) {
+    const r = await send(limited, { body: VIEW_ROOT, headers: { Authorization: `Bearer mdk_${String(i % 10).repeat(43)}` } });
+    if (r.status === 429) return;
+    assert.equal(r.status, 401, r.text);
+  }
+  assert.fail('memoryd --auth keys never answered 429 after 11 failures');
+}
 
 after(async () => {
   await srv?.stop();
   await strict?.stop();
   await proxied?.stop();
-  for (const dir of [bundleDir, srv?.dir, strict?.dir, proxied?.dir]) {
+  await keyed?.stop();
+  await limited?.stop();
+  await keyedV1?.stop();
+  for (const dir of [bundleDir, srv?.dir, strict?.dir, proxied?.dir, keyed?.dir]) {
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
   }
 });
@@ -721,7 +761,8 @@ describe('every example of POST /memory is what a live memoryd answers', () => {
       for (const shown of shownBy(how)) {
         assert.ok(description.includes(shown), `${name}: the description must show ${shown}`);
       }
-      const server = { requireTenant: strict, proxied }[how.server] ?? srv;
+      const server = { requireTenant: strict, proxied, keyed, limited }[how.server] ?? srv;
+      if (server === limited) await primeLimited();
       const tenant = server === srv ? await freshTenant(name) : undefined;
       for (const cmd of how.setup ?? []) {
         const s = await send(srv, { body: cmd, tenant });
@@ -745,8 +786,10 @@ describe('every example of POST /memory is what a live memoryd answers', () => {
       const text = await send(server, { ...how, tenant, accept: 'text/plain' });
       assertTextAnswer(text, expected, `response example ${name}`);
       for (const [h, v] of Object.entries(how.expectHeaders ?? {})) {
-        assert.equal(r.headers.get(h), v, `response example ${name}: header ${h}`);
-        assert.equal(text.headers.get(h), v, `response example ${name} (text/plain): header ${h}`);
+        for (const [got, form] of [[r, ''], [text, ' (text/plain)']]) {
+          if (v instanceof RegExp) assert.match(got.headers.get(h) ?? '', v, `response example ${name}${form}: header ${h}`);
+          else assert.equal(got.headers.get(h), v, `response example ${name}${form}: header ${h}`);
+        }
       }
     }
   });
@@ -922,6 +965,10 @@ const V1_PROVOKE = {
     shows: ['`Idempotency-Key: used-for-a-create`', `\`${JSON.stringify(CALLS_BO)}\``],
   },
   v1Untrusted: { server: 'proxied', shows: ['127.0.0.1', '`memoryd --trusted-proxies 127.0.0.2`'] },
+  // memoryd --auth keys: `keyedV1` (9 failures, one per operation: under its limit of 10) and
+  // `limited` (10 failures first), with the admin key of tenant acme (any operation).
+  v1AuthUnknown: { server: 'keyedV1', request: { headers: { Authorization: `Bearer mdk_${'B'.repeat(43)}` } }, shows: [`\`Authorization: Bearer mdk_${'B'.repeat(43)}\``, '`memoryd --auth keys`'], expectHeaders: { 'www-authenticate': 'Bearer' } },
+  v1AuthRateLimited: { server: 'limited', request: { headers: { Authorization: 'Bearer {admin}' } }, shows: ['a valid key', 'after 10 requests with unknown keys', '`memoryd --auth keys`'], expectHeaders: { 'retry-after': /^([1-9]|[1-5][0-9]|60)$/ } },
   changesAfter: { request: { method: 'GET', path: '/v1/changes?after=3&limit=2' } },
   changesDelete: { request: { method: 'GET', path: '/v1/changes?after=5&limit=1' } },
   changesWaited: { request: { method: 'GET', path: '/v1/changes?after=7&wait=1' }, minMs: 900 },
@@ -1065,7 +1112,11 @@ describe('every example of the /v1 API is what a live memoryd answers', () => {
         const what = `${id} response example ${name}`;
         const shows = how.shows ?? [request.method === 'GET' ? `\`${request.method} ${request.path}\`` : `\`${JSON.stringify(request.body)}\``];
         for (const shown of shows) assert.ok((expected.example.description ?? '').includes(shown), `${what}: the description must show ${shown}`);
-        let server = { proxied }[how.server] ?? srv;
+        let server = { proxied, keyedV1, limited }[how.server] ?? srv;
+        if (server === limited) await primeLimited();
+        if (how.server === 'keyedV1' || how.server === 'limited') {
+          request.headers = Object.fromEntries(Object.entries(request.headers).map(([k, v]) => [k, v.replace(/\{(\w+)\}/, (m, sc) => keyFor[sc] ?? m)]));
+        }
         const tenant = `v1-${name}-${tenantSerial++}`;
         let own = null;
         if (how.restart) own = await startServer();
@@ -1085,7 +1136,10 @@ describe('every example of the /v1 API is what a live memoryd answers', () => {
           const r = await v1Send(server, request, tenant);
           assertV1(r, forTenant(expected, tenant), what);
           if (how.minMs) assert.ok(Date.now() - t0 >= how.minMs, `${what}: answered after ${Date.now() - t0} ms`);
-          for (const [h, v] of Object.entries(how.expectHeaders ?? {})) assert.equal(r.headers.get(h), v, `${what}: header ${h}`);
+          for (const [h, v] of Object.entries(how.expectHeaders ?? {})) {
+            if (v instanceof RegExp) assert.match(r.headers.get(h) ?? '', v, `${what}: header ${h}`);
+            else assert.equal(r.headers.get(h), v, `${what}: header ${h}`);
+          }
         } finally {
           if (own) {
             await own.stop();

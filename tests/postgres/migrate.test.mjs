@@ -396,6 +396,19 @@ test('every tenant of a SQLite database copied exactly: rows, views, sizes; then
   const sqliteQuota = quotaOf(sq('SELECT name, files, max_bytes, max_files FROM tenants'));
   assert.ok(sqliteQuota.some((l) => /^alpha\|[1-9]\d*\|12345\|$/.test(l)) && sqliteQuota.some((l) => /^big\|[1-9]\d*\|\|0$/.test(l)), sqliteQuota.join(' '));
 
+  // API keys (memoryd keys): one valid, one revoked, one of a tenant without data.
+  const made = [];
+  for (const [tenant, scope] of [['alpha', 'write'], ['beta.2', 'read'], ['nodata', 'admin']]) {
+    const k = await runMemoryd(['keys', 'create', '--db', sqlitePath, '--tenant', tenant, '--scope', scope, '--name', `key of ${tenant}`]);
+    assert.equal(k.code, 0, k.stderr);
+    made.push(k.stdout.split('\n')[1].slice(4));
+  }
+  assert.equal((await runMemoryd(['keys', 'revoke', '--db', sqlitePath, made[1]])).code, 0);
+  const KEY_ROWS = (hex) => `SELECT id, ${hex}, tenant, scope, name, created_at, coalesce(revoked_at, -1) FROM api_keys ORDER BY id`;
+  const sqliteKeys = sq(KEY_ROWS('lower(hex(hash))')).trim().split('\n');
+  assert.equal(sqliteKeys.length, 3);
+  assert.equal(sqliteKeys.filter((l) => !l.endsWith('|-1')).length, 1);
+
   // The copy.
   uri = await createDatabase();
   const bytes = rows.reduce((sum, l) => sum + l.slice(l.lastIndexOf('\t') + 1).length / 2, 0);
@@ -403,6 +416,7 @@ test('every tenant of a SQLite database copied exactly: rows, views, sizes; then
   assert.deepEqual([m.code, m.stdout], [0,
     `memoryd migrate: copied 6 tenants, ${rows.length} entries, ${bytes} bytes of files from ${sqlitePath} to ${uri}\n`]);
   assert.deepEqual(quotaOf(psql(uri, 'SELECT name, files, max_bytes, max_files FROM tenants')), sqliteQuota);
+  assert.deepEqual(psql(uri, KEY_ROWS("encode(hash, 'hex')")).trim().split('\n'), sqliteKeys);
   // The schema made in the fresh database, in memoryd's log format (the backend's migration).
   // One line per migration of sql/postgres/ applied to the empty target, in order.
   const migrations = fs.readdirSync(path.join(MD_SOURCE, 'sql/postgres')).filter((f) => /^\d{3}_.*\.sql$/.test(f)).length;

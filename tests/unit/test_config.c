@@ -340,6 +340,7 @@ static void test_config_defaults(void)
     CHECK_EQ_INT(cfg.trusted_proxies.n, 0);
     CHECK(cfg.metrics_listen == NULL);
     CHECK_EQ_INT(cfg.metrics_tenant_labels, 0);
+    CHECK_EQ_INT(cfg.auth_keys, 0);
     CHECK_EQ_INT(cfg.limits.max_body, 4 << 20);
     CHECK_EQ_INT(cfg.limits.max_file, 1 << 20);
     CHECK_EQ_INT(cfg.limits.max_view, 256 << 10);
@@ -451,8 +452,9 @@ static void test_config_env_and_flags(void)
     LOAD(&cfg, &res, "--port", "9100", "--max-file=512K", "--durability=full",
          "--require-tenant=off", "--listen", "0.0.0.0", "--db=/tmp/y.db", "--log-level", "warn",
          "--default-tenant=t.2", "--max-batch", "1", "--tenant-max-bytes=512KiB",
-         "--tenant-max-files", "25");
+         "--tenant-max-files", "25", "--auth", "keys");
     CHECK_EQ_INT(res.r, MD_CONFIG_RUN);
+    CHECK_EQ_INT(cfg.auth_keys, 1);
     CHECK_EQ_INT(cfg.limits.tenant_max_bytes, 512 << 10);
     CHECK_EQ_INT(cfg.limits.tenant_max_files, 25);
     CHECK_STR(res.err, "");
@@ -530,6 +532,8 @@ static void test_config_rejects(void)
     clear_env();
     EXPECT_USAGE("memoryd: --port must be between 0 and 65535, got 70000\n", "--port", "70000");
     EXPECT_USAGE("memoryd: invalid value for --port: 'abc' (expected N)\n", "--port", "abc");
+    EXPECT_USAGE("memoryd: invalid value for --auth: 'basic' (expected none|keys)\n", "--auth",
+                 "basic");
     EXPECT_USAGE("memoryd: invalid value for --port: '-1' (expected N)\n", "--port=-1");
     EXPECT_USAGE("memoryd: invalid value for --port: '1K' (expected N)\n", "--port", "1K");
     EXPECT_USAGE("memoryd: invalid value for --port: '' (expected N)\n", "--port=");
@@ -679,6 +683,10 @@ static void test_config_help_version(void)
         "--metrics-tenant-labels",
         "MEMORYD_METRICS_TENANT_LABELS",
         "GET /metrics",
+        "--auth none|keys",
+        "MEMORYD_AUTH",
+        "Authorization:",
+        "memoryd keys create|list|revoke",
         "--log-level error|warn|info|debug",
         "MEMORYD_LOG_LEVEL",
         "--help",
