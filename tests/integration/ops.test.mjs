@@ -42,6 +42,7 @@ const FLAGS = [
   ['shutdown-timeout', 'MEMORYD_SHUTDOWN_TIMEOUT'],
   ['metrics-listen', 'MEMORYD_METRICS_LISTEN'],
   ['metrics-tenant-labels', 'MEMORYD_METRICS_TENANT_LABELS'],
+  ['auth', 'MEMORYD_AUTH'],
   ['log-level', 'MEMORYD_LOG_LEVEL'],
 ];
 
