@@ -1438,7 +1438,8 @@ int md_store_sqlite_check_plans(const char *path, char *why, size_t why_len)
          * the erasure deletes every row (md_store.h). */
         if (i == S_IDEM_SCRUB || i == S_CHANGES_OLDEST || i == S_PRUNE_AGE_SCAN ||
             i == S_PRUNE_CHANGES_SCAN || i == S_SNAP_BEFORE || i == S_TENANTS_LIST ||
-            (i >= S_ERASE_ENTRIES && i <= S_ERASE_TENANT))
+            i == S_ERASE_ENTRIES || i == S_ERASE_VERSIONS || i == S_ERASE_CHANGES ||
+            i == S_ERASE_IDEM || i == S_ERASE_KEYS || i == S_ERASE_TENANT)
             continue;
         char sql[2048];
         snprintf(sql, sizeof sql, "EXPLAIN QUERY PLAN %s", stmt_sql[i]);
