@@ -47,6 +47,7 @@ struct md_config {
      * then not on the public port; NULL: on the public port. */
     const char *metrics_listen;
     int metrics_tenant_labels; /* per-tenant request counters in /metrics */
+    int search_off;            /* --search off: no full-text index (md_search.h) */
     int auth_keys;             /* --auth keys: memoryd's own API keys (md_http_auth.h) */
 };
 

@@ -82,6 +82,22 @@ struct md_erased {
     int64_t entries, versions, changes, idempotency, api_keys;
 };
 
+/* What md_txn_search looks for: files whose text contains every term
+ * (literal substrings, case-insensitive; md_search.h), at `dir` or below
+ * it, ranked; `offset` hits skipped, at most `limit` answered. */
+struct md_search_terms {
+    const char *const *terms; /* n >= 1, each 1..MD_SEARCH_Q_MAX bytes, no control character */
+    const size_t *lens;
+    size_t n;
+    const char *dir; /* canonical */
+    size_t dir_len;
+    size_t offset, limit;
+};
+/* One hit, best first: the file's path and content, borrowed until the
+ * callback returns. Return nonzero to stop early. */
+typedef int (*md_search_cb)(void *ctx, const char *path, size_t path_len, const char *content,
+                            size_t content_len);
+
 /* Called once per entry, in order; return nonzero to stop early. */
 typedef int (*md_list_cb)(void *ctx, const char *path, size_t len, enum md_kind kind, int64_t size);
 
@@ -167,6 +183,8 @@ struct md_store_ops {
     enum md_err (*watch)(struct md_store *s, md_watch_cb cb, void *ctx);
     /* Quotas (md_quota.h); see the wrappers below. */
     enum md_err (*usage)(struct md_txn *t, const char *tenant, struct md_usage *u);
+    enum md_err (*search)(struct md_txn *t, const char *tenant, const struct md_search_terms *q,
+                          md_search_cb cb, void *ctx);
     enum md_err (*set_limits)(struct md_txn *t, const char *tenant, int64_t max_bytes,
                               int64_t max_files);
     /* Tenant administration; see the wrappers below. */
@@ -188,12 +206,17 @@ enum md_durability {
     MD_DURABILITY_NORMAL = 1 /* ... a crash of memoryd (SQLite) / of the session (PostgreSQL) */
 };
 
+/* Whether the full-text index is kept (memoryd --search, md_search.h):
+ * set at open; KEEP leaves it as the database has it (tools). */
+enum md_search_mode { MD_SEARCH_KEEP = 0, MD_SEARCH_ON, MD_SEARCH_OFF };
+
 struct md_store_config {
     const char *db; /* a SQLite file path, or a PostgreSQL connection URI */
     enum md_durability durability;
     int busy_timeout_ms; /* wait this long for a lock another process holds */
     unsigned readers;    /* PostgreSQL: read connections kept open (a pool) */
     struct md_retention history;
+    enum md_search_mode search; /* memoryd --search; tools leave the index as it is */
 };
 
 /* Open the store `cfg->db` names: a PostgreSQL connection URI
@@ -452,6 +475,19 @@ static inline enum md_err md_txn_set_limits(struct md_txn *t, const char *tenant
                                             int64_t max_files)
 {
     return t->store->ops->set_limits(t, tenant, max_bytes, max_files);
+}
+
+/* ---- full-text search (md_search.h) ---- */
+
+/* In a read transaction: the tenant's files that match `q`, best first
+ * (SQLite: bm25 of the FTS5 trigram index, then path; a search whose
+ * terms are all shorter than 3 characters scans the tenant's files in
+ * path order. PostgreSQL: occurrences of the longest term, then path).
+ * MD_ENOENT when the store was opened with search off. */
+static inline enum md_err md_txn_search(struct md_txn *t, const char *tenant,
+                                        const struct md_search_terms *q, md_search_cb cb, void *ctx)
+{
+    return t->store->ops->search(t, tenant, q, cb, ctx);
 }
 
 /* ---- helpers shared by the backends (src/store.c) ---- */

@@ -27,6 +27,10 @@ size_t md_size_format(uint64_t bytes, char out[24]);
 /* Number of lines of a text (count of '\n' + 1). */
 size_t md_line_count(const char *s, size_t n);
 
+/* Offset of the first occurrence of `needle` (m > 0 bytes) in hay[0..n),
+ * ASCII letters compared without case (other bytes exactly); -1 when none. */
+long md_text_find_ci(const char *hay, size_t n, const char *needle, size_t m);
+
 /* Append "{n right-aligned in 6}\t" to b. */
 enum md_err md_put_lineno(struct md_buf *b, int64_t n);
 

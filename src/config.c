@@ -20,6 +20,7 @@ enum opt_type {
     O_BOOL,
     O_DURABILITY,
     O_AUTH,
+    O_SEARCH,
     O_LOGLEVEL,
     O_TENANT,
     O_CIDRS,
@@ -121,6 +122,11 @@ static const struct opt opts[] = {
      "                          Bearer <key> (memoryd keys create); the key decides\n"
      "                          the tenant and what it may do; none: no\n"
      "                          authentication (a proxy's job)                   [none]"},
+    {"search", "MEMORYD_SEARCH", O_SEARCH, OFF(search_off), 0, 0, "on|off",
+     "on: a full-text index of the files is kept, in the\n"
+     "                          transaction of each write (GET /v1/search); off:\n"
+     "                          none (the index is dropped at start, and rebuilt\n"
+     "                          when turned on again)                              [on]"},
     {"log-level", "MEMORYD_LOG_LEVEL", O_LOGLEVEL, OFF(log_level), 0, 0, "error|warn|info|debug",
      "least important log lines written   [info]"},
 };
@@ -251,6 +257,12 @@ static int set_opt(struct md_config *cfg, const struct opt *o, const char *val, 
     case O_AUTH:
         if (strcmp(val, "none") == 0 || strcmp(val, "keys") == 0)
             *(int *)(void *)dst = strcmp(val, "keys") == 0;
+        else
+            goto bad;
+        return 0;
+    case O_SEARCH:
+        if (strcmp(val, "on") == 0 || strcmp(val, "off") == 0)
+            *(int *)(void *)dst = strcmp(val, "off") == 0;
         else
             goto bad;
         return 0;

@@ -55,6 +55,7 @@ static const struct route_def {
     {"/v1/restore", 0, R_RESTORE, "POST", 1, md_http_v1},
     {"/v1/redact", 0, R_REDACT, "POST", 1, md_http_v1},
     {"/v1/changes", 0, R_CHANGES, "GET", 0, md_http_v1},
+    {"/v1/search", 0, R_SEARCH, "GET", 0, md_http_v1},
     {"/metrics", 0, R_METRICS, "GET, HEAD", 0, md_http_metrics},
     {"/v1/tenants", 0, R_TENANTS, "GET", 0, md_http_tenants},
     {"/v1/tenants/", 1, R_TENANTS, "GET, PUT, DELETE", 1, md_http_tenants},
@@ -566,7 +567,7 @@ static enum md_metric_cmd metric_cmd(const struct req *r)
         [R_MEMORY] = MD_MC_UNKNOWN,  [R_HEALTHZ] = MD_MC_HEALTHZ,   [R_READYZ] = MD_MC_READYZ,
         [R_HISTORY] = MD_MC_HISTORY, [R_VERSIONS] = MD_MC_VERSIONS, [R_RESTORE] = MD_MC_RESTORE,
         [R_REDACT] = MD_MC_REDACT,   [R_CHANGES] = MD_MC_CHANGES,   [R_METRICS] = MD_MC_METRICS,
-        [R_TENANTS] = MD_MC_QUOTA,   [R_OTHER] = MD_MC_NOT_FOUND,
+        [R_TENANTS] = MD_MC_QUOTA,   [R_SEARCH] = MD_MC_SEARCH,     [R_OTHER] = MD_MC_NOT_FOUND,
     };
     /* The listing and erasure of tenants (the rest of /v1/tenants: quota). */
     if (r->route == R_TENANTS &&

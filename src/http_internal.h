@@ -71,6 +71,7 @@ enum route {
     R_CHANGES,
     R_METRICS,
     R_TENANTS,
+    R_SEARCH,
     R_OTHER
 };
 
@@ -200,6 +201,9 @@ void md_http_waiters_stop(struct md_http *h);
 
 /* http_tenants.c: GET /v1/tenants/{t}, PUT /v1/tenants/{t}/limits. */
 enum MHD_Result md_http_tenants(struct req *r);
+
+/* http_search.c: GET /v1/search (md_search.h); the tenant is decided. */
+enum MHD_Result md_http_search(struct req *r);
 
 /* http_v1.c: an optional integer query parameter in [lo, hi] (default
  * `def`): 0, or -1 with the 400 answered in *ret ("Parameter `limit` must

@@ -583,6 +583,8 @@ enum MHD_Result md_http_v1(struct req *r)
         return write_op(r, MD_CMD_REDACT);
     case R_CHANGES:
         return changes(r);
+    case R_SEARCH:
+        return md_http_search(r);
     default:
         return MHD_NO;
     }

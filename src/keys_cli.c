@@ -151,7 +151,7 @@ int md_keys_main(int argc, char **argv)
         return fail("no such key", a.id);
     char why[512] = "";
     /* Opening the store creates and migrates the database when needed. */
-    struct md_store_config scfg = {a.db, MD_DURABILITY_FULL, 5000, 1, {0, 0}};
+    struct md_store_config scfg = {a.db, MD_DURABILITY_FULL, 5000, 1, {0, 0}, MD_SEARCH_KEEP};
     struct md_store *store = NULL;
     if (md_store_open(&scfg, &store, why, sizeof why) != MD_OK)
         return fail("cannot open the database", why);

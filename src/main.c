@@ -75,8 +75,9 @@ int main(int argc, char **argv)
     char why[512] = "";
     struct md_store *store = NULL;
     /* A reader per HTTP thread, and one for /readyz. */
-    struct md_store_config scfg = {cfg.db, cfg.durability, (int)cfg.busy_timeout_ms,
-                                   cfg.threads + 1, cfg.history};
+    struct md_store_config scfg = {
+        cfg.db,          cfg.durability, (int)cfg.busy_timeout_ms,
+        cfg.threads + 1, cfg.history,    cfg.search_off ? MD_SEARCH_OFF : MD_SEARCH_ON};
     if (md_store_open(&scfg, &store, why, sizeof why) != MD_OK) {
         md_log_msg(MD_LOG_ERROR, "cannot open the database", why);
         return 1;

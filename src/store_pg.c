@@ -43,6 +43,7 @@
 #include "md_log.h"
 #include "md_metrics.h"
 #include "md_path.h"
+#include "md_search.h"
 #include "md_tenant.h"
 #include "md_tenant_cache.h"
 #include "store_pg_internal.h"
@@ -109,6 +110,7 @@ enum pst {
     P_LIMITS_SET,
     P_TENANTS_LIST,
     P_ERASE,
+    P_SEARCH,
     P_COUNT
 };
 
@@ -432,6 +434,21 @@ static const struct {
                  " (SELECT count(*) FROM k)",
                  1,
                  {OID_TEXT}},
+    /* Full-text search: the files of tenant $1 at $2 or below ($3, $4)
+     * whose text matches ILIKE pattern $5 (the longest term: answered from
+     * the trigram index entries_search of 005_search.sql) and all of $6;
+     * ranked by the occurrences of the longest term ($7), then path. */
+    [P_SEARCH] =
+        {"SELECT path, content FROM (SELECT e.path, e.content, memoryd_text(e.content) AS x"
+         " FROM entries e WHERE e.tenant = (SELECT id FROM tenants WHERE name = $1)"
+         " AND e.kind = 0 AND (e.path = $2 OR (e.path > $3 AND e.path < $4))"
+         " AND memoryd_text(e.content) ILIKE $5"
+         " AND memoryd_text(e.content) ILIKE ALL ($6::text[])) m"
+         " ORDER BY (length(x) - length(replace(lower(x), lower($7), ''))) / length($7)"
+         " DESC, path LIMIT $8 OFFSET $9",
+         9,
+         {OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXTARRAY, OID_TEXT, OID_INT8,
+          OID_INT8}},
 };
 
 /* A bulk statement is sent when its contents reach this many bytes. */
@@ -523,6 +540,7 @@ struct pg_store {
     unsigned long heal_failures;
     struct md_pg_watch *watch; /* LISTENs for other instances' commits */
     int64_t prune_next_tenant; /* the writer's: where pruning by age goes on */
+    int search_off;            /* no full-text index (--search off), set at open */
 };
 
 /* History (the section "history" below). */
@@ -540,6 +558,8 @@ static enum md_err tenant_lookup(struct pg_txn *t, const char *tenant, int64_t *
 static enum md_err hist_commit_send(struct pg_txn *t);
 enum { VACUUM_REDACTED = 1, VACUUM_ERASED = 2 };
 static void vacuum_versions(struct pg_store *s, int what);
+static enum md_err pg_search(struct md_txn *base, const char *tenant,
+                             const struct md_search_terms *q, md_search_cb cb, void *ctx);
 
 static int64_t now_ms(void)
 {
@@ -3056,6 +3076,7 @@ static const struct md_store_ops pg_ops = {
     .tenants = pg_tenants,
     .erase = pg_erase,
     .set_limits = pg_set_limits,
+    .search = pg_search,
 };
 
 enum md_err md_store_pg_open(const struct md_store_config *cfg, struct md_store **out, char *why,
@@ -3078,6 +3099,8 @@ enum md_err md_store_pg_open(const struct md_store_config *cfg, struct md_store 
     PGconn *m = s->uri ? md_pg_connect(s->uri, why, why_len) : NULL;
     if (m) {
         e = md_pg_migrate(m, why, why_len) == 0 ? MD_OK : MD_EDB;
+        if (!e && md_pg_search_setting(m, cfg->search, &s->search_off, why, why_len))
+            e = MD_EDB;
         PQfinish(m);
     }
     if (!e) {
@@ -3090,6 +3113,87 @@ enum md_err md_store_pg_open(const struct md_store_config *cfg, struct md_store 
     }
     *out = &s->base;
     return MD_OK;
+}
+
+/* ---- full-text search (md_search.h) ---- */
+
+/* `s` as an ILIKE pattern matching any text that contains it. */
+static enum md_err like_pattern(struct md_buf *b, const char *s, size_t n)
+{
+    md_buf_reset(b);
+    enum md_err e = md_buf_putc(b, '%');
+    for (size_t i = 0; i < n && !e; i++) {
+        if (s[i] == '%' || s[i] == '_' || s[i] == '\\')
+            e = md_buf_putc(b, '\\');
+        if (!e)
+            e = md_buf_putc(b, s[i]);
+    }
+    if (!e)
+        e = md_buf_putc(b, '%');
+    return e;
+}
+
+static enum md_err pg_search(struct md_txn *base, const char *tenant,
+                             const struct md_search_terms *q, md_search_cb cb, void *ctx)
+{
+    struct pg_txn *t = (struct pg_txn *)base;
+    struct pg_store *s = (struct pg_store *)base->store;
+    if (s->search_off)
+        return MD_ENOENT;
+    size_t longest = 0;
+    for (size_t i = 1; i < q->n; i++)
+        if (q->lens[i] > q->lens[longest])
+            longest = i;
+    struct md_buf lo, hi, first, pat, all;
+    md_buf_init(&lo, q->dir_len + 2);
+    md_buf_init(&hi, q->dir_len + 2);
+    md_buf_init(&first, 2 * MD_SEARCH_Q_MAX + 4);
+    md_buf_init(&pat, 2 * MD_SEARCH_Q_MAX + 4);
+    md_buf_init(&all, 4 * MD_SEARCH_Q_MAX * MD_SEARCH_TERMS_MAX);
+    enum md_err e = md_buf_append(&lo, q->dir, q->dir_len);
+    if (!e)
+        e = md_buf_putc(&lo, '/');
+    if (!e)
+        e = md_buf_append(&hi, q->dir, q->dir_len);
+    if (!e)
+        e = md_buf_putc(&hi, '0');
+    if (!e)
+        e = like_pattern(&first, q->terms[longest], q->lens[longest]);
+    if (!e)
+        e = md_pg_arr_begin(&all, OID_TEXT, q->n);
+    for (size_t i = 0; i < q->n && !e; i++) {
+        e = like_pattern(&pat, q->terms[i], q->lens[i]);
+        if (!e)
+            e = md_pg_arr_elem(&all, pat.data, pat.len);
+    }
+    if (!e) {
+        struct md_pg_params p = {.n = 0};
+        md_pg_text(&p, tenant);
+        md_pg_bytes(&p, q->dir, q->dir_len);
+        md_pg_bytes(&p, lo.data, lo.len);
+        md_pg_bytes(&p, hi.data, hi.len);
+        md_pg_bytes(&p, first.data, first.len);
+        md_pg_bytes(&p, all.data, all.len);
+        md_pg_bytes(&p, q->terms[longest], q->lens[longest]);
+        md_pg_i64(&p, (int64_t)q->limit);
+        md_pg_i64(&p, (int64_t)q->offset);
+        e = exec_one(t, P_SEARCH, &p);
+    }
+    if (!e) {
+        PGresult *r = t->res;
+        t->res = NULL; /* kept while cb runs: cb must not call the txn */
+        for (int i = 0; r && i < PQntuples(r); i++)
+            if (cb(ctx, PQgetvalue(r, i, 0), (size_t)PQgetlength(r, i, 0), PQgetvalue(r, i, 1),
+                   (size_t)PQgetlength(r, i, 1)))
+                break;
+        PQclear(r);
+    }
+    md_buf_free(&lo);
+    md_buf_free(&hi);
+    md_buf_free(&first);
+    md_buf_free(&pat);
+    md_buf_free(&all);
+    return e;
 }
 
 /* ---- optimistic batches (see md_store_pg.h) ---- */

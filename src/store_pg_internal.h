@@ -12,6 +12,7 @@
 
 #include "md_buf.h"
 #include "md_err.h"
+#include "md_store.h"
 
 /* Type OIDs (pg_type.dat). */
 /* The payload of an erasure's notification on memoryd_changes: this, then
@@ -90,5 +91,13 @@ void md_pg_watch_stop(struct md_pg_watch *w);
  * advisory lock; refuse a database whose schema is newer. 0, or -1 with a
  * reason in `why`. `conn` is in normal (not pipeline) mode. */
 int md_pg_migrate(PGconn *conn, char *why, size_t why_len);
+
+/* After md_pg_migrate: --search off drops the trigram index entries_search
+ * (005_search.sql); --search on builds it when it is missing (a SHARE lock
+ * on entries meanwhile: other instances' writes wait); KEEP changes
+ * nothing. *off: whether the index is off now. 0, or -1 with the error in
+ * `why`. */
+int md_pg_search_setting(PGconn *conn, enum md_search_mode mode, int *off, char *why,
+                         size_t why_len);
 
 #endif

@@ -85,3 +85,27 @@ int md_pg_migrate(PGconn *conn, char *why, size_t why_len)
     exec(conn, "SELECT pg_advisory_unlock(" MIGRATE_LOCK ")", ignore, sizeof ignore);
     return version < 0 ? -1 : 0;
 }
+
+int md_pg_search_setting(PGconn *conn, enum md_search_mode mode, int *now_off, char *why,
+                         size_t why_len)
+{
+    PGresult *r = PQexec(conn, "SELECT to_regclass('entries_search') IS NOT NULL");
+    int on = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 &&
+             strcmp(PQgetvalue(r, 0, 0), "t") == 0;
+    PQclear(r);
+    *now_off = !on;
+    int off = mode == MD_SEARCH_OFF;
+    if (mode == MD_SEARCH_KEEP || on == !off)
+        return 0;
+    if (exec(conn,
+             off ? "DROP INDEX IF EXISTS entries_search"
+                 : "CREATE INDEX IF NOT EXISTS entries_search ON entries"
+                   " USING gin (memoryd_text(content) gin_trgm_ops) WHERE kind = 0",
+             why, why_len))
+        return -1;
+    *now_off = off;
+    md_log_msg(MD_LOG_INFO,
+               off ? "search index dropped (--search off)" : "search index built (--search on)",
+               NULL);
+    return 0;
+}

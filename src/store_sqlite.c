@@ -129,6 +129,18 @@ static const char *const stmt_sql[S_COUNT] = {
     [S_ERASE_IDEM] = "DELETE FROM idempotency WHERE tenant = ?1",
     [S_ERASE_KEYS] = "DELETE FROM api_keys WHERE tenant = ?1",
     [S_ERASE_TENANT] = "DELETE FROM tenants WHERE id = ?1",
+    /* Full-text search (store_sqlite_search.c): the index's matches of
+     * this tenant at or below :path, best first; or, when every term is
+     * shorter than a trigram, a scan of the tenant's files there. */
+    [S_SEARCH_FTS] = "SELECT e.path, e.content FROM entries_search f CROSS JOIN entries e"
+                     " ON e.id = f.rowid WHERE entries_search MATCH :match AND e.tenant = :tenant"
+                     " AND e.kind = 0 AND (e.path = :path OR (e.path > :lo AND e.path < :hi))"
+                     " AND memoryd_contains(e.content, :short)"
+                     " ORDER BY f.rank, e.path LIMIT :limit OFFSET :offset",
+    [S_SEARCH_SCAN] = "SELECT path, content FROM entries WHERE tenant = :tenant AND kind = 0"
+                      " AND (path = :path OR (path > :lo AND path < :hi))"
+                      " AND memoryd_contains(content, :short) ORDER BY path"
+                      " LIMIT :limit OFFSET :offset",
     [S_REDACT] = "UPDATE versions SET content = NULL, sha256 = NULL, redacted = 1"
                  " WHERE tenant = ?1 AND version = ?2",
     [S_PRUNE_COUNT_FIND] = "SELECT version FROM versions WHERE tenant = ?1 AND path = ?2"
@@ -396,6 +408,8 @@ static int conn_open(struct sq_store *s, enum role role, struct sq_conn **out, c
                                          NULL);
         if (rc == SQLITE_OK)
             rc = migrate(c->db, why, why_len); /* before preparing statements */
+        if (rc == SQLITE_OK)
+            rc = sq_search_setting(c->db, s->cfg.search, &s->search_off, why, why_len);
         if (rc != SQLITE_OK)
             goto fail;
         sqlite3_wal_hook(c->db, wal_hook, s);
@@ -403,6 +417,11 @@ static int conn_open(struct sq_store *s, enum role role, struct sq_conn **out, c
         rc = exec_simple(c->db, "PRAGMA query_only=1;", why, why_len);
         if (rc != SQLITE_OK)
             goto fail;
+    }
+    rc = sq_search_functions(c->db);
+    if (rc != SQLITE_OK) {
+        snprintf(why, why_len, "memoryd_contains: %s", sqlite3_errmsg(c->db));
+        goto fail;
     }
     for (int i = 0; i < S_COUNT; i++) {
         rc = sqlite3_prepare_v3(c->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &c->st[i], NULL);
@@ -1416,6 +1435,7 @@ static const struct md_store_ops sqlite_ops = {
     .tenants = sq_tenants,
     .erase = sq_erase,
     .set_limits = sq_set_limits,
+    .search = sq_search,
 };
 
 int md_store_sqlite_check_plans(const char *path, char *why, size_t why_len)

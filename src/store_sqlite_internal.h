@@ -83,6 +83,8 @@ enum stmt_id {
     S_ERASE_IDEM,
     S_ERASE_KEYS,
     S_ERASE_TENANT,
+    S_SEARCH_FTS,
+    S_SEARCH_SCAN,
     S_COUNT
 };
 
@@ -161,6 +163,7 @@ struct sq_store {
      * checkpoint after the commit). */
     int64_t prune_next_tenant;
     int scrub_wal;
+    int search_off; /* no full-text index (--search off), set when the writer opens */
 };
 
 /* Bounds of the subtree of `dir`: (dir + "/", dir + "0"). */
@@ -192,6 +195,17 @@ int64_t sq_column_or(sqlite3_stmt *st, int col, int64_t none);
 int64_t sq_utf8_chars(const char *s, size_t n);
 /* Write every pending directory size change (each once). */
 enum md_err sq_sizes_flush(struct sq_txn *t);
+
+/* store_sqlite_search.c: full-text search (md_store.h, md_search.h). */
+/* Register memoryd_contains() on a connection (before preparing statements). */
+int sq_search_functions(sqlite3 *db);
+/* On the writer, after migrating: --search on puts the index's triggers
+ * back and refills the index when they are missing; --search off drops
+ * them and empties it; KEEP changes nothing. *off: whether the index is
+ * off now. SQLite result code; `why` on failure. */
+int sq_search_setting(sqlite3 *db, enum md_search_mode mode, int *off, char *why, size_t why_len);
+enum md_err sq_search(struct md_txn *base, const char *tenant, const struct md_search_terms *q,
+                      md_search_cb cb, void *ctx);
 
 /* store_sqlite_tenants.c: tenant administration (md_store.h). */
 enum md_err sq_tenants(struct md_txn *base, const char *after, size_t limit, md_tenant_cb cb,

@@ -319,3 +319,26 @@ enum md_err md_insert(const char *text, size_t text_len, int64_t line, const cha
         e = md_buf_append(result, text + split, text_len - split);
     return e;
 }
+
+static unsigned char fold_ascii(unsigned char c)
+{
+    return (c >= 'A' && c <= 'Z') ? (unsigned char)(c + ('a' - 'A')) : c;
+}
+
+long md_text_find_ci(const char *hay, size_t n, const char *needle, size_t m)
+{
+    if (m == 0 || m > n)
+        return -1;
+    unsigned char first = fold_ascii((unsigned char)needle[0]);
+    for (size_t i = 0; i + m <= n; i++) {
+        if (fold_ascii((unsigned char)hay[i]) != first)
+            continue;
+        size_t k = 1;
+        while (k < m &&
+               fold_ascii((unsigned char)hay[i + k]) == fold_ascii((unsigned char)needle[k]))
+            k++;
+        if (k == m)
+            return (long)i;
+    }
+    return -1;
+}

@@ -122,7 +122,7 @@ static void db_close(void)
 static void db_open(void)
 {
     char why[512] = "";
-    struct md_store_config cfg = {g_db, MD_DURABILITY_NORMAL, 2000, 0, {20, 30}};
+    struct md_store_config cfg = {g_db, MD_DURABILITY_NORMAL, 2000, 0, {20, 30}, MD_SEARCH_KEEP};
     if (md_store_sqlite_open(&cfg, &g_store, why, sizeof why) != MD_OK) {
         fprintf(stderr, "fuzz_request: cannot open %s: %s\n", g_db, why);
         abort();

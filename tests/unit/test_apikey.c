@@ -107,7 +107,7 @@ static void test_keystore(void)
     char path[128];
     snprintf(path, sizeof path, "%s/k.db", dir);
     char why[256] = "";
-    struct md_store_config scfg = {path, MD_DURABILITY_FULL, 1000, 1, {0, 0}};
+    struct md_store_config scfg = {path, MD_DURABILITY_FULL, 1000, 1, {0, 0}, MD_SEARCH_KEEP};
     struct md_store *store = NULL;
     CHECK_EQ_INT(md_store_open(&scfg, &store, why, sizeof why), MD_OK);
     md_store_close(store);

@@ -42,7 +42,7 @@ static struct md_cmd_result RES; /* what the last command produced besides its t
 
 static struct md_store *open_store(void)
 {
-    struct md_store_config c = {g_db, MD_DURABILITY_FULL, 5000, 0, {20, 30}};
+    struct md_store_config c = {g_db, MD_DURABILITY_FULL, 5000, 0, {20, 30}, MD_SEARCH_KEEP};
     struct md_store *s = NULL;
     char why[512] = "";
     if (md_store_sqlite_open(&c, &s, why, sizeof why) != MD_OK) {
@@ -974,7 +974,7 @@ static void test_newer_schema_refused(void)
     CHECK_EQ_INT(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(db);
 
-    struct md_store_config c = {path, MD_DURABILITY_FULL, 5000, 0, {20, 30}};
+    struct md_store_config c = {path, MD_DURABILITY_FULL, 5000, 0, {20, 30}, MD_SEARCH_KEEP};
     struct md_store *s = NULL;
     char why[512] = "";
     CHECK_EQ_INT(md_store_sqlite_open(&c, &s, why, sizeof why), MD_EDB);
@@ -1001,7 +1001,7 @@ static void test_durability(void)
     char path[160];
     snprintf(path, sizeof path, "%s/durability.db", g_dir);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        struct md_store_config c = {path, cases[i].durability, 5000, 0, {20, 30}};
+        struct md_store_config c = {path, cases[i].durability, 5000, 0, {20, 30}, MD_SEARCH_KEEP};
         struct md_store *s = NULL;
         char why[512] = "";
         CHECK_EQ_INT(md_store_sqlite_open(&c, &s, why, sizeof why), MD_OK);

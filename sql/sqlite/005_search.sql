@@ -1,0 +1,51 @@
+-- memoryd schema, version 5: full-text search of the current files (README, "Search").
+-- SQLite. The entries table gets an explicit `id INTEGER PRIMARY KEY`: the full-text index
+-- refers to a file by it, and an implicit rowid may be renumbered by a VACUUM. The table is
+-- rebuilt as in 002 (same columns, same keys; `id` first), then the index is filled.
+CREATE TABLE entries_v5 (
+    id         INTEGER PRIMARY KEY,
+    tenant     INTEGER NOT NULL REFERENCES tenants(id),
+    path       TEXT    NOT NULL,
+    depth      INTEGER NOT NULL,          -- segments below /memories (root = 0)
+    kind       INTEGER NOT NULL CHECK (kind IN (0, 1)),  -- 0 file, 1 directory
+    size       INTEGER NOT NULL,          -- file bytes; directory: bytes of files below
+    mtime      INTEGER NOT NULL,          -- unix time, milliseconds
+    sha256     BLOB,                      -- files only: SHA-256 of the content
+    content    BLOB,                      -- files only; last so listings never read it
+    UNIQUE (tenant, path)
+);
+INSERT INTO entries_v5 (tenant, path, depth, kind, size, mtime, sha256, content)
+    SELECT tenant, path, depth, kind, size, mtime, sha256, content FROM entries ORDER BY tenant, path;
+DROP TABLE entries;
+ALTER TABLE entries_v5 RENAME TO entries;
+CREATE INDEX entries_children ON entries (tenant, depth, path, kind, size);
+CREATE TRIGGER entries_files_insert AFTER INSERT ON entries WHEN NEW.kind = 0
+BEGIN
+    UPDATE tenants SET files = files + 1 WHERE id = NEW.tenant;
+END;
+CREATE TRIGGER entries_files_delete AFTER DELETE ON entries WHEN OLD.kind = 0
+BEGIN
+    UPDATE tenants SET files = files - 1 WHERE id = OLD.tenant;
+END;
+
+-- The index: FTS5, trigram tokenizer (substring match, case-insensitive), contentless (the
+-- text is in entries already), one row per file, its rowid the entry's id. A rename updates
+-- `path` only, so the index is not touched; the triggers keep it exact in the transaction of
+-- every write (put_file, remove_tree, restore, erasure, migrate). `memoryd --search off`
+-- drops the three triggers and empties the index; `--search on` (the default) puts them
+-- back and refills it at start (src/store_sqlite_search.c).
+CREATE VIRTUAL TABLE entries_search USING fts5(body, content = '', tokenize = 'trigram');
+CREATE TRIGGER entries_search_insert AFTER INSERT ON entries WHEN NEW.kind = 0
+BEGIN
+    INSERT INTO entries_search (rowid, body) VALUES (NEW.id, NEW.content);
+END;
+CREATE TRIGGER entries_search_delete AFTER DELETE ON entries WHEN OLD.kind = 0
+BEGIN
+    INSERT INTO entries_search (entries_search, rowid, body) VALUES ('delete', OLD.id, OLD.content);
+END;
+CREATE TRIGGER entries_search_update AFTER UPDATE OF content ON entries WHEN OLD.kind = 0
+BEGIN
+    INSERT INTO entries_search (entries_search, rowid, body) VALUES ('delete', OLD.id, OLD.content);
+    INSERT INTO entries_search (rowid, body) VALUES (NEW.id, NEW.content);
+END;
+INSERT INTO entries_search (rowid, body) SELECT id, content FROM entries WHERE kind = 0;
