@@ -111,6 +111,7 @@ enum pst {
     P_TENANTS_LIST,
     P_ERASE,
     P_SEARCH,
+    P_SEARCH_SCAN,
     P_COUNT
 };
 
@@ -122,6 +123,8 @@ enum pst {
     " AND kind = 0)"
 #define VERSION_COLS                                                                               \
     "version, path, existed, redacted, sha256, size, time, command, actor, pruned_through"
+/* A search hit's rank: the occurrences of $7 in its text x. */
+#define SEARCH_RANK "(length(x) - length(replace(lower(x), lower($7), ''))) / length($7)"
 
 static const struct {
     const char *sql;
@@ -435,20 +438,30 @@ static const struct {
                  1,
                  {OID_TEXT}},
     /* Full-text search: the files of tenant $1 at $2 or below ($3, $4)
-     * whose text matches ILIKE pattern $5 (the longest term: answered from
-     * the trigram index entries_search of 005_search.sql) and all of $6;
-     * ranked by the occurrences of the longest term ($7), then path. */
-    [P_SEARCH] =
-        {"SELECT path, content FROM (SELECT e.path, e.content, memoryd_text(e.content) AS x"
-         " FROM entries e WHERE e.tenant = (SELECT id FROM tenants WHERE name = $1)"
-         " AND e.kind = 0 AND (e.path = $2 OR (e.path > $3 AND e.path < $4))"
-         " AND memoryd_text(e.content) ILIKE $5"
-         " AND memoryd_text(e.content) ILIKE ALL ($6::text[])) m"
-         " ORDER BY (length(x) - length(replace(lower(x), lower($7), ''))) / length($7)"
-         " DESC, path LIMIT $8 OFFSET $9",
-         9,
-         {OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXTARRAY, OID_TEXT, OID_INT8,
-          OID_INT8}},
+     * whose text matches ILIKE pattern $5 (the longest term) and all of
+     * $6, ranked by the occurrences of the longest term ($7), then path.
+     * P_SEARCH finds the matches of $5 in the trigram index entries_search
+     * of 005_search.sql (materialized: whatever the generic plan's guess,
+     * the index is used), then keeps the tenant's; P_SEARCH_SCAN, for
+     * terms all shorter than a trigram, reads the tenant's files there. */
+    [P_SEARCH] = {"WITH m AS MATERIALIZED (SELECT tenant, path, content, memoryd_text(content) AS x"
+                  " FROM entries WHERE kind = 0 AND memoryd_text(content) ILIKE $5)"
+                  " SELECT path, content FROM m"
+                  " WHERE tenant = (SELECT id FROM tenants WHERE name = $1)"
+                  " AND (path = $2 OR (path > $3 AND path < $4)) AND x ILIKE ALL ($6::text[])"
+                  " ORDER BY " SEARCH_RANK " DESC, path LIMIT $8 OFFSET $9",
+                  9,
+                  {OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXTARRAY, OID_TEXT,
+                   OID_INT8, OID_INT8}},
+    [P_SEARCH_SCAN] = {"SELECT path, content FROM (SELECT e.path, e.content,"
+                       " memoryd_text(e.content) AS x FROM entries e"
+                       " WHERE e.tenant = (SELECT id FROM tenants WHERE name = $1) AND e.kind = 0"
+                       " AND (e.path = $2 OR (e.path > $3 AND e.path < $4)) OFFSET 0) m"
+                       " WHERE x ILIKE $5 AND x ILIKE ALL ($6::text[])"
+                       " ORDER BY " SEARCH_RANK " DESC, path LIMIT $8 OFFSET $9",
+                       9,
+                       {OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXTARRAY, OID_TEXT,
+                        OID_INT8, OID_INT8}},
 };
 
 /* A bulk statement is sent when its contents reach this many bytes. */
@@ -623,7 +636,7 @@ static int is_read_statement(int id)
     return id == P_LOCATE || id == P_VIEW || id == P_GET || id == P_LIST || id == P_PING ||
            id == P_DB_SIZE || id == P_HISTORY || id == P_VERSION_GET || id == P_SNAP_BEFORE ||
            id == P_STATE_BEFORE || id == P_CHANGES || id == P_CHANGES_META || id == P_USAGE ||
-           id == P_TENANTS_LIST;
+           id == P_TENANTS_LIST || id == P_SEARCH || id == P_SEARCH_SCAN;
 }
 
 /* Session settings, then the statements prepared (a writer's all, a
@@ -3177,7 +3190,10 @@ static enum md_err pg_search(struct md_txn *base, const char *tenant,
         md_pg_bytes(&p, q->terms[longest], q->lens[longest]);
         md_pg_i64(&p, (int64_t)q->limit);
         md_pg_i64(&p, (int64_t)q->offset);
-        e = exec_one(t, P_SEARCH, &p);
+        int indexed = 0;
+        for (size_t i = 0; i < q->lens[longest]; i++)
+            indexed += ((unsigned char)q->terms[longest][i] & 0xC0) != 0x80;
+        e = exec_one(t, indexed >= MD_SEARCH_SHORT_TERM ? P_SEARCH : P_SEARCH_SCAN, &p);
     }
     if (!e) {
         PGresult *r = t->res;
