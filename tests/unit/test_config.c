@@ -341,6 +341,7 @@ static void test_config_defaults(void)
     CHECK(cfg.metrics_listen == NULL);
     CHECK_EQ_INT(cfg.metrics_tenant_labels, 0);
     CHECK_EQ_INT(cfg.auth_keys, 0);
+    CHECK_EQ_INT(cfg.search_off, 0);
     CHECK_EQ_INT(cfg.limits.max_body, 4 << 20);
     CHECK_EQ_INT(cfg.limits.max_file, 1 << 20);
     CHECK_EQ_INT(cfg.limits.max_view, 256 << 10);
@@ -452,9 +453,10 @@ static void test_config_env_and_flags(void)
     LOAD(&cfg, &res, "--port", "9100", "--max-file=512K", "--durability=full",
          "--require-tenant=off", "--listen", "0.0.0.0", "--db=/tmp/y.db", "--log-level", "warn",
          "--default-tenant=t.2", "--max-batch", "1", "--tenant-max-bytes=512KiB",
-         "--tenant-max-files", "25", "--auth", "keys");
+         "--tenant-max-files", "25", "--auth", "keys", "--search", "off");
     CHECK_EQ_INT(res.r, MD_CONFIG_RUN);
     CHECK_EQ_INT(cfg.auth_keys, 1);
+    CHECK_EQ_INT(cfg.search_off, 1);
     CHECK_EQ_INT(cfg.limits.tenant_max_bytes, 512 << 10);
     CHECK_EQ_INT(cfg.limits.tenant_max_files, 25);
     CHECK_STR(res.err, "");
@@ -534,6 +536,8 @@ static void test_config_rejects(void)
     EXPECT_USAGE("memoryd: invalid value for --port: 'abc' (expected N)\n", "--port", "abc");
     EXPECT_USAGE("memoryd: invalid value for --auth: 'basic' (expected none|keys)\n", "--auth",
                  "basic");
+    EXPECT_USAGE("memoryd: invalid value for --search: 'yes' (expected on|off)\n", "--search",
+                 "yes");
     EXPECT_USAGE("memoryd: invalid value for --port: '-1' (expected N)\n", "--port=-1");
     EXPECT_USAGE("memoryd: invalid value for --port: '1K' (expected N)\n", "--port", "1K");
     EXPECT_USAGE("memoryd: invalid value for --port: '' (expected N)\n", "--port=");
@@ -686,6 +690,9 @@ static void test_config_help_version(void)
         "--auth none|keys",
         "MEMORYD_AUTH",
         "Authorization:",
+        "--search on|off",
+        "MEMORYD_SEARCH",
+        "GET /v1/search",
         "memoryd keys create|list|revoke",
         "--log-level error|warn|info|debug",
         "MEMORYD_LOG_LEVEL",
