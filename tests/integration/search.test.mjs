@@ -1,0 +1,306 @@
+// Proves full-text search (GET /v1/search, md_search.h) over real HTTP on loopback against a
+// temp SQLite database (FTS5, trigram tokenizer), and as pg/integration/search against a fresh
+// PostgreSQL database (pg_trgm):
+//   - exact hits and misses, the whole JSON answer compared: a word (ASCII letters without
+//     case), several words (every one must be in the file, anywhere), a phrase in double quotes
+//     (the words together), a term with LIKE's wildcards taken literally, non-ASCII text
+//     ("Zürich", "東京" shorter than a trigram, "東京都"), matching lines numbered as view numbers
+//     them, long lines cut around the match;
+//   - a search right after an acknowledged write finds it (create, str_replace, delete);
+//   - a directory of 1,000 files renamed: every file found under its new path by a word they
+//     share (paged through) and by a word of one file, none under the old path; then the
+//     directory deleted: none found;
+//   - tenants apart; the path filter (a directory, a file, a path with no entry);
+//   - pagination: limit and cursor, pages without overlap that add up to every hit; a cursor of
+//     another search refused;
+//   - ranking: the file with more occurrences first;
+//   - the text rendering for a model (format=text), exact;
+//   - every refusal (q missing, empty, too long, too many terms, unmatched quote, control
+//     character; limit; cursor; path; format): its exact 400 body, nothing changed;
+//   - --search off: 404 with its text, writes still served; back to --search on over the same
+//     database: the index is rebuilt at start and finds what was written while it was off;
+//   - an API key of the read scope may search (--auth keys).
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { startServer, BIN } from '../lib/server.mjs';
+
+function client(srv, tenant) {
+  return {
+    async write(cmd) {
+      const r = await srv.post(cmd, { tenant });
+      assert.equal(r.status, 200, `${JSON.stringify(cmd)}: ${r.text}`);
+      assert.equal(r.json.is_error, false, r.text);
+      return r;
+    },
+    search: (query) => srv.request('GET', `/v1/search?${query}`, { headers: { 'x-tenant-id': tenant } }),
+    async hits(query) {
+      const r = await this.search(query);
+      assert.equal(r.status, 200, r.text);
+      return r.json;
+    },
+    async paths(query) {
+      return (await this.hits(query)).hits.map((h) => h.path);
+    },
+  };
+}
+const q = (s) => encodeURIComponent(s);
+
+// Every hit of a search, page after page; asserts the pages do not overlap.
+async function allPaths(c, query, limit) {
+  const seen = [];
+  let cursor = null;
+  for (;;) {
+    const page = await c.hits(`${query}&limit=${limit}${cursor ? `&cursor=${q(cursor)}` : ''}`);
+    assert.ok(page.hits.length <= limit);
+    seen.push(...page.hits.map((h) => h.path));
+    cursor = page.next_cursor;
+    if (!cursor) break;
+    assert.equal(page.hits.length, limit);
+  }
+  assert.equal(new Set(seen).size, seen.length, 'a hit on two pages');
+  return seen;
+}
+
+describe('GET /v1/search', () => {
+  let srv, alice, bob;
+  before(async () => {
+    srv = await startServer({ args: ['--tenant-max-files', '5000'] });
+    alice = client(srv, 'alice');
+    bob = client(srv, 'bob');
+    await alice.write({ command: 'create', path: '/memories/notes/billing.md',
+      file_text: 'Billing\nThe billing cycle starts on the 1st.\nnothing here\nBILLING again: 100% paid_in_full\n' });
+    await alice.write({ command: 'create', path: '/memories/notes/cycle.md',
+      file_text: 'A cycle of billing, in other words.\n' });
+    await alice.write({ command: 'create', path: '/memories/travel/zurich.md',
+      file_text: 'Trip to Zürich in May\n東京都に住む\n東京 tower\n' });
+    await alice.write({ command: 'create', path: '/memories/long.txt',
+      file_text: `${'x'.repeat(300)} needle ${'y'.repeat(300)}\n` });
+    await bob.write({ command: 'create', path: '/memories/bob.md', file_text: 'billing for bob\n' });
+  });
+  after(async () => srv && srv.stop());
+
+  test('exact hits and misses: words, phrases, wildcards taken literally, the JSON answer', async () => {
+    // Both words, anywhere in the file (the order of the two hits is the backend's ranking).
+    const both = await alice.hits(`q=${q('cycle billing')}`);
+    assert.deepEqual(both.hits.map((h) => h.path).sort(), ['/memories/notes/billing.md', '/memories/notes/cycle.md']);
+    assert.deepEqual(both.hits.find((h) => h.path === '/memories/notes/billing.md'), {
+      path: '/memories/notes/billing.md', matching_lines: 3, lines: [
+        { line: 1, text: 'Billing' },
+        { line: 2, text: 'The billing cycle starts on the 1st.' },
+        { line: 4, text: 'BILLING again: 100% paid_in_full' },
+      ] });
+    // A phrase: the words together, in this order.
+    assert.deepEqual(await alice.hits(`q=${q('"billing cycle"')}`), {
+      query: '"billing cycle"', path: '/memories', next_cursor: null,
+      hits: [{ path: '/memories/notes/billing.md', matching_lines: 1, lines: [{ line: 2, text: 'The billing cycle starts on the 1st.' }] }],
+    });
+    assert.deepEqual(await alice.paths(`q=${q('"cycle of billing"')}`), ['/memories/notes/cycle.md']);
+    assert.deepEqual(await alice.paths(`q=${q('"cycle billing"')}`), []);
+    // Misses: a word nowhere, one word of two missing.
+    assert.deepEqual(await alice.hits('q=invoice'), { query: 'invoice', path: '/memories', hits: [], next_cursor: null });
+    assert.deepEqual(await alice.paths(`q=${q('billing invoice')}`), []);
+    // % and _ are characters, not LIKE's wildcards.
+    assert.deepEqual(await alice.paths(`q=${q('100%')}`), ['/memories/notes/billing.md']);
+    assert.deepEqual(await alice.paths(`q=${q('paid_in')}`), ['/memories/notes/billing.md']);
+    assert.deepEqual(await alice.paths(`q=${q('0%_')}`), []);
+    assert.deepEqual(await alice.paths(`q=${q('paidxin')}`), []);
+  });
+
+  test('non-ASCII text: Zürich, 東京 (shorter than a trigram), 東京都', async () => {
+    assert.deepEqual(await alice.hits(`q=${q('Zürich')}`), {
+      query: 'Zürich', path: '/memories', next_cursor: null,
+      hits: [{ path: '/memories/travel/zurich.md', matching_lines: 1, lines: [{ line: 1, text: 'Trip to Zürich in May' }] }],
+    });
+    assert.deepEqual(await alice.paths(`q=${q('Zurich')}`), []);
+    assert.deepEqual(await alice.hits(`q=${q('東京')}`), {
+      query: '東京', path: '/memories', next_cursor: null,
+      hits: [{ path: '/memories/travel/zurich.md', matching_lines: 2, lines: [{ line: 2, text: '東京都に住む' }, { line: 3, text: '東京 tower' }] }],
+    });
+    assert.deepEqual(await alice.hits(`q=${q('東京都')}`), {
+      query: '東京都', path: '/memories', next_cursor: null,
+      hits: [{ path: '/memories/travel/zurich.md', matching_lines: 1, lines: [{ line: 2, text: '東京都に住む' }] }],
+    });
+    assert.deepEqual(await alice.paths(`q=${q('大阪')}`), []);
+  });
+
+  test('a long line is cut around its match', async () => {
+    const h = await alice.hits('q=needle');
+    assert.equal(h.hits.length, 1);
+    const text = `...${'x'.repeat(39)} needle ${'y'.repeat(160 - 39 - 1 - 6 - 1)}...`;
+    assert.deepEqual(h.hits[0], { path: '/memories/long.txt', matching_lines: 1, lines: [{ line: 1, text }] });
+  });
+
+  test('a search right after an acknowledged write finds it', async () => {
+    await alice.write({ command: 'create', path: '/memories/fresh.md', file_text: 'kumquat season\n' });
+    assert.deepEqual(await alice.paths('q=kumquat'), ['/memories/fresh.md']);
+    await alice.write({ command: 'str_replace', path: '/memories/fresh.md', old_str: 'kumquat', new_str: 'loquat' });
+    assert.deepEqual(await alice.paths('q=kumquat'), []);
+    assert.deepEqual(await alice.paths('q=loquat'), ['/memories/fresh.md']);
+    await alice.write({ command: 'insert', path: '/memories/fresh.md', insert_line: 0, insert_text: 'persimmon\n' });
+    assert.deepEqual((await alice.hits('q=persimmon')).hits, [{ path: '/memories/fresh.md', matching_lines: 1, lines: [{ line: 1, text: 'persimmon' }] }]);
+    await alice.write({ command: 'delete', path: '/memories/fresh.md' });
+    assert.deepEqual(await alice.paths('q=loquat'), []);
+  });
+
+  test('a directory of 1,000 files renamed, then deleted: the index follows', async () => {
+    const N = 1000;
+    const name = (i) => `f${String(i).padStart(4, '0')}.txt`;
+    for (let i = 0; i < N; i += 50) {
+      await Promise.all(Array.from({ length: 50 }, (_, k) => alice.write({ command: 'create',
+        path: `/memories/big/${name(i + k)}`, file_text: `haystack\nitem-${i + k}-end\n` })));
+    }
+    const before = await allPaths(alice, `q=haystack&path=${q('/memories/big')}`, 100);
+    assert.equal(before.length, N);
+    await alice.write({ command: 'rename', old_path: '/memories/big', new_path: '/memories/moved' });
+    const moved = await allPaths(alice, 'q=haystack', 100);
+    assert.deepEqual(moved.sort(), Array.from({ length: N }, (_, i) => `/memories/moved/${name(i)}`));
+    assert.deepEqual(await alice.paths(`q=haystack&path=${q('/memories/big')}`), []);
+    assert.deepEqual((await alice.hits('q=item-500-end')).hits, [{ path: '/memories/moved/f0500.txt', matching_lines: 1, lines: [{ line: 2, text: 'item-500-end' }] }]);
+    await alice.write({ command: 'delete', path: '/memories/moved' });
+    assert.deepEqual(await alice.paths('q=haystack'), []);
+    assert.deepEqual(await alice.paths('q=item-500-end'), []);
+  });
+
+  test('tenants apart; the path filter', async () => {
+    assert.deepEqual(await bob.paths('q=billing'), ['/memories/bob.md']);
+    assert.deepEqual(await bob.paths('q=Zürich'), []);
+    assert.deepEqual(await client(srv, 'carol').hits('q=billing'), { query: 'billing', path: '/memories', hits: [], next_cursor: null });
+    assert.deepEqual(await alice.paths(`q=billing&path=${q('/memories/notes')}`).then((p) => p.sort()), ['/memories/notes/billing.md', '/memories/notes/cycle.md']);
+    assert.deepEqual(await alice.paths(`q=billing&path=${q('/memories/notes/cycle.md')}`), ['/memories/notes/cycle.md']);
+    assert.deepEqual(await alice.hits(`q=billing&path=${q('/memories/travel/')}`), { query: 'billing', path: '/memories/travel', hits: [], next_cursor: null });
+    assert.deepEqual(await alice.paths(`q=billing&path=${q('/memories/nothing')}`), []);
+    // /memories/notes is not a prefix match of /memories/notes2.
+    await alice.write({ command: 'create', path: '/memories/notes2/x.md', file_text: 'billing\n' });
+    assert.equal((await alice.paths(`q=billing&path=${q('/memories/notes')}`)).length, 2);
+    await alice.write({ command: 'delete', path: '/memories/notes2' });
+  });
+
+  test('pagination: limit and cursor; ranking by occurrences', async () => {
+    for (let i = 1; i <= 5; i++)
+      await alice.write({ command: 'create', path: `/memories/rank/r${i}.md`, file_text: `${'walrus '.repeat(i)}\n` });
+    const first = await alice.hits(`q=walrus&limit=2`);
+    assert.deepEqual(first.hits.map((h) => h.path), ['/memories/rank/r5.md', '/memories/rank/r4.md']);
+    assert.match(first.next_cursor, /^2-[0-9a-f]{16}$/);
+    const all = await allPaths(alice, 'q=walrus', 2);
+    assert.deepEqual(all, [5, 4, 3, 2, 1].map((i) => `/memories/rank/r${i}.md`));
+    const last = await alice.hits(`q=walrus&limit=2&cursor=${first.next_cursor.replace(/^2-/, '4-')}`);
+    assert.deepEqual([last.hits.map((h) => h.path), last.next_cursor], [['/memories/rank/r1.md'], null]);
+    // Past the end: no hits.
+    assert.deepEqual((await alice.hits(`q=walrus&cursor=${first.next_cursor.replace(/^2-/, '9-')}`)).hits, []);
+    // The default limit is 10.
+    for (let i = 6; i <= 12; i++)
+      await alice.write({ command: 'create', path: `/memories/rank/r${i}.md`, file_text: 'walrus\n' });
+    const page = await alice.hits('q=walrus');
+    assert.equal(page.hits.length, 10);
+    assert.match(page.next_cursor, /^10-/);
+    // A cursor belongs to its query and path.
+    const other = await alice.search(`q=walru&cursor=${first.next_cursor}`);
+    assert.deepEqual([other.status, other.json], [400, { error: 'Parameter `cursor` must be the next_cursor of a page of this same search (the same q and path)' }]);
+    const otherPath = await alice.search(`q=walrus&path=${q('/memories/rank')}&cursor=${first.next_cursor}`);
+    assert.equal(otherPath.status, 400);
+    await alice.write({ command: 'delete', path: '/memories/rank' });
+  });
+
+  test('the text rendering for a model (format=text)', async () => {
+    const r = await alice.search(`q=${q('billing cycle')}&limit=1&format=text`);
+    assert.equal(r.status, 200);
+    assert.equal(r.headers.get('content-type'), 'text/plain; charset=utf-8');
+    const cursor = (await alice.hits(`q=${q('billing cycle')}&limit=1`)).next_cursor;
+    const top = (await alice.hits(`q=${q('billing cycle')}&limit=1`)).hits[0];
+    const lines = top.lines.map((l) => `${String(l.line).padStart(6)}\t${l.text}\n`).join('');
+    assert.equal(r.text, `Files in /memories that match billing cycle (best first, 1 to 1):\n${top.path}\n${lines}More files match: search again with cursor ${cursor}\n`);
+    const b = await alice.search(`q=${q('"billing cycle"')}&format=text`);
+    assert.equal(b.text, 'Files in /memories that match "billing cycle" (best first, 1 to 1):\n'
+      + '/memories/notes/billing.md\n     2\tThe billing cycle starts on the 1st.\n');
+    const three = await alice.search(`q=billing&path=${q('/memories/notes/billing.md')}&format=text`);
+    assert.equal(three.text, 'Files in /memories/notes/billing.md that match billing (best first, 1 to 1):\n'
+      + '/memories/notes/billing.md\n     1\tBilling\n     2\tThe billing cycle starts on the 1st.\n     4\tBILLING again: 100% paid_in_full\n');
+    const none = await alice.search('q=invoice&format=text');
+    assert.equal(none.text, 'No file in /memories matches invoice.\n');
+  });
+
+  test('refusals: exact 400 bodies, nothing changed', async () => {
+    const listing = async () => (await srv.post({ command: 'view', path: '/memories' }, { tenant: 'alice' })).text;
+    const before = await listing();
+    const cases = [
+      ['', 'Parameter `q` is required: the words to search for'],
+      ['q=', 'Parameter `q` is required: the words to search for'],
+      [`q=${q('   ')}`, 'Parameter `q` is required: the words to search for'],
+      [`q=${q('""')}`, 'Parameter `q` is required: the words to search for'],
+      [`q=${'a'.repeat(257)}`, 'Parameter `q` is too long: at most 256 bytes'],
+      [`q=${q('a b c d e f g h i')}`, 'Parameter `q` has too many terms: at most 8'],
+      [`q=${q('"billing cycle')}`, 'Parameter `q` has a double quote without its closing one'],
+      [`q=${q('bill\ting')}`, 'Parameter `q` must not contain control characters'],
+      [`q=${q('bill\ning')}`, 'Parameter `q` must not contain control characters'],
+      ['q=%FF%FE', 'Parameter `q` must be UTF-8'],
+      ['q=billing&limit=0', 'Parameter `limit` must be an integer from 1 to 100'],
+      ['q=billing&limit=101', 'Parameter `limit` must be an integer from 1 to 100'],
+      ['q=billing&limit=ten', 'Parameter `limit` must be an integer from 1 to 100'],
+      ['q=billing&cursor=abc', 'Parameter `cursor` must be the next_cursor of a page of this same search (the same q and path)'],
+      ['q=billing&cursor=0-0000000000000000', 'Parameter `cursor` must be the next_cursor of a page of this same search (the same q and path)'],
+      ['q=billing&cursor=', 'Parameter `cursor` must be the next_cursor of a page of this same search (the same q and path)'],
+      ['q=billing&path=/etc', 'Path must start with /memories, got: /etc'],
+      ['q=billing&format=xml', 'Parameter `format` must be json or text'],
+    ];
+    for (const [query, error] of cases) {
+      const r = await alice.search(query);
+      assert.deepEqual([r.status, r.json], [400, { error }], query);
+    }
+    const dots = await alice.search(`q=billing&path=${q('/memories/../etc')}`);
+    assert.equal(dots.status, 400);
+    assert.equal(await listing(), before);
+    const post = await srv.request('POST', '/v1/search?q=billing', { headers: { 'x-tenant-id': 'alice' } });
+    assert.equal(post.status, 405);
+    assert.equal(post.headers.get('allow'), 'GET');
+  });
+});
+
+describe('--search off, then on again over the same database', () => {
+  test('404 while off, writes served; the index rebuilt at start finds them', async () => {
+    const srv = await startServer({ args: ['--search', 'off'] });
+    const c = client(srv, 'alice');
+    await c.write({ command: 'create', path: '/memories/a.md', file_text: 'written while off: marmalade\n' });
+    const r = await c.search('q=marmalade');
+    assert.deepEqual([r.status, r.json], [404, { error: 'Search is turned off on this server (memoryd --search off)' }]);
+    await srv.stop();
+    const again = await startServer({ db: srv.dbPath });
+    try {
+      assert.deepEqual(await client(again, 'alice').paths('q=marmalade'), ['/memories/a.md']);
+      await client(again, 'alice').write({ command: 'rename', old_path: '/memories/a.md', new_path: '/memories/b.md' });
+      assert.deepEqual(await client(again, 'alice').paths('q=marmalade'), ['/memories/b.md']);
+    } finally {
+      await again.stop();
+    }
+    // Off again: the index is dropped (404), and on once more: rebuilt.
+    const off = await startServer({ db: srv.dbPath, args: ['--search', 'off'] });
+    assert.equal((await client(off, 'alice').search('q=marmalade')).status, 404);
+    await client(off, 'alice').write({ command: 'delete', path: '/memories/b.md' });
+    await off.stop();
+    const on = await startServer({ db: srv.dbPath });
+    assert.deepEqual(await client(on, 'alice').paths('q=marmalade'), []);
+    await on.stop();
+  });
+});
+
+describe('--auth keys', () => {
+  test('an API key of the read scope may search, its own tenant only', async () => {
+    const srv = await startServer({ args: ['--auth', 'keys'] });
+    try {
+      const key = (tenant, scope) => execFileSync(BIN, ['keys', 'create', '--db', srv.dbPath, '--tenant', tenant, '--scope', scope],
+        { encoding: 'utf8' }).match(/mdk_[A-Za-z0-9_-]{43}/)[0];
+      const writer = key('alice', 'write');
+      const reader = key('alice', 'read');
+      const w = await srv.request('POST', '/memory', { body: JSON.stringify({ command: 'create', path: '/memories/k.md', file_text: 'quince jam\n' }),
+        headers: { authorization: `Bearer ${writer}`, 'content-type': 'application/json' } });
+      assert.equal(w.status, 200, w.text);
+      const r = await srv.request('GET', '/v1/search?q=quince', { headers: { authorization: `Bearer ${reader}` } });
+      assert.deepEqual([r.status, r.json], [200, { query: 'quince', path: '/memories', next_cursor: null,
+        hits: [{ path: '/memories/k.md', matching_lines: 1, lines: [{ line: 1, text: 'quince jam' }] }] }]);
+      const none = await srv.request('GET', '/v1/search?q=quince');
+      assert.equal(none.status, 401);
+    } finally {
+      await srv.stop();
+    }
+  });
+});
