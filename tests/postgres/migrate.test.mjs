@@ -66,6 +66,18 @@ function oddText(seed, bytes) {
   return text;
 }
 
+// Full-text search answers of tenant alpha (hits in path order: the backends rank apart).
+const SEARCHES = ['levels', 'NFC', 'soon gone', 'CJK', 'hidden', 'main(void)', 'e + combining'];
+async function searchAnswers(port) {
+  const out = {};
+  for (const q of SEARCHES) {
+    const r = await fetch(`http://127.0.0.1:${port}/v1/search?q=${encodeURIComponent(q)}&limit=100`, { headers: { 'x-tenant-id': 'alpha' } });
+    const j = await r.json();
+    out[q] = [r.status, j.hits.sort((a, b) => (a.path < b.path ? -1 : 1)), j.next_cursor];
+  }
+  return out;
+}
+
 const LONG_TENANT = `t${'x'.repeat(126)}Z`; // 128 characters, the longest tenant id
 
 // Per tenant: the commands run, in order, and the files they leave (path -> content).
@@ -371,9 +383,11 @@ test('every tenant of a SQLite database copied exactly: rows, views, sizes; then
   const md2 = await startServer({ db: sqlitePath, args: ARGS });
   let sqliteViews;
   let sqliteHistory;
+  let sqliteSearch;
   const files = {};
   try {
     sqliteViews = await views(md2.port, entries);
+    sqliteSearch = await searchAnswers(md2.port);
     sqliteHistory = await historyAnswers(md2.port, versions);
     for (const [tenant, commands] of Object.entries(tenants)) {
       const client = makeClient(md2.port, { tenant });
@@ -448,6 +462,11 @@ test('every tenant of a SQLite database copied exactly: rows, views, sizes; then
       assert.equal(await readText(client, p), text, `${k} on PostgreSQL`);
       client.close();
     }
+    // Search finds the same files and lines (the index was built by PostgreSQL as the rows
+    // were copied).
+    assert.deepEqual(await searchAnswers(pg.port), sqliteSearch);
+    assert.deepEqual(sqliteSearch.levels[1].map((h) => h.path), ['/memories/a/b/c/d/e/deep.txt']);
+    assert.deepEqual(sqliteSearch['soon gone'][1], []);
     // A listing's sizes as both show them (the tenant's 18 MiB and its first level).
     assert.equal(pgViews['big /memories'][1].split('\n').slice(1, 3).join('\n'), '18.0M\t/memories\n18.0M\t/memories/mb/');
 
