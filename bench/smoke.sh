@@ -10,5 +10,7 @@ build="${1:-build}"
 node bench/run.mjs --quick --build "$build"
 # What history costs (bench/history.mjs), briefly.
 node bench/history.mjs --quick --build "$build"
+# What full-text search costs (bench/search.mjs), briefly.
+node bench/search.mjs --quick --build "$build"
 echo
 exec node bench/pg.mjs --quick --build "$build"

@@ -1,0 +1,169 @@
+// What full-text search costs (issue 16, point 3), on SQLite (FTS5, trigram tokenizer):
+//   - a tenant of --files files (100,000; --quick 5,000) of about 1 KiB of words each, with
+//     --tenants other tenants (10,000; --quick 500) of one such file each; one file in 1,000 of
+//     every tenant holds the word "billing";
+//   - a one-word search (GET /v1/search?q=billing, the first page of 10 hits of the big tenant)
+//     at 16 connections: p50 and p99 (targets: <= 5 ms and <= 50 ms);
+//   - creates of 1 KiB files at 64 connections against two memoryd holding the same data, one
+//     with the index (--search on, the default), one without (--search off), in turn, the
+//     median of --repeat runs each (target: on / off >= 0.8);
+//   - the index's size on disk (SQLite's dbstat: the pages of the entries_search tables) per
+//     MiB of file text.
+//
+//   node bench/search.mjs [--build DIR] [--memoryd BIN] [--files N] [--tenants N] [--seconds S]
+//                         [--repeat N] [--quick] [--json FILE]
+// Every memoryd runs with BENCH_QUOTA. Exits nonzero when memoryd failed a request (timings are
+// read off the table, not asserted).
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { BENCH_QUOTA, ROOT, freePort, medianRun, startProcess, tempDir, wrk } from './lib.mjs';
+
+const argv = process.argv.slice(2);
+const opt = (name, def) => {
+  const i = argv.indexOf(`--${name}`);
+  return i >= 0 ? argv[i + 1] : def;
+};
+const quick = argv.includes('--quick');
+const BUILD = path.resolve(ROOT, opt('build', 'build'));
+const MEMORYD = path.resolve(ROOT, opt('memoryd', path.join(BUILD, 'memoryd')));
+const JSON_OUT = opt('json', null);
+const FILES = Number(opt('files', quick ? 5000 : 100000));
+const TENANTS = Number(opt('tenants', quick ? 500 : 10000));
+const SECONDS = Number(opt('seconds', quick ? 1 : 5));
+const REPEAT = Number(opt('repeat', quick ? 1 : 3));
+const WORD = 'billing';
+const fmt = (n) => Math.round(n).toLocaleString('en-US');
+let failed = 0;
+
+// A deterministic stream of pseudo-random numbers (the same data for both servers).
+function rng(seed) {
+  let x = seed >>> 0 || 1;
+  return () => {
+    x ^= x << 13; x >>>= 0; x ^= x >>> 17; x ^= x << 5; x >>>= 0;
+    return x / 4294967296;
+  };
+}
+const rand = rng(16);
+const LETTERS = 'abcdefghijklmnopqrstuvwxyz';
+const VOCAB = Array.from({ length: 5000 }, () => Array.from({ length: 4 + Math.floor(rand() * 6) }, () => LETTERS[Math.floor(rand() * 26)]).join(''))
+  .filter((w) => !w.includes('bil'));
+// About 1 KiB of words, lines of 10; `word` on line 3 when given.
+function text(r, word) {
+  const lines = [];
+  for (let l = 0; l < 16; l++) {
+    const ws = Array.from({ length: 10 }, () => VOCAB[Math.floor(r() * VOCAB.length)]);
+    if (word && l === 3) ws[4] = word;
+    lines.push(ws.join(' '));
+  }
+  return lines.join('\n') + '\n';
+}
+// Every create of the data set, in order: the big tenant's files, then one per other tenant.
+function* dataSet() {
+  const r = rng(2026);
+  for (let i = 0; i < FILES; i++) {
+    yield { tenant: 'big', cmd: { command: 'create', path: `/memories/d${Math.floor(i / 100)}/f${i}.md`, file_text: text(r, i % 1000 === 7 ? WORD : null) } };
+  }
+  for (let t = 0; t < TENANTS; t++) {
+    yield { tenant: `t${t}`, cmd: { command: 'create', path: '/memories/notes.md', file_text: text(r, t % 1000 === 7 ? WORD : null) } };
+  }
+}
+
+async function load(port) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+  const post = (tenant, cmd) => new Promise((resolve, reject) => {
+    const body = JSON.stringify(cmd);
+    const req = http.request({ host: '127.0.0.1', port, path: '/memory', method: 'POST', agent,
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-tenant-id': tenant } }, (res) => {
+      const parts = [];
+      res.on('data', (d) => parts.push(d));
+      res.on('end', () => resolve({ status: res.statusCode, text: Buffer.concat(parts).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+  const it = dataSet();
+  let bytes = 0;
+  await Promise.all(Array.from({ length: 64 }, async () => {
+    for (let n = it.next(); !n.done; n = it.next()) {
+      const r = await post(n.value.tenant, n.value.cmd);
+      if (r.status !== 200 || r.text.includes('"is_error":true')) throw new Error(`${n.value.cmd.path} -> ${r.status} ${r.text.slice(0, 200)}`);
+      bytes += Buffer.byteLength(n.value.cmd.file_text);
+    }
+  }));
+  agent.destroy();
+  return bytes;
+}
+
+async function main() {
+  const dir = tempDir('memoryd-bench-search-');
+  const sides = [{ name: 'search-on', args: [] }, { name: 'search-off', args: ['--search', 'off'] }];
+  console.log(`memoryd search cost: a tenant of ${fmt(FILES)} files and ${fmt(TENANTS)} other tenants, SQLite\n`);
+  let textBytes = 0;
+  for (const s of sides) {
+    const port = await freePort();
+    s.db = path.join(dir, `${s.name}.db`);
+    s.srv = await startProcess(s.name, MEMORYD, ['--port', String(port), '--db', s.db, '--log-level', 'warn', ...BENCH_QUOTA, ...s.args], port);
+    const t0 = Date.now();
+    textBytes = await load(port);
+    console.log(`  ${s.name}: loaded ${fmt(FILES + TENANTS)} files (${(textBytes / 2 ** 20).toFixed(1)} MiB of text) in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    s.runs = [];
+  }
+  const on = sides[0];
+  // The index's size on disk, per MiB of text.
+  const pages = execFileSync('sqlite3', ['-readonly', on.db, "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name LIKE 'entries_search%'"], { encoding: 'utf8' });
+  const indexBytes = Number(pages.trim());
+  const perMiB = indexBytes / (textBytes / 2 ** 20);
+  // The one-word search at 16 connections.
+  const hits = await (await fetch(`http://127.0.0.1:${on.srv.port}/v1/search?q=${WORD}&limit=100`, { headers: { 'x-tenant-id': 'big' } })).json();
+  const expect = Math.min(100, Math.floor((FILES + 992) / 1000));
+  if (hits.hits.length !== expect) throw new Error(`the search found ${hits.hits.length} files, not ${expect}`);
+  const searches = [];
+  for (let r = 0; r < REPEAT; r++) {
+    const run = wrk({ port: on.srv.port, script: 'bench/lua/search.lua', args: [WORD, 'big'], conns: 16, seconds: SECONDS, threads: 2 });
+    failed += run.non2xx + run.socket_errors;
+    searches.push(run);
+  }
+  const search = medianRun(searches);
+  // Creates at 64 connections, the two servers in turn.
+  for (let r = 0; r < REPEAT; r++) {
+    for (const s of r % 2 ? [...sides].reverse() : sides) {
+      const run = wrk({ port: s.srv.port, script: 'bench/lua/create.lua', args: [`/memories/bench/new-${r}`], conns: 64, seconds: SECONDS, threads: 2 });
+      failed += run.non2xx + run.socket_errors;
+      s.runs.push(run);
+    }
+  }
+  const [cOn, cOff] = sides.map((s) => medianRun(s.runs));
+  const ratio = cOn.rps / cOff.rps;
+  console.log(`\n  one-word search ("${WORD}", ${hits.hits.length} hits of the big tenant on the first 100), 16 connections: ` +
+    `${fmt(search.rps)}/s, p50 ${(search.p50_us / 1000).toFixed(2)} ms, p99 ${(search.p99_us / 1000).toFixed(2)} ms (runs: ${searches.map((x) => fmt(x.rps)).join(', ')})`);
+  console.log(`  creates (1 KiB), 64 connections: index on ${fmt(cOn.rps)}/s p99 ${(cOn.p99_us / 1000).toFixed(1)} ms, ` +
+    `off ${fmt(cOff.rps)}/s p99 ${(cOff.p99_us / 1000).toFixed(1)} ms: ${ratio.toFixed(2)}x ` +
+    `(runs on ${on.runs.map((x) => fmt(x.rps)).join(', ')}; off ${sides[1].runs.map((x) => fmt(x.rps)).join(', ')})`);
+  console.log(`  index size on disk: ${(indexBytes / 2 ** 20).toFixed(1)} MiB for ${(textBytes / 2 ** 20).toFixed(1)} MiB of text: ` +
+    `${(perMiB / 2 ** 20).toFixed(2)} MiB per MiB of text\n`);
+  const targets = [
+    { what: 'one-word search p50 at 16 connections', got: `${(search.p50_us / 1000).toFixed(2)} ms (target <= 5 ms)`, ok: search.p50_us <= 5000 },
+    { what: 'one-word search p99 at 16 connections', got: `${(search.p99_us / 1000).toFixed(2)} ms (target <= 50 ms)`, ok: search.p99_us <= 50000 },
+    { what: 'creates at 64 connections, index on / off', got: `${ratio.toFixed(2)}x (target >= 0.8x)`, ok: ratio >= 0.8 },
+  ];
+  for (const t of targets) console.log(`${t.ok ? 'PASS' : 'FAIL'}  ${t.what}: ${t.got}`);
+  for (const s of sides) await s.srv.stop();
+  if (JSON_OUT) {
+    fs.writeFileSync(JSON_OUT, JSON.stringify({ files: FILES, tenants: TENANTS, seconds: SECONDS, repeat: REPEAT, text_bytes: textBytes,
+      index_bytes: indexBytes, index_mib_per_text_mib: perMiB / 2 ** 20, search: { rps: search.rps, p50_us: search.p50_us, p99_us: search.p99_us },
+      creates: { on: cOn.rps, off: cOff.rps, ratio }, targets }, null, 2));
+  }
+  fs.rmSync(dir, { recursive: true, force: true });
+  if (failed) {
+    console.error(`memoryd failed ${failed} requests`);
+    process.exit(1);
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
