@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "md_search.h"
 #include "md_text.h"
 
 #define BIG ((size_t)64 << 20)
@@ -522,6 +523,46 @@ static void test_put_lines(void)
     md_buf_free(&b);
 }
 
+/* The case-insensitive find of search (ASCII letters folded, other bytes exact), the query's
+ * terms and the all-terms check of the SQLite backend's scan. */
+static void test_search_text(void)
+{
+    CHECK_EQ_INT(md_text_find_ci("The Billing cycle", 17, "billing", 7), 4);
+    CHECK_EQ_INT(md_text_find_ci("BILLING", 7, "billing", 7), 0);
+    CHECK_EQ_INT(md_text_find_ci("billin", 6, "billing", 7), -1);
+    CHECK_EQ_INT(md_text_find_ci("ZÜRICH", strlen("ZÜRICH"), "zürich", strlen("zürich")), -1);
+    CHECK_EQ_INT(md_text_find_ci("in Zürich", strlen("in Zürich"), "zürich", strlen("zürich")), 3);
+    CHECK_EQ_INT(md_text_find_ci("a\0b", 3, "\0B", 2), 1);
+    CHECK_EQ_INT(md_text_find_ci("abc", 3, "", 0), -1);
+
+    const char *terms[MD_SEARCH_TERMS_MAX];
+    size_t lens[MD_SEARCH_TERMS_MAX], n = 0;
+    struct md_buf why;
+    md_buf_init(&why, 1024);
+    CHECK_EQ_INT(
+        md_search_terms_parse("  cycle \"billing cycle\"  x\"y z\"", terms, lens, &n, &why), MD_OK);
+    CHECK_EQ_INT(n, 4);
+    CHECK_MEM(terms[0], lens[0], "cycle");
+    CHECK_MEM(terms[1], lens[1], "billing cycle");
+    CHECK_MEM(terms[2], lens[2], "x");
+    CHECK_MEM(terms[3], lens[3], "y z");
+    CHECK_EQ_INT(md_search_terms_parse("\"\" ", terms, lens, &n, &why), MD_EINVAL);
+    CHECK_MEM(why.data, why.len, "Parameter `q` is required: the words to search for");
+    CHECK_EQ_INT(md_search_terms_parse("a \"b", terms, lens, &n, &why), MD_EINVAL);
+    CHECK_MEM(why.data, why.len, "Parameter `q` has a double quote without its closing one");
+    CHECK_EQ_INT(md_search_terms_parse("a b c d e f g h i", terms, lens, &n, &why), MD_EINVAL);
+    CHECK_MEM(why.data, why.len, "Parameter `q` has too many terms: at most 8");
+    CHECK_EQ_INT(md_search_terms_parse("a\tb", terms, lens, &n, &why), MD_EINVAL);
+    CHECK_MEM(why.data, why.len, "Parameter `q` must not contain control characters");
+    md_buf_free(&why);
+
+    CHECK_EQ_INT(md_search_contains_all("Tokyo 東京都", strlen("Tokyo 東京都"), "東京\nTOK",
+                                        strlen("東京\nTOK")),
+                 1);
+    CHECK_EQ_INT(md_search_contains_all("Tokyo", 5, "東京\nTOK", strlen("東京\nTOK")), 0);
+    CHECK_EQ_INT(md_search_contains_all("anything", 8, "", 0), 1);
+}
+
 int main(void)
 {
     test_size_format();
@@ -533,5 +574,6 @@ int main(void)
     test_str_replace();
     test_insert();
     test_put_lines();
+    test_search_text();
     return check_report();
 }
