@@ -36,6 +36,7 @@ struct md_config {
     unsigned max_connections;
     unsigned max_connections_per_ip; /* trusted proxies are exempt */
     size_t max_body_memory;          /* request bodies held at once, bytes */
+    size_t max_import;               /* an import's tar (a temporary file), bytes */
     unsigned connection_timeout;     /* seconds of inactivity */
     size_t max_batch;                /* write commands per group commit */
     size_t max_queue;                /* write commands waiting; beyond -> 503 */

@@ -91,6 +91,9 @@ static const struct opt opts[] = {
      (size_t)1 << 40, "BYTES",
      "request bodies held in memory at once, all clients\n"
      "                          together (503 beyond); at least the largest body   [256M]"},
+    {"max-import", "MEMORYD_MAX_IMPORT", O_SIZE, OFF(max_import), 1024, (size_t)1 << 44, "BYTES",
+     "largest tar POST /v1/tenants/{t}/import takes, kept\n"
+     "                          in a file in $TMPDIR while it is read (413 beyond) [4G]"},
     {"connection-timeout", "MEMORYD_CONNECTION_TIMEOUT", O_UINT, OFF(connection_timeout), 1, 86400,
      "SECONDS", "close a connection idle this long                  [30]"},
     {"max-batch", "MEMORYD_MAX_BATCH", O_SIZE, OFF(max_batch), 1, 100000, "N",
@@ -339,6 +342,7 @@ enum md_config_result md_config_load(struct md_config *cfg, int argc, char **arg
         .max_connections = 1024,
         .max_connections_per_ip = 256,
         .max_body_memory = (size_t)256 << 20,
+        .max_import = (size_t)4 << 30,
         .connection_timeout = 30,
         .max_batch = 256,
         .max_queue = 4096,

@@ -10,6 +10,8 @@
 #include "md_http.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdatomic.h>
@@ -57,7 +59,7 @@ static const struct route_def {
     {"/v1/changes", 0, R_CHANGES, "GET", 0, md_http_v1},
     {"/metrics", 0, R_METRICS, "GET, HEAD", 0, md_http_metrics},
     {"/v1/tenants", 0, R_TENANTS, "GET", 0, md_http_tenants},
-    {"/v1/tenants/", 1, R_TENANTS, "GET, PUT, DELETE", 1, md_http_tenants},
+    {"/v1/tenants/", 1, R_TENANTS, "GET, PUT, DELETE, POST", 1, md_http_tenants},
 };
 #define NROUTES (sizeof route_table / sizeof route_table[0])
 
@@ -127,6 +129,42 @@ void md_http_body_drop(struct req *r)
     md_buf_free(&r->body);
     atomic_fetch_sub(&r->h->body_bytes, r->reserved);
     r->reserved = 0;
+}
+
+int md_http_is_import(const char *url)
+{
+    static const char suffix[] = "/import";
+    size_t n = strlen(url);
+    return n > sizeof suffix - 1 && strcmp(url + n - (sizeof suffix - 1), suffix) == 0;
+}
+
+/* Append to the request's temporary file (made at the first bytes, in
+ * $TMPDIR or /tmp, unlinked at once). 0, or -1 when it cannot be written. */
+static int spool_write(struct req *r, const char *data, size_t n)
+{
+    if (r->spool_fd < 0) {
+        const char *dir = getenv("TMPDIR");
+        char tmpl[4096];
+        snprintf(tmpl, sizeof tmpl, "%s/memoryd-import-XXXXXX", dir && *dir ? dir : "/tmp");
+        r->spool_fd = mkostemp(tmpl, O_CLOEXEC);
+        if (r->spool_fd < 0) {
+            md_log_msg(MD_LOG_ERROR, "import: cannot make a temporary file", strerror(errno));
+            return -1;
+        }
+        unlink(tmpl);
+    }
+    while (n > 0) {
+        ssize_t w = write(r->spool_fd, data, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            md_log_msg(MD_LOG_ERROR, "import: cannot write the temporary file", strerror(errno));
+            return -1;
+        }
+        data += w;
+        n -= (size_t)w;
+    }
+    return 0;
 }
 
 uint64_t md_http_now_us(void)
@@ -212,17 +250,13 @@ int md_http_wants_text(const char *accept)
 
 /* ---- responses ---- */
 
-enum MHD_Result md_http_queue(struct req *r, unsigned status, const char *type, char *body,
-                              size_t len, int is_error, const char *const *extra)
+enum MHD_Result md_http_queue_response(struct req *r, unsigned status, struct MHD_Response *resp,
+                                       const char *type, size_t len, int is_error,
+                                       const char *const *extra)
 {
     int close_conn =
         r->too_big || r->refuse != NULL || r->over_cap ||
         (atomic_load(&r->h->stopping) && r->route != R_HEALTHZ && r->route != R_READYZ);
-    struct MHD_Response *resp = MHD_create_response_from_buffer_with_free_callback(len, body, free);
-    if (!resp) {
-        free(body);
-        return MHD_NO;
-    }
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
     if (is_error >= 0)
         MHD_add_response_header(resp, "X-Memory-Is-Error", is_error ? "true" : "false");
@@ -252,6 +286,17 @@ enum MHD_Result md_http_queue(struct req *r, unsigned status, const char *type, 
     r->bytes_out = len;
     atomic_store(&r->state, ST_RESPONDED);
     return ret;
+}
+
+enum MHD_Result md_http_queue(struct req *r, unsigned status, const char *type, char *body,
+                              size_t len, int is_error, const char *const *extra)
+{
+    struct MHD_Response *resp = MHD_create_response_from_buffer_with_free_callback(len, body, free);
+    if (!resp) {
+        free(body);
+        return MHD_NO;
+    }
+    return md_http_queue_response(r, status, resp, type, len, is_error, extra);
 }
 
 static enum MHD_Result respond_plain_json(struct req *r, unsigned status, const char *json)
@@ -458,9 +503,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         atomic_fetch_add(&h->in_flight, 1);
         r->late = atomic_load(&h->stopping);
         *req_cls = r;
-        if (def && def->body &&
-            (strcmp(method, MHD_HTTP_METHOD_POST) == 0 ||
-             strcmp(method, MHD_HTTP_METHOD_PUT) == 0)) {
+        r->spool_fd = -1;
+        if (def && def->id == R_TENANTS && strcmp(method, MHD_HTTP_METHOD_POST) == 0 &&
+            md_http_is_import(url)) {
+            /* An import's tar goes to a temporary file, not memory. */
+            const char *cl = r->headers.content_length.value;
+            r->spool = 1;
+            if (cl && strtoull(cl, NULL, 10) > h->cfg->max_import)
+                r->too_big = 1;
+        } else if (def && def->body &&
+                   (strcmp(method, MHD_HTTP_METHOD_POST) == 0 ||
+                    strcmp(method, MHD_HTTP_METHOD_PUT) == 0)) {
             const char *cl = r->headers.content_length.value;
             /* An announced body over the limit is still read (and
              * dropped) so that the client, busy sending it, reliably sees
@@ -503,7 +556,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         size_t n = *upload_data_size;
         r->received += n;
         *upload_data_size = 0;
-        if (!r->too_big && !r->busy) {
+        if (r->spool) {
+            if (!r->too_big && !r->busy && spool_write(r, upload_data, n) != 0)
+                r->busy = 1;
+            if (r->received > h->cfg->max_import)
+                r->too_big = 1;
+        } else if (!r->too_big && !r->busy) {
             if (!body_reserve(r, r->body.len + n))
                 r->busy = 1;
             else if (md_buf_append(&r->body, upload_data, n) != MD_OK)
@@ -532,11 +590,20 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         return refuse(r, MD_EINVAL, r->refuse);
     if (r->too_big) {
         md_http_body_drop(r);
-        char text[96];
-        snprintf(text, sizeof text, "Error: The request body exceeds the limit of %zu bytes",
-                 h->cfg->limits.max_body);
+        char text[128];
+        if (r->spool)
+            snprintf(text, sizeof text,
+                     "Error: The archive exceeds the import limit of %zu bytes (--max-import)",
+                     h->cfg->max_import);
+        else
+            snprintf(text, sizeof text, "Error: The request body exceeds the limit of %zu bytes",
+                     h->cfg->limits.max_body);
         return refuse(r, MD_ETOOBIG, text);
     }
+    if (r->busy && r->spool)
+        return refuse(r, MD_EUNAVAIL,
+                      "Error: memoryd cannot keep the archive while it is read (a temporary file "
+                      "in $TMPDIR could not be written); nothing was imported. Retry later.");
     if (r->busy)
         return refuse(r, MD_EBUSY,
                       "Error: memoryd is busy: too many request bodies are being received at "
@@ -570,7 +637,8 @@ static enum md_metric_cmd metric_cmd(const struct req *r)
     };
     /* The listing and erasure of tenants (the rest of /v1/tenants: quota). */
     if (r->route == R_TENANTS &&
-        (strcmp(r->url, "/v1/tenants") == 0 || strcmp(r->method, MHD_HTTP_METHOD_DELETE) == 0))
+        (strcmp(r->url, "/v1/tenants") == 0 || strcmp(r->method, MHD_HTTP_METHOD_DELETE) == 0 ||
+         r->cmd.kind == MD_CMD_IMPORT || strstr(r->url + strlen("/v1/tenants/"), "/export")))
         return MD_MC_ADMIN;
     /* The memory tool's commands are MD_MC_VIEW.. in md_cmd_kind's order. */
     if (r->route == R_MEMORY && r->cmd.name && r->cmd.kind < MD_CMD_TOOL_COUNT)
@@ -623,6 +691,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
     }
     md_cmd_free(&r->cmd);
     md_http_body_drop(r);
+    if (r->spool_fd >= 0)
+        close(r->spool_fd);
     md_buf_free(&r->out);
     free(r);
     atomic_fetch_sub(&h->in_flight, 1);

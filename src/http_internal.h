@@ -134,12 +134,26 @@ struct req {
     char key_id[24];
     int key_scope;
     unsigned retry_after;
+    /* An import's body (POST /v1/tenants/{t}/import): kept in an unlinked
+     * temporary file, `spool_fd` (-1 until its first bytes; closed when
+     * the request ends). */
+    int spool;
+    int spool_fd;
 };
 
 uint64_t md_http_now_us(void);
 
+/* True for a URL that ends in "/import" (an import's body is spooled). */
+int md_http_is_import(const char *url);
+
 /* Free the request body and give its bytes back to --max-body-memory. */
 void md_http_body_drop(struct req *r);
+
+/* Queue `resp` (a stream's, say; the reference is given up): as
+ * md_http_queue, with `len` bytes counted as sent. */
+enum MHD_Result md_http_queue_response(struct req *r, unsigned status, struct MHD_Response *resp,
+                                       const char *type, size_t len, int is_error,
+                                       const char *const *extra);
 
 /* Queue a response; takes `body` (malloc'd). is_error >= 0 adds
  * X-Memory-Is-Error. `extra` (may be NULL): more headers, name/value
@@ -200,6 +214,10 @@ void md_http_waiters_stop(struct md_http *h);
 
 /* http_tenants.c: GET /v1/tenants/{t}, PUT /v1/tenants/{t}/limits. */
 enum MHD_Result md_http_tenants(struct req *r);
+
+/* GET /v1/tenants/{t}/export (http_export.c), for r->tenant, once the
+ * caller is allowed: a streamed tar of the tenant's tree. */
+enum MHD_Result md_http_export(struct req *r);
 
 /* http_v1.c: an optional integer query parameter in [lo, hi] (default
  * `def`): 0, or -1 with the 400 answered in *ret ("Parameter `limit` must
