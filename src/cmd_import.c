@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "cmd_internal.h"
+#include "md_log.h"
 #include "md_quota.h"
 
 /* libarchive's read block. */
@@ -48,6 +49,24 @@ static enum md_err refused(struct cmd_ctx *c, enum md_err e, const char *fmt, ..
         c->out->len += (size_t)n;
     }
     return be ? be : e;
+}
+
+/* libarchive's own words, for the operator (they hold no content). */
+static void log_archive_error(struct cmd_ctx *c, struct archive *a)
+{
+    struct md_logline l;
+    md_log_begin(&l, MD_LOG_WARN, "import refused: unreadable archive");
+    md_log_str(&l, "tenant", c->tenant);
+    md_log_str(&l, "error", archive_error_string(a) ? archive_error_string(a) : "");
+    md_log_end(&l);
+}
+
+static enum md_err not_tar(struct cmd_ctx *c, struct archive *a)
+{
+    log_archive_error(c, a);
+    return refused(c, MD_EINVAL,
+                   "the body is not a tar archive, or it is damaged (send the tar, as GET "
+                   "/v1/tenants/{tenant}/export writes it: ustar, pax or GNU tar, not compressed)");
 }
 
 /* An entry's name as it may be shown: printable UTF-8, cut at 256 bytes. */
@@ -137,13 +156,11 @@ static enum md_err read_content(struct cmd_ctx *c, struct archive *a, const char
         la_ssize_t got = archive_read_data(a, block, sizeof block);
         if (got == 0)
             break;
-        if (got < 0)
-            return refused(c, MD_EINVAL, "the archive is damaged at %s: %s",
-                           shown(name, buf, sizeof buf),
-                           archive_error_string(a) ? archive_error_string(a) : "read error");
-        if (content->len + (size_t)got > (size_t)size)
-            return refused(c, MD_EINVAL, "the archive is damaged at %s: more data than announced",
+        if (got < 0 || content->len + (size_t)got > (size_t)size) {
+            log_archive_error(c, a);
+            return refused(c, MD_EINVAL, "the archive is damaged or cut short at %s",
                            shown(name, buf, sizeof buf));
+        }
         e = md_buf_append(content, block, (size_t)got);
     }
     if (e)
@@ -295,8 +312,7 @@ enum md_err cmd_import(struct cmd_ctx *c)
     archive_read_set_options(a, "hdrcharset=UTF-8");
     if (lseek(c->cmd->import_fd, 0, SEEK_SET) != 0 ||
         archive_read_open_fd(a, c->cmd->import_fd, IMPORT_BLOCK) != ARCHIVE_OK) {
-        e = refused(c, MD_EINVAL, "the body is not a tar archive (%s)",
-                    archive_error_string(a) ? archive_error_string(a) : "empty");
+        e = not_tar(c, a);
         goto cleanup;
     }
     for (;;) {
@@ -305,8 +321,7 @@ enum md_err cmd_import(struct cmd_ctx *c)
         if (rc == ARCHIVE_EOF)
             break;
         if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN) {
-            e = refused(c, MD_EINVAL, "the body is not a tar archive, or is damaged (%s)",
-                        archive_error_string(a) ? archive_error_string(a) : "read error");
+            e = not_tar(c, a);
             goto cleanup;
         }
         const char *name = archive_entry_pathname_utf8(en);
