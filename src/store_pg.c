@@ -619,7 +619,7 @@ static int is_read_statement(int id)
     return id == P_LOCATE || id == P_VIEW || id == P_GET || id == P_LIST || id == P_PING ||
            id == P_DB_SIZE || id == P_HISTORY || id == P_VERSION_GET || id == P_SNAP_BEFORE ||
            id == P_STATE_BEFORE || id == P_CHANGES || id == P_CHANGES_META || id == P_USAGE ||
-           id == P_TENANTS_LIST;
+           id == P_TENANTS_LIST || id == P_SNAPSHOT || id == P_SCAN || id == P_ROLLBACK;
 }
 
 /* Session settings, then the statements prepared (a writer's all, a
