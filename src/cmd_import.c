@@ -147,7 +147,7 @@ static enum md_err read_content(struct cmd_ctx *c, struct archive *a, const char
 {
     char buf[300];
     if (size < 0 || (uint64_t)size > c->lim->max_file)
-        return refused(c, MD_ETOOBIG, "file %s is %lld bytes, over the %zu-byte file size limit",
+        return refused(c, MD_ETOOBIG, "file %s, %lld bytes, is over the %zu-byte file size limit",
                        shown(name, buf, sizeof buf), (long long)size, c->lim->max_file);
     md_buf_reset(content);
     enum md_err e = md_buf_reserve(content, (size_t)size + 1);
@@ -333,19 +333,16 @@ enum md_err cmd_import(struct cmd_ctx *c)
         }
         char buf[300];
         mode_t type = archive_entry_filetype(en);
-        if (type != AE_IFREG && type != AE_IFDIR) {
-            e = refused(c, MD_EINVAL, "entry %s is %s: only files and directories are imported",
-                        shown(name, buf, sizeof buf),
-                        type == AE_IFLNK             ? "a symbolic link"
-                        : archive_entry_hardlink(en) ? "a hard link"
-                                                     : "a special file");
-            goto cleanup;
-        }
-        if (archive_entry_hardlink(en)) {
-            e = refused(c, MD_EINVAL,
-                        "entry %s is a hard link: only files and directories are "
-                        "imported",
-                        shown(name, buf, sizeof buf));
+        const char *other =
+            archive_entry_hardlink(en) ? " is a hard link: only files and directories are imported"
+            : type == AE_IFLNK         ? " is a symbolic link: only files and directories are "
+                                         "imported"
+            : type != AE_IFREG && type != AE_IFDIR
+                ? " is a special file: only files and directories are "
+                  "imported"
+                : NULL;
+        if (other) {
+            e = refused(c, MD_EINVAL, "entry %s%s", shown(name, buf, sizeof buf), other);
             goto cleanup;
         }
         char *p = NULL;

@@ -298,7 +298,7 @@ describe('import', () => {
         [{ name: 'memories/l', type: '2', linkname: '/etc/passwd' }, 400, `${N}entry memories/l is a symbolic link: only files and directories are imported`],
         [{ name: 'memories/h', type: '1', linkname: 'memories/g1.txt' }, 400, `${N}entry memories/h is a hard link: only files and directories are imported`],
         [{ name: 'memories/p', type: '6' }, 400, `${N}entry memories/p is a special file: only files and directories are imported`],
-        [{ name: 'memories/big.txt', data: 'b'.repeat(1001) }, 413, `${N}file memories/big.txt is 1001 bytes, over the 1000-byte file size limit`],
+        [{ name: 'memories/big.txt', data: 'b'.repeat(1001) }, 413, `${N}file memories/big.txt, 1001 bytes, is over the 1000-byte file size limit`],
         [{ name: 'memories/bin.dat', data: Buffer.from([0x61, 0xff, 0xfe]) }, 400, `${N}file memories/bin.dat is not UTF-8 text (memory files are text)`],
         [{ name: 'memories/a', data: 'x' }, 409, `${N}file memories/a: /memories/a is a directory`],
         [{ name: 'memories/file.txt/x', data: 'x' }, 409, `${N}file memories/file.txt/x: /memories/file.txt is a file, not a directory`],
