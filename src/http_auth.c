@@ -139,7 +139,7 @@ int md_http_authenticate(struct req *r, enum MHD_Result *ret)
         *ret = fail(r, peer, now, "Error: This API key has been revoked");
         return -1;
     }
-    memcpy(r->key_id, k.id, sizeof r->key_id);
+    snprintf(r->key_id, sizeof r->key_id, "%s", k.id);
     r->key_scope = (int)k.scope;
     /* Tenant administration: every path under /v1/tenants, whatever its
      * route (the listing, erasure, export and import too). */

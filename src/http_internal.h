@@ -19,6 +19,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "md_apikey.h"
 #include "md_cmd.h"
 #include "md_config.h"
 #include "md_http.h"
@@ -131,7 +132,7 @@ struct req {
     uint64_t wait_until_us;
     /* --auth keys: the request's key (its id, never the key) and scope
      * (enum md_scope); Retry-After of a 429. */
-    char key_id[24];
+    char key_id[MD_APIKEY_ID_LEN + 1];
     int key_scope;
     unsigned retry_after;
     /* An import's body (POST /v1/tenants/{t}/import): kept in an unlinked
