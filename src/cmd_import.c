@@ -27,7 +27,7 @@
 #include "md_quota.h"
 
 /* libarchive's read block. */
-#define IMPORT_BLOCK (64 * 1024)
+#define IMPORT_BLOCK ((size_t)64 * 1024)
 
 static enum md_err refused(struct cmd_ctx *c, enum md_err e, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -124,7 +124,7 @@ static enum md_err entry_path(struct cmd_ctx *c, const char *name, char **canon,
     enum md_path_status st = md_path_canon(in, n + 1, &c->lim->path, out, len);
     if (st != MD_PATH_OK) {
         struct md_buf why;
-        md_buf_init(&why, 64 * 1024);
+        md_buf_init(&why, (size_t)64 * 1024);
         enum md_err e = md_path_errmsg(&why, st, in, n + 1, &c->lim->path);
         const char *text = why.data ? why.data : "";
         if (strncmp(text, "Error: ", 7) == 0)
@@ -203,13 +203,14 @@ static enum md_err put(struct cmd_ctx *c, const char *name, const char *p, size_
 /* A directory entry: what is there must not be a file. */
 static enum md_err check_dir(struct cmd_ctx *c, const char *name, const char *p, size_t n)
 {
-    char buf[300];
     struct md_locate l = {.path = p, .len = n, .want_parent = 1};
     int exists;
     enum md_err e = md_txn_locate(c->t, c->tenant, &l, 1, &exists);
-    if (!e && ((l.found && l.e.kind == MD_KIND_FILE) || (!l.found && l.anc_kind == MD_KIND_FILE)))
+    if (!e && ((l.found && l.e.kind == MD_KIND_FILE) || (!l.found && l.anc_kind == MD_KIND_FILE))) {
+        char buf[300];
         return refused(c, MD_ECONFLICT, "directory %s: %.*s is a file",
                        shown(name, buf, sizeof buf), (int)(l.found ? n : l.anc_len), p);
+    }
     return e;
 }
 

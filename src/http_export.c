@@ -31,7 +31,7 @@
 #define EXPORT_PAGE_ROWS  256
 #define EXPORT_PAGE_BYTES ((int64_t)1 << 20)
 /* libmicrohttpd asks for this much at a time. */
-#define EXPORT_BLOCK (64 * 1024)
+#define EXPORT_BLOCK ((size_t)64 * 1024)
 
 struct export
 {
