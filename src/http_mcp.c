@@ -231,10 +231,12 @@ static enum MHD_Result tools_call(struct req *r, const json_t *params)
     for (size_t i = 0; i < md_mcp_tool_count && !tool; i++)
         if (strcmp(md_mcp_tools[i].name, json_string_value(name)) == 0)
             tool = &md_mcp_tools[i];
-    if (!tool)
+    if (!tool) {
+        char shown[101]; /* at most 100 bytes of it */
+        snprintf(shown, sizeof shown, "%s", json_string_value(name));
         return rpc_errorf(r, 200, RPC_INVALID_PARAMS,
-                          "Invalid params: unknown tool: %.100s (tools/list names the tools)",
-                          json_string_value(name));
+                          "Invalid params: unknown tool: %s (tools/list names the tools)", shown);
+    }
     json_t *args = json_object_get(params, "arguments");
     if (args && !json_is_object(args))
         return rpc_errorf(r, 200, RPC_INVALID_PARAMS,
@@ -289,12 +291,16 @@ static enum MHD_Result handle_message(struct req *r, const json_t *msg, int64_t 
     const char *m = response ? "" : json_string_value(method);
     r->mcp_method = response ? "response" : id ? method_label(m) : "notification";
     const json_t *params = json_object_get(msg, "params");
-    if (hd->mcp_version.count && !version_known(hd->mcp_version.value, hd->mcp_version.len))
+    if (hd->mcp_version.count && !version_known(hd->mcp_version.value, hd->mcp_version.len)) {
+        char shown[41]; /* at most 40 bytes of it */
+        size_t n = hd->mcp_version.len < sizeof shown ? hd->mcp_version.len : sizeof shown - 1;
+        memcpy(shown, hd->mcp_version.value, n);
+        shown[n] = '\0';
         return rpc_errorf(r, 400, RPC_SERVER_ERROR,
-                          "Bad Request: unsupported MCP-Protocol-Version: %.*s (memoryd speaks "
+                          "Bad Request: unsupported MCP-Protocol-Version: %s (memoryd speaks "
                           "2025-11-25 and 2025-06-18)",
-                          (int)(hd->mcp_version.len > 40 ? 40 : hd->mcp_version.len),
-                          hd->mcp_version.value);
+                          shown);
+    }
     if (!response && strcmp(m, "initialize") == 0) {
         if (!id)
             return rpc_errorf(r, 400, RPC_INVALID_REQUEST,
@@ -327,7 +333,9 @@ static enum MHD_Result handle_message(struct req *r, const json_t *msg, int64_t 
         return tools_list(r);
     if (strcmp(m, "tools/call") == 0)
         return tools_call(r, params);
-    return rpc_errorf(r, 200, RPC_METHOD_NOT_FOUND, "Method not found: %.100s", m);
+    char shown[101]; /* at most 100 bytes of it */
+    snprintf(shown, sizeof shown, "%s", m);
+    return rpc_errorf(r, 200, RPC_METHOD_NOT_FOUND, "Method not found: %s", shown);
 }
 
 enum MHD_Result md_http_mcp(struct req *r)
