@@ -289,7 +289,9 @@ static enum MHD_Result handle_message(struct req *r, const json_t *msg, int64_t 
         return rpc_errorf(r, 400, RPC_INVALID_REQUEST,
                           "Invalid Request: `method` must be a string");
     const char *m = response ? "" : json_string_value(method);
-    r->mcp_method = response ? "response" : id ? method_label(m) : "notification";
+    r->mcp_method = response ? "response" : method_label(m);
+    if (!id && strcmp(r->mcp_method, "other") == 0)
+        r->mcp_method = "notification";
     const json_t *params = json_object_get(msg, "params");
     if (hd->mcp_version.count && !version_known(hd->mcp_version.value, hd->mcp_version.len)) {
         char shown[41]; /* at most 40 bytes of it */

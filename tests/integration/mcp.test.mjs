@@ -312,6 +312,22 @@ test('metrics: the memory tool\'s commands over MCP count as POST /memory\'s', a
   assert.match(m.text, /^memoryd_requests_total\{command="mcp",class="4xx"\} 1$/m);
 });
 
+test('logs: the request line names the JSON-RPC method and the command; no session id, no content', async () => {
+  const s = await start();
+  const { client, transport } = await connect(s, T('logged'));
+  await client.callTool({ name: 'memory', arguments: { command: 'create', path: '/memories/secret.md', file_text: 'the-secret-content' } });
+  await client.callTool({ name: 'memory', arguments: { command: 'view', path: '/memories/none.md' } });
+  const lines = await s.waitForLogs((logs) => logs.filter((l) => l.msg === 'request' && l.rpc_method === 'tools/call').length === 2, 'two tools/call lines');
+  const calls = lines.filter((l) => l.msg === 'request' && l.rpc_method === 'tools/call');
+  assert.deepEqual(calls.map((l) => [l.method, l.route, l.tenant, l.command, l.status, l.is_error]),
+    [['POST', '/mcp', 'logged', 'create', 200, false], ['POST', '/mcp', 'logged', 'view', 200, true]]);
+  assert.deepEqual(lines.filter((l) => l.msg === 'request' && l.route === '/mcp' && l.method === 'POST').map((l) => l.rpc_method),
+    ['initialize', 'notifications/initialized', 'tools/call', 'tools/call']);
+  for (const secret of [transport.sessionId, 'the-secret-content', 'secret.md']) {
+    assert.ok(!s.rawStderr.some((l) => l.includes(secret)), `${secret} is in the log`);
+  }
+});
+
 test('--auth keys: the SDK client with a Bearer key; the key decides the tenant and scope', async () => {
   const s = await start(['--auth', 'keys']);
   const key = async (tenant, scope) => {
