@@ -117,7 +117,7 @@ static const struct opt opts[] = {
      "                          as label values, the first 1000 tenants); only\n"
      "                          with a --metrics-listen port of its own           [off]"},
     {"auth", "MEMORYD_AUTH", O_AUTH, OFF(auth_keys), 0, 0, "none|keys",
-     "keys: POST /memory and /v1/* need Authorization:\n"
+     "keys: POST /memory, /mcp and /v1/* need Authorization:\n"
      "                          Bearer <key> (memoryd keys create); the key decides\n"
      "                          the tenant and what it may do; none: no\n"
      "                          authentication (a proxy's job)                   [none]"},
