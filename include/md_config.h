@@ -49,6 +49,8 @@ struct md_config {
     const char *metrics_listen;
     int metrics_tenant_labels; /* per-tenant request counters in /metrics */
     int auth_keys;             /* --auth keys: memoryd's own API keys (md_http_auth.h) */
+    unsigned mcp_sessions;     /* MCP sessions open at once at most (md_mcp_session.h) */
+    const char *mcp_origins;   /* Origin values allowed on /mcp, comma-separated; "": none */
 };
 
 enum md_config_result { MD_CONFIG_RUN, MD_CONFIG_EXIT_OK, MD_CONFIG_EXIT_USAGE };

@@ -120,10 +120,17 @@ static const struct opt opts[] = {
      "                          as label values, the first 1000 tenants); only\n"
      "                          with a --metrics-listen port of its own           [off]"},
     {"auth", "MEMORYD_AUTH", O_AUTH, OFF(auth_keys), 0, 0, "none|keys",
-     "keys: POST /memory and /v1/* need Authorization:\n"
+     "keys: POST /memory, /mcp and /v1/* need Authorization:\n"
      "                          Bearer <key> (memoryd keys create); the key decides\n"
      "                          the tenant and what it may do; none: no\n"
      "                          authentication (a proxy's job)                   [none]"},
+    {"mcp-sessions", "MEMORYD_MCP_SESSIONS", O_UINT, OFF(mcp_sessions), 1, 1000000, "N",
+     "MCP sessions (POST /mcp) open at once at most; when\n"
+     "                          full, one idle for an hour is reclaimed, else 503  [1000]"},
+    {"mcp-origins", "MEMORYD_MCP_ORIGINS", O_STR, OFF(mcp_origins), 0, 0, "LIST",
+     "browser origins allowed to use /mcp, comma-separated,\n"
+     "                          e.g. https://app.example.com; a request with any\n"
+     "                          other Origin header gets 403           [unset: none]"},
     {"log-level", "MEMORYD_LOG_LEVEL", O_LOGLEVEL, OFF(log_level), 0, 0, "error|warn|info|debug",
      "least important log lines written   [info]"},
 };
@@ -341,6 +348,8 @@ enum md_config_result md_config_load(struct md_config *cfg, int argc, char **arg
         .threads = 0, /* set below: from the database's kind */
         .max_connections = 1024,
         .max_connections_per_ip = 256,
+        .mcp_sessions = 1000,
+        .mcp_origins = "",
         .max_body_memory = (size_t)256 << 20,
         .max_import = (size_t)4 << 30,
         .connection_timeout = 30,

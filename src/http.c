@@ -60,6 +60,7 @@ static const struct route_def {
     {"/metrics", 0, R_METRICS, "GET, HEAD", 0, md_http_metrics},
     {"/v1/tenants", 0, R_TENANTS, "GET", 0, md_http_tenants},
     {"/v1/tenants/", 1, R_TENANTS, "GET, PUT, DELETE, POST", 1, md_http_tenants},
+    {"/mcp", 0, R_MCP, "POST, DELETE", 1, md_http_mcp},
 };
 #define NROUTES (sizeof route_table / sizeof route_table[0])
 
@@ -346,6 +347,8 @@ enum MHD_Result md_http_reply_error(struct req *r, enum md_err err, const char *
  * {"error": ...}. */
 static enum MHD_Result refuse(struct req *r, enum md_err err, const char *text)
 {
+    if (r->route == R_MCP)
+        return md_http_mcp_refuse(r, err, text, strlen(text));
     if (r->route != R_MEMORY)
         return md_http_reply_error(r, err, text, strlen(text));
     r->err = err;
@@ -372,6 +375,9 @@ int md_http_tenant(struct req *r, enum MHD_Result *ret)
             md_buf_free(&r->out);
             r->out = msg;
             *ret = md_http_reply_result(r, md_err_http_status(e));
+        } else if (r->route == R_MCP) {
+            *ret = md_http_mcp_refuse(r, e, msg.data ? msg.data : "", msg.len);
+            md_buf_free(&msg);
         } else {
             *ret = md_http_reply_error(r, e, msg.data ? msg.data : "", msg.len);
             md_buf_free(&msg);
@@ -435,6 +441,12 @@ static enum MHD_Result scan_header(void *cls, enum MHD_ValueKind kind, const cha
         header_note(&hd->authorization, value, value_size);
     else if (key_size == 14 && strcasecmp(key, "X-Memory-Actor") == 0)
         header_note(&hd->actor, value, value_size);
+    else if (key_size == 14 && strcasecmp(key, "Mcp-Session-Id") == 0)
+        header_note(&hd->mcp_session, value, value_size);
+    else if (key_size == 20 && strcasecmp(key, "MCP-Protocol-Version") == 0)
+        header_note(&hd->mcp_version, value, value_size);
+    else if (key_size == 6 && strcasecmp(key, MHD_HTTP_HEADER_ORIGIN) == 0)
+        header_note(&hd->origin, value, value_size);
     return MHD_YES;
 }
 
@@ -543,6 +555,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     }
     if (state == ST_READY)
         return r->route == R_MEMORY    ? md_http_reply_result(r, md_err_http_status(r->err))
+               : r->route == R_MCP     ? md_http_mcp_tool_answer(r)
                : r->route == R_TENANTS ? md_http_tenants(r)
                                        : md_http_v1(r);
     if (state == ST_WAITING)
@@ -633,7 +646,7 @@ static enum md_metric_cmd metric_cmd(const struct req *r)
         [R_MEMORY] = MD_MC_UNKNOWN,  [R_HEALTHZ] = MD_MC_HEALTHZ,   [R_READYZ] = MD_MC_READYZ,
         [R_HISTORY] = MD_MC_HISTORY, [R_VERSIONS] = MD_MC_VERSIONS, [R_RESTORE] = MD_MC_RESTORE,
         [R_REDACT] = MD_MC_REDACT,   [R_CHANGES] = MD_MC_CHANGES,   [R_METRICS] = MD_MC_METRICS,
-        [R_TENANTS] = MD_MC_QUOTA,   [R_OTHER] = MD_MC_NOT_FOUND,
+        [R_TENANTS] = MD_MC_QUOTA,   [R_MCP] = MD_MC_MCP,           [R_OTHER] = MD_MC_NOT_FOUND,
     };
     /* The listing and erasure of tenants (the rest of /v1/tenants: quota). */
     if (r->route == R_TENANTS &&
@@ -641,7 +654,8 @@ static enum md_metric_cmd metric_cmd(const struct req *r)
          r->cmd.kind == MD_CMD_IMPORT || strstr(r->url + strlen("/v1/tenants/"), "/export")))
         return MD_MC_ADMIN;
     /* The memory tool's commands are MD_MC_VIEW.. in md_cmd_kind's order. */
-    if (r->route == R_MEMORY && r->cmd.name && r->cmd.kind < MD_CMD_TOOL_COUNT)
+    if ((r->route == R_MEMORY || r->route == R_MCP) && r->cmd.name &&
+        r->cmd.kind < MD_CMD_TOOL_COUNT)
         return (enum md_metric_cmd)((int)MD_MC_VIEW + (int)r->cmd.kind);
     return (unsigned)r->route < sizeof by_route / sizeof by_route[0] ? by_route[r->route]
                                                                      : MD_MC_NOT_FOUND;
@@ -670,10 +684,12 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
             md_log_str(&l, "tenant", r->tenant);
         if (r->key_id[0])
             md_log_str(&l, "key_id", r->key_id);
+        if (r->mcp_method)
+            md_log_str(&l, "rpc_method", r->mcp_method);
         if (r->cmd.name)
             md_log_str(&l, "command", r->cmd.name);
         md_log_int(&l, "status", r->status);
-        if (r->route == R_MEMORY)
+        if (r->route == R_MEMORY || (r->route == R_MCP && r->cmd.name))
             md_log_bool(&l, "is_error", r->err != MD_OK);
         md_log_int(&l, "bytes_in", (int64_t)r->received);
         md_log_int(&l, "bytes_out", (int64_t)r->bytes_out);
@@ -690,6 +706,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
         md_log_end(&l);
     }
     md_cmd_free(&r->cmd);
+    free(r->mcp_id);
     md_http_body_drop(r);
     if (r->spool_fd >= 0)
         close(r->spool_fd);
@@ -810,7 +827,8 @@ struct md_http *md_http_start(const struct md_config *cfg, struct md_store *stor
         free(h);
         return NULL;
     }
-    if (md_http_auth_start(h, why, why_len) != 0) {
+    if (md_http_auth_start(h, why, why_len) != 0 || md_http_mcp_start(h, why, why_len) != 0) {
+        md_http_auth_stop(h);
         md_http_waiters_stop(h);
         md_connlimit_free(h->conns);
         free(h);
@@ -836,6 +854,7 @@ struct md_http *md_http_start(const struct md_config *cfg, struct md_store *stor
                  cfg->listen);
         md_http_waiters_stop(h);
         md_http_auth_stop(h);
+        md_http_mcp_stop(h);
         md_connlimit_free(h->conns);
         free(h);
         return NULL;
@@ -865,6 +884,7 @@ struct md_http *md_http_start(const struct md_config *cfg, struct md_store *stor
                  cfg->port);
         md_http_waiters_stop(h);
         md_http_auth_stop(h);
+        md_http_mcp_stop(h);
         md_connlimit_free(h->conns);
         free(h);
         return NULL;
@@ -873,6 +893,7 @@ struct md_http *md_http_start(const struct md_config *cfg, struct md_store *stor
         MHD_stop_daemon(h->d);
         md_http_waiters_stop(h);
         md_http_auth_stop(h);
+        md_http_mcp_stop(h);
         md_connlimit_free(h->conns);
         free(h);
         return NULL;
@@ -921,6 +942,7 @@ void md_http_stop(struct md_http *h)
     if (h->quiesced_fd != MHD_INVALID_SOCKET)
         close(h->quiesced_fd);
     md_http_auth_stop(h);
+    md_http_mcp_stop(h);
     md_connlimit_free(h->conns);
     free(h);
 }

@@ -58,6 +58,8 @@ void md_http_auth_stop(struct md_http *h)
  * leading "Error: "). */
 static enum MHD_Result deny(struct req *r, enum md_err err, const char *text)
 {
+    if (r->route == R_MCP)
+        return md_http_mcp_refuse(r, err, text, strlen(text));
     if (r->route != R_MEMORY)
         return md_http_reply_error(r, err, text, strlen(text));
     r->err = err;
@@ -165,7 +167,8 @@ int md_http_authenticate(struct req *r, enum MHD_Result *ret)
         *ret = deny(r, MD_EFORBIDDEN, text);
         return -1;
     }
-    if (k.scope == MD_SCOPE_READ && r->route != R_MEMORY &&
+    /* (/memory and /mcp tell views from writes themselves) */
+    if (k.scope == MD_SCOPE_READ && r->route != R_MEMORY && r->route != R_MCP &&
         strcmp(r->method, MHD_HTTP_METHOD_GET) != 0) {
         *ret = deny(r, MD_EFORBIDDEN, md_auth_read_only_text);
         return -1;

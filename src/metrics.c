@@ -39,12 +39,25 @@ static const struct bounds batch_bounds = {
     12, {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096}, 1};
 
 static const char *const cmd_names[MD_MC_COUNT] = {
-    [MD_MC_VIEW] = "view",       [MD_MC_CREATE] = "create",   [MD_MC_STR_REPLACE] = "str_replace",
-    [MD_MC_INSERT] = "insert",   [MD_MC_DELETE] = "delete",   [MD_MC_RENAME] = "rename",
-    [MD_MC_UNKNOWN] = "unknown", [MD_MC_HISTORY] = "history", [MD_MC_VERSIONS] = "versions",
-    [MD_MC_RESTORE] = "restore", [MD_MC_REDACT] = "redact",   [MD_MC_CHANGES] = "changes",
-    [MD_MC_HEALTHZ] = "healthz", [MD_MC_READYZ] = "readyz",   [MD_MC_METRICS] = "metrics",
-    [MD_MC_QUOTA] = "quota",     [MD_MC_ADMIN] = "admin",     [MD_MC_NOT_FOUND] = "not_found",
+    [MD_MC_VIEW] = "view",
+    [MD_MC_CREATE] = "create",
+    [MD_MC_STR_REPLACE] = "str_replace",
+    [MD_MC_INSERT] = "insert",
+    [MD_MC_DELETE] = "delete",
+    [MD_MC_RENAME] = "rename",
+    [MD_MC_UNKNOWN] = "unknown",
+    [MD_MC_HISTORY] = "history",
+    [MD_MC_VERSIONS] = "versions",
+    [MD_MC_RESTORE] = "restore",
+    [MD_MC_REDACT] = "redact",
+    [MD_MC_CHANGES] = "changes",
+    [MD_MC_HEALTHZ] = "healthz",
+    [MD_MC_READYZ] = "readyz",
+    [MD_MC_METRICS] = "metrics",
+    [MD_MC_QUOTA] = "quota",
+    [MD_MC_ADMIN] = "admin",
+    [MD_MC_MCP] = "mcp",
+    [MD_MC_NOT_FOUND] = "not_found",
 };
 
 /* Status classes shown: 2xx..5xx (index status / 100 - 2). */

@@ -44,6 +44,8 @@ const FLAGS = [
   ['metrics-listen', 'MEMORYD_METRICS_LISTEN'],
   ['metrics-tenant-labels', 'MEMORYD_METRICS_TENANT_LABELS'],
   ['auth', 'MEMORYD_AUTH'],
+  ['mcp-sessions', 'MEMORYD_MCP_SESSIONS'],
+  ['mcp-origins', 'MEMORYD_MCP_ORIGINS'],
   ['log-level', 'MEMORYD_LOG_LEVEL'],
 ];
 

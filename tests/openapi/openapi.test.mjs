@@ -496,6 +496,7 @@ describe('openapi.yaml agrees with the code', () => {
     assert.deepEqual(doc.servers.map((s) => s.url), ['http://127.0.0.1:8080']);
     const ops = Object.entries(doc.paths).flatMap(([p, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${p} ${item[m].operationId}`));
     assert.deepEqual(ops.sort(), [
+      'DELETE /mcp endMcpSession',
       'DELETE /v1/tenants/{tenant} eraseTenant',
       'GET /healthz getHealth',
       'GET /metrics getMetrics',
@@ -506,6 +507,7 @@ describe('openapi.yaml agrees with the code', () => {
       'GET /v1/tenants/{tenant} getTenant',
       'GET /v1/tenants/{tenant}/export exportTenant',
       'GET /v1/versions/{version} getVersion',
+      'POST /mcp postMcpMessage',
       'POST /memory runMemoryCommand',
       'POST /v1/redact redactVersion',
       'POST /v1/restore restoreFiles',
