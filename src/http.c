@@ -132,11 +132,15 @@ void md_http_body_drop(struct req *r)
     r->reserved = 0;
 }
 
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n > k && strcmp(s + n - k, suffix) == 0;
+}
+
 int md_http_is_import(const char *url)
 {
-    static const char suffix[] = "/import";
-    size_t n = strlen(url);
-    return n > sizeof suffix - 1 && strcmp(url + n - (sizeof suffix - 1), suffix) == 0;
+    return ends_with(url, "/import");
 }
 
 /* Append to the request's temporary file (made at the first bytes, in
@@ -648,10 +652,11 @@ static enum md_metric_cmd metric_cmd(const struct req *r)
         [R_REDACT] = MD_MC_REDACT,   [R_CHANGES] = MD_MC_CHANGES,   [R_METRICS] = MD_MC_METRICS,
         [R_TENANTS] = MD_MC_QUOTA,   [R_MCP] = MD_MC_MCP,           [R_OTHER] = MD_MC_NOT_FOUND,
     };
-    /* The listing and erasure of tenants (the rest of /v1/tenants: quota). */
+    /* The listing, erasure, export and import of tenants (the rest of
+     * /v1/tenants: quota), refused or not. */
     if (r->route == R_TENANTS &&
         (strcmp(r->url, "/v1/tenants") == 0 || strcmp(r->method, MHD_HTTP_METHOD_DELETE) == 0 ||
-         r->cmd.kind == MD_CMD_IMPORT || strstr(r->url + strlen("/v1/tenants/"), "/export")))
+         md_http_is_import(r->url) || ends_with(r->url, "/export")))
         return MD_MC_ADMIN;
     /* The memory tool's commands are MD_MC_VIEW.. in md_cmd_kind's order. */
     if ((r->route == R_MEMORY || r->route == R_MCP) && r->cmd.name &&

@@ -25,7 +25,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { startServer, tempDir } from '../lib/server.mjs';
+import { runMemoryd, startServer, tempDir } from '../lib/server.mjs';
 import { tarArchive } from '../lib/tar.mjs';
 
 async function withServer(opts, fn) {
@@ -387,6 +387,42 @@ describe('import', () => {
       assert.equal(r.status, 200, r.text);
       const h = await s.request('GET', '/v1/history?path=/memories/a.txt', { headers: { 'x-tenant-id': 'erin' } });
       assert.equal(h.json.versions[0].actor, 'migration-bot');
+    });
+  });
+
+  test('--auth keys: an admin key exports and imports any tenant, a write key gets 403; counted as admin', async () => {
+    await withServer({ args: ['--auth', 'keys'] }, async (s) => {
+      const key = async (scope) => {
+        const r = await runMemoryd(['keys', 'create', '--db', s.dbPath, '--tenant', 'ops', '--scope', scope]);
+        assert.equal(r.code, 0, r.stderr);
+        return r.stdout.split('\n')[0];
+      };
+      const admin = await key('admin');
+      const writer = await key('write');
+      const tar = tarArchive([{ name: 'memories/k.txt', data: 'keyed\n' }]);
+      let r = await importTar(s, 'frank', tar, '', { authorization: `Bearer ${writer}` });
+      assert.equal(r.status, 403, r.text);
+      r = await importTar(s, 'frank', tar, '', { authorization: `Bearer ${admin}` });
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.json.tenant, 'frank');
+      const denied = await fetch(`${s.url}/v1/tenants/frank/export`, { headers: { authorization: `Bearer ${writer}` } });
+      assert.equal(denied.status, 403);
+      await denied.text();
+      const res = await fetch(`${s.url}/v1/tenants/frank/export`, { headers: { authorization: `Bearer ${admin}` } });
+      assert.equal(res.status, 200);
+      const dir = tempDir('memoryd-export-');
+      try {
+        fs.writeFileSync(path.join(dir, 'k.tar'), Buffer.from(await res.arrayBuffer()));
+        assert.equal(execFileSync('tar', ['-xOf', 'k.tar', 'memories/k.txt'], { cwd: dir, encoding: 'utf8' }), 'keyed\n');
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+      const m = await fetch(`${s.url}/metrics`);
+      const text = await m.text();
+      assert.match(text, /^memoryd_requests_total\{command="admin",class="2xx"\} 2$/m);
+      assert.match(text, /^memoryd_requests_total\{command="admin",class="4xx"\} 2$/m);
+      // No key in any log line.
+      for (const line of s.rawStderr) for (const k of [admin, writer]) assert.ok(!line.includes(k), 'a key in the log');
     });
   });
 });
