@@ -25,7 +25,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { runMemoryd, startServer, tempDir } from '../lib/server.mjs';
+import { registerSecret, runMemoryd, startServer, tempDir } from '../lib/server.mjs';
 import { tarArchive } from '../lib/tar.mjs';
 
 async function withServer(opts, fn) {
@@ -122,7 +122,11 @@ async function stateOf(s, tenant) {
 const LONG_DIR = 'd'.repeat(120);
 const SEGMENT = 's'.repeat(255);
 const BIG = 'x'.repeat(1024 * 1024 - 10) + '\nend\r\n\0\0z';
+// A content that must never reach a log line (tests/logs/no-secrets.mjs looks for it).
+const SECRET = `export-secret-content-${process.pid}-7f3a9c1e`;
+registerSecret(SECRET);
 const FILES = {
+  '/memories/secret.md': `${SECRET}\n`,
   '/memories/notes.md': '# Notes\nline two\n',
   '/memories/empty.txt': '',
   '/memories/zürich/東京 notes.md': 'Grüße aus Zürich — 東京\n',
@@ -238,7 +242,7 @@ describe('import', () => {
       const r = await importTar(s, 'bob', tar);
       assert.equal(r.status, 200, r.text);
       const total = Object.values(FILES).reduce((n, t) => n + Buffer.byteLength(t), 0);
-      assert.deepEqual(r.json, { tenant: 'bob', mode: 'new', files: 8, bytes: total, removed: 0, seq: 1, versions_recorded: 8 });
+      assert.deepEqual(r.json, { tenant: 'bob', mode: 'new', files: 9, bytes: total, removed: 0, seq: 1, versions_recorded: 9 });
       assert.deepEqual(await treeOf(s, 'bob'), await treeOf(s, 'alice'));
 
       // Mode new again: 409, nothing changed.
@@ -258,7 +262,7 @@ describe('import', () => {
         const g = fs.readFileSync(path.join(dir, 'g.tar'));
         const rep = await importTar(s, 'bob', g, '?mode=replace');
         assert.equal(rep.status, 200, rep.text);
-        assert.deepEqual(rep.json, { tenant: 'bob', mode: 'replace', files: 2, bytes: 8, removed: 8, seq: 2, versions_recorded: 10 });
+        assert.deepEqual(rep.json, { tenant: 'bob', mode: 'replace', files: 2, bytes: 8, removed: 9, seq: 2, versions_recorded: 11 });
         assert.deepEqual(await treeOf(s, 'bob'), {
           '/memories': null, '/memories/new': null, '/memories/new/one.txt': shown('/memories/new/one.txt', 'one\n'), '/memories/two.txt': shown('/memories/two.txt', 'two\n'),
         });
