@@ -45,10 +45,20 @@ enum md_cmd_kind {
     /* DELETE /v1/tenants/{t}: erase every row of a tenant, run by the
      * writer in a transaction of its own (md_txn_erase). */
     MD_CMD_ERASE,
+    /* POST /v1/tenants/{t}/import: a tar's files written into the tenant,
+     * run by the writer in a transaction of its own (cmd_import.c). */
+    MD_CMD_IMPORT,
     MD_CMD_COUNT
 };
 /* The memory tool's own commands are the first ones. */
 #define MD_CMD_TOOL_COUNT (MD_CMD_RENAME + 1)
+
+/* What an import does with the tenant's files (?mode=). */
+enum md_import_mode {
+    MD_IMPORT_NEW,     /* only into a tenant that has no entry below its root (409) */
+    MD_IMPORT_REPLACE, /* everything below the root is removed first */
+    MD_IMPORT_MERGE,   /* the archive's files are written over the tenant's */
+};
 
 /* Preconditions of a write (If-Match, If-None-Match), checked against the
  * file the command names first (`path`; for rename, `old_path`). */
@@ -66,8 +76,10 @@ struct md_cmd_result {
     unsigned char etag[MD_SHA256_LEN];
     struct md_change_rec change; /* a write: its change-feed entry */
     /* restore: files written back, removed (they did not exist then), and
-     * left as they were (already so). */
-    int64_t restored, removed, unchanged;
+     * left as they were (already so). import: files written (`restored`),
+     * their bytes (`bytes`), and the files a replace removed first
+     * (`removed`). */
+    int64_t restored, removed, unchanged, bytes;
 };
 
 struct md_str {
@@ -104,6 +116,10 @@ struct md_cmd {
     void *json;                   /* the jansson root document (owned) */
     int64_t version, before;      /* restore, redact: 0 when absent */
     int64_t max_bytes, max_files; /* limits: the overrides, -1: none (the default) */
+    /* import: the tar (a readable file, borrowed: its owner closes it) and
+     * the mode (enum md_import_mode). */
+    int import_fd;
+    int import_mode;
     /* Set by the caller after parsing (request headers): */
     struct md_precond pre;
     const char *actor; /* X-Memory-Actor (borrowed), or NULL */

@@ -36,6 +36,7 @@ struct md_config {
     unsigned max_connections;
     unsigned max_connections_per_ip; /* trusted proxies are exempt */
     size_t max_body_memory;          /* request bodies held at once, bytes */
+    size_t max_import;               /* an import's tar (a temporary file), bytes */
     unsigned connection_timeout;     /* seconds of inactivity */
     size_t max_batch;                /* write commands per group commit */
     size_t max_queue;                /* write commands waiting; beyond -> 503 */
@@ -49,6 +50,8 @@ struct md_config {
     int metrics_tenant_labels; /* per-tenant request counters in /metrics */
     int search_off;            /* --search off: no full-text index (md_search.h) */
     int auth_keys;             /* --auth keys: memoryd's own API keys (md_http_auth.h) */
+    unsigned mcp_sessions;     /* MCP sessions open at once at most (md_mcp_session.h) */
+    const char *mcp_origins;   /* Origin values allowed on /mcp, comma-separated; "": none */
 };
 
 enum md_config_result { MD_CONFIG_RUN, MD_CONFIG_EXIT_OK, MD_CONFIG_EXIT_USAGE };

@@ -50,6 +50,7 @@ enum md_metric_cmd {
     MD_MC_METRICS,
     MD_MC_QUOTA,     /* GET /v1/tenants/{t}, PUT /v1/tenants/{t}/limits */
     MD_MC_ADMIN,     /* GET /v1/tenants, DELETE /v1/tenants/{t} */
+    MD_MC_MCP,       /* /mcp, but for the memory tool's commands (labelled as on /memory) */
     MD_MC_SEARCH,    /* GET /v1/search */
     MD_MC_NOT_FOUND, /* no such route */
     MD_MC_COUNT

@@ -1,6 +1,6 @@
 /*
  * md_search.h — full-text search of a tenant's files (README, "Search";
- * docs/behaviour.md 16). GET /v1/search and the MCP tool memory_search
+ * docs/behaviour.md 17). GET /v1/search and the MCP tool memory_search
  * both call md_search() and render its result with md_search_json() or
  * md_search_text().
  *
@@ -88,7 +88,7 @@ void md_search_result_free(struct md_search_result *r);
  *  "next_cursor":..|null} */
 enum md_err md_search_json(const struct md_search_result *r, struct md_buf *out);
 
-/* The result as text for a model to read (docs/behaviour.md 16.3). */
+/* The result as text for a model to read (docs/behaviour.md 17.3). */
 enum md_err md_search_text(const struct md_search_result *r, struct md_buf *out);
 
 /* Split q into its terms (pointers into q); *n terms. MD_EINVAL with the

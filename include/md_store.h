@@ -82,6 +82,17 @@ struct md_erased {
     int64_t entries, versions, changes, idempotency, api_keys;
 };
 
+/* One entry of md_txn_scan (GET /v1/tenants/{t}/export). */
+struct md_scan_entry {
+    const char *path; /* canonical; borrowed, until the callback returns */
+    size_t len;
+    enum md_kind kind;
+    int64_t mtime_ms;    /* unix ms of its last change */
+    const char *content; /* files: the content (borrowed likewise); directories: NULL */
+    size_t content_len;
+};
+typedef int (*md_scan_cb)(void *ctx, const struct md_scan_entry *e);
+
 /* What md_txn_search looks for: files whose text contains every term
  * (literal substrings, case-insensitive; md_search.h), at `dir` or below
  * it, ranked; `offset` hits skipped, at most `limit` answered. */
@@ -191,6 +202,10 @@ struct md_store_ops {
     enum md_err (*tenants)(struct md_txn *t, const char *after, size_t limit, md_tenant_cb cb,
                            void *ctx);
     enum md_err (*erase)(struct md_txn *t, const char *tenant, struct md_erased *out);
+    /* The export (md_store_snapshot_begin, md_txn_scan). */
+    enum md_err (*snapshot_begin)(struct md_store *s, struct md_txn **out);
+    enum md_err (*scan)(struct md_txn *t, const char *tenant, const char *after, size_t after_len,
+                        size_t max_rows, int64_t max_bytes, md_scan_cb cb, void *ctx, int *more);
 };
 
 /* Every backend's store and txn structs begin with these. */
@@ -241,6 +256,15 @@ static inline void md_store_close(struct md_store *s)
 static inline enum md_err md_store_read_begin(struct md_store *s, struct md_txn **t)
 {
     return s->ops->read_begin(s, t);
+}
+/* A read transaction whose operations all see the database as it was at
+ * its first one (one snapshot, however long it is held: an export's). On
+ * PostgreSQL a pooled connection in a REPEATABLE READ, READ ONLY
+ * transaction; on SQLite a reader's transaction (the WAL cannot be reset
+ * while it is open). Ended by md_txn_end. */
+static inline enum md_err md_store_snapshot_begin(struct md_store *s, struct md_txn **t)
+{
+    return s->ops->snapshot_begin(s, t);
 }
 static inline enum md_err md_store_write_begin(struct md_store *s, struct md_txn **t)
 {
@@ -526,6 +550,19 @@ static inline enum md_err md_txn_tenants(struct md_txn *t, const char *after, si
 static inline enum md_err md_txn_erase(struct md_txn *t, const char *tenant, struct md_erased *out)
 {
     return t->store->ops->erase(t, tenant, out);
+}
+/* The tenant's entries after path `after` (byte order: a directory before
+ * what is below it; "" for the first), with the files' content, in path
+ * order: at most `max_rows`, and no more once the contents sent reach
+ * `max_bytes` (at least one entry, however large). *more: entries are left
+ * after the last one given (scan again after it). For a snapshot
+ * (md_store_snapshot_begin), so that pages agree; a tenant without data
+ * has no entries. */
+static inline enum md_err md_txn_scan(struct md_txn *t, const char *tenant, const char *after,
+                                      size_t after_len, size_t max_rows, int64_t max_bytes,
+                                      md_scan_cb cb, void *ctx, int *more)
+{
+    return t->store->ops->scan(t, tenant, after, after_len, max_rows, max_bytes, cb, ctx, more);
 }
 
 #endif

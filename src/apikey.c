@@ -22,14 +22,14 @@ int md_apikey_new(char *key, unsigned char hash[MD_APIKEY_HASH_LEN], char *id)
         return -1;
     unsigned char raw[RAW_LEN];
     randombytes_buf(raw, sizeof raw);
-    memcpy(key, MD_APIKEY_PREFIX, 4);
+    memcpy(key, MD_APIKEY_PREFIX, sizeof MD_APIKEY_PREFIX - 1); /* the rest follows */
     sodium_bin2base64(key + 4, MD_APIKEY_LEN + 1 - 4, raw, sizeof raw,
                       sodium_base64_VARIANT_URLSAFE_NO_PADDING);
     sodium_memzero(raw, sizeof raw);
     hash_of(key, MD_APIKEY_LEN, hash);
     unsigned char idraw[8];
     randombytes_buf(idraw, sizeof idraw);
-    memcpy(id, "key_", 4);
+    memcpy(id, "key_", sizeof "key_" - 1); /* the hex digits follow */
     sodium_bin2hex(id + 4, MD_APIKEY_ID_LEN + 1 - 4, idraw, sizeof idraw);
     return 0;
 }

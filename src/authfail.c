@@ -47,7 +47,7 @@ static size_t set_of(int family, const uint8_t a[16])
     uint32_t h = 2166136261u ^ (uint32_t)family;
     for (int i = 0; i < 16; i++)
         h = (h ^ a[i]) * 16777619u;
-    return (h % (MD_AUTHFAIL_SLOTS / WAYS)) * WAYS;
+    return (size_t)(h % (MD_AUTHFAIL_SLOTS / WAYS)) * WAYS;
 }
 
 /* The address's live slot, or NULL. Called with the mutex held. */

@@ -29,6 +29,7 @@ enum md_err cmd_restore(struct cmd_ctx *c);
 enum md_err cmd_redact(struct cmd_ctx *c);
 enum md_err cmd_limits(struct cmd_ctx *c);
 enum md_err cmd_erase(struct cmd_ctx *c);
+enum md_err cmd_import(struct cmd_ctx *c);
 
 /* The command's preconditions (If-Match, If-None-Match) against what is at
  * `p` now (`found`, and then `e`): MD_OK, or MD_EPRECOND with the text the

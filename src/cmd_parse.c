@@ -90,6 +90,7 @@ static const struct route routes[MD_CMD_COUNT] = {
      {FIELD("path", F_PATH, 1, path), FIELD("version", F_INT, 1, version)}},
     {"limits", MD_CMD_LIMITS, 0, cmd_limits, {{0}}},
     {"erase", MD_CMD_ERASE, 0, cmd_erase, {{0}}},
+    {"import", MD_CMD_IMPORT, 1, cmd_import, {{0}}},
 };
 
 const char *md_cmd_kind_name(enum md_cmd_kind kind)
@@ -480,6 +481,25 @@ static enum md_err op_answer(const struct md_cmd *cmd, const struct md_cmd_resul
     return e;
 }
 
+/* The JSON answer of an import (POST /v1/tenants/{t}/import). */
+static enum md_err import_answer(const char *tenant, const struct md_cmd *cmd,
+                                 const struct md_cmd_result *res, struct md_buf *out)
+{
+    static const char *const modes[] = {"new", "replace", "merge"};
+    md_buf_reset(out);
+    enum md_err e = md_buf_puts(out, "{\"tenant\":");
+    if (!e)
+        e = md_json_put_string(out, tenant, strlen(tenant));
+    if (!e)
+        e = md_buf_printf(out,
+                          ",\"mode\":\"%s\",\"files\":%lld,\"bytes\":%lld,\"removed\":%lld,"
+                          "\"seq\":%lld,\"versions_recorded\":%lld}",
+                          modes[cmd->import_mode], (long long)res->restored, (long long)res->bytes,
+                          (long long)res->removed, (long long)res->change.seq,
+                          (long long)res->change.versions);
+    return e;
+}
+
 enum md_err md_cmd_exec(struct md_txn *t, const char *tenant, const struct md_cmd *cmd,
                         const struct md_limits *lim, struct md_buf *out, struct md_cmd_result *res)
 {
@@ -500,6 +520,8 @@ enum md_err md_cmd_exec(struct md_txn *t, const char *tenant, const struct md_cm
     e = md_txn_cmd_end(t, paths, lens, cmd->path2.canon ? 2 : 1, &res->change);
     if (!e && (cmd->kind == MD_CMD_RESTORE || cmd->kind == MD_CMD_REDACT))
         e = op_answer(cmd, res, out);
+    if (!e && cmd->kind == MD_CMD_IMPORT)
+        e = import_answer(tenant, cmd, res, out);
     return e;
 }
 

@@ -92,6 +92,9 @@ static const struct opt opts[] = {
      (size_t)1 << 40, "BYTES",
      "request bodies held in memory at once, all clients\n"
      "                          together (503 beyond); at least the largest body   [256M]"},
+    {"max-import", "MEMORYD_MAX_IMPORT", O_SIZE, OFF(max_import), 1024, (size_t)1 << 44, "BYTES",
+     "largest tar POST /v1/tenants/{t}/import takes, kept\n"
+     "                          in a file in $TMPDIR while it is read (413 beyond) [4G]"},
     {"connection-timeout", "MEMORYD_CONNECTION_TIMEOUT", O_UINT, OFF(connection_timeout), 1, 86400,
      "SECONDS", "close a connection idle this long                  [30]"},
     {"max-batch", "MEMORYD_MAX_BATCH", O_SIZE, OFF(max_batch), 1, 100000, "N",
@@ -118,10 +121,17 @@ static const struct opt opts[] = {
      "                          as label values, the first 1000 tenants); only\n"
      "                          with a --metrics-listen port of its own           [off]"},
     {"auth", "MEMORYD_AUTH", O_AUTH, OFF(auth_keys), 0, 0, "none|keys",
-     "keys: POST /memory and /v1/* need Authorization:\n"
+     "keys: POST /memory, /mcp and /v1/* need Authorization:\n"
      "                          Bearer <key> (memoryd keys create); the key decides\n"
      "                          the tenant and what it may do; none: no\n"
      "                          authentication (a proxy's job)                   [none]"},
+    {"mcp-sessions", "MEMORYD_MCP_SESSIONS", O_UINT, OFF(mcp_sessions), 1, 1000000, "N",
+     "MCP sessions (POST /mcp) open at once at most; when\n"
+     "                          full, one idle for an hour is reclaimed, else 503  [1000]"},
+    {"mcp-origins", "MEMORYD_MCP_ORIGINS", O_STR, OFF(mcp_origins), 0, 0, "LIST",
+     "browser origins allowed to use /mcp, comma-separated,\n"
+     "                          e.g. https://app.example.com; a request with any\n"
+     "                          other Origin header gets 403           [unset: none]"},
     {"search", "MEMORYD_SEARCH", O_SEARCH, OFF(search_off), 0, 0, "on|off",
      "on: a full-text index of the files is kept, in the\n"
      "                          transaction of each write (GET /v1/search); off:\n"
@@ -350,7 +360,10 @@ enum md_config_result md_config_load(struct md_config *cfg, int argc, char **arg
         .threads = 0, /* set below: from the database's kind */
         .max_connections = 1024,
         .max_connections_per_ip = 256,
+        .mcp_sessions = 1000,
+        .mcp_origins = "",
         .max_body_memory = (size_t)256 << 20,
+        .max_import = (size_t)4 << 30,
         .connection_timeout = 30,
         .max_batch = 256,
         .max_queue = 4096,

@@ -10,6 +10,8 @@
 #include "md_http.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdatomic.h>
@@ -58,7 +60,8 @@ static const struct route_def {
     {"/v1/search", 0, R_SEARCH, "GET", 0, md_http_v1},
     {"/metrics", 0, R_METRICS, "GET, HEAD", 0, md_http_metrics},
     {"/v1/tenants", 0, R_TENANTS, "GET", 0, md_http_tenants},
-    {"/v1/tenants/", 1, R_TENANTS, "GET, PUT, DELETE", 1, md_http_tenants},
+    {"/v1/tenants/", 1, R_TENANTS, "GET, PUT, DELETE, POST", 1, md_http_tenants},
+    {"/mcp", 0, R_MCP, "POST, DELETE", 1, md_http_mcp},
 };
 #define NROUTES (sizeof route_table / sizeof route_table[0])
 
@@ -128,6 +131,46 @@ void md_http_body_drop(struct req *r)
     md_buf_free(&r->body);
     atomic_fetch_sub(&r->h->body_bytes, r->reserved);
     r->reserved = 0;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n > k && strcmp(s + n - k, suffix) == 0;
+}
+
+int md_http_is_import(const char *url)
+{
+    return ends_with(url, "/import");
+}
+
+/* Append to the request's temporary file (made at the first bytes, in
+ * $TMPDIR or /tmp, unlinked at once). 0, or -1 when it cannot be written. */
+static int spool_write(struct req *r, const char *data, size_t n)
+{
+    if (r->spool_fd < 0) {
+        const char *dir = getenv("TMPDIR");
+        char tmpl[4096];
+        snprintf(tmpl, sizeof tmpl, "%s/memoryd-import-XXXXXX", dir && *dir ? dir : "/tmp");
+        r->spool_fd = mkostemp(tmpl, O_CLOEXEC);
+        if (r->spool_fd < 0) {
+            md_log_msg(MD_LOG_ERROR, "import: cannot make a temporary file", strerror(errno));
+            return -1;
+        }
+        unlink(tmpl);
+    }
+    while (n > 0) {
+        ssize_t w = write(r->spool_fd, data, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            md_log_msg(MD_LOG_ERROR, "import: cannot write the temporary file", strerror(errno));
+            return -1;
+        }
+        data += w;
+        n -= (size_t)w;
+    }
+    return 0;
 }
 
 uint64_t md_http_now_us(void)
@@ -213,17 +256,13 @@ int md_http_wants_text(const char *accept)
 
 /* ---- responses ---- */
 
-enum MHD_Result md_http_queue(struct req *r, unsigned status, const char *type, char *body,
-                              size_t len, int is_error, const char *const *extra)
+enum MHD_Result md_http_queue_response(struct req *r, unsigned status, struct MHD_Response *resp,
+                                       const char *type, size_t len, int is_error,
+                                       const char *const *extra)
 {
     int close_conn =
         r->too_big || r->refuse != NULL || r->over_cap ||
         (atomic_load(&r->h->stopping) && r->route != R_HEALTHZ && r->route != R_READYZ);
-    struct MHD_Response *resp = MHD_create_response_from_buffer_with_free_callback(len, body, free);
-    if (!resp) {
-        free(body);
-        return MHD_NO;
-    }
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
     if (is_error >= 0)
         MHD_add_response_header(resp, "X-Memory-Is-Error", is_error ? "true" : "false");
@@ -253,6 +292,17 @@ enum MHD_Result md_http_queue(struct req *r, unsigned status, const char *type, 
     r->bytes_out = len;
     atomic_store(&r->state, ST_RESPONDED);
     return ret;
+}
+
+enum MHD_Result md_http_queue(struct req *r, unsigned status, const char *type, char *body,
+                              size_t len, int is_error, const char *const *extra)
+{
+    struct MHD_Response *resp = MHD_create_response_from_buffer_with_free_callback(len, body, free);
+    if (!resp) {
+        free(body);
+        return MHD_NO;
+    }
+    return md_http_queue_response(r, status, resp, type, len, is_error, extra);
 }
 
 static enum MHD_Result respond_plain_json(struct req *r, unsigned status, const char *json)
@@ -302,6 +352,8 @@ enum MHD_Result md_http_reply_error(struct req *r, enum md_err err, const char *
  * {"error": ...}. */
 static enum MHD_Result refuse(struct req *r, enum md_err err, const char *text)
 {
+    if (r->route == R_MCP)
+        return md_http_mcp_refuse(r, err, text, strlen(text));
     if (r->route != R_MEMORY)
         return md_http_reply_error(r, err, text, strlen(text));
     r->err = err;
@@ -328,6 +380,9 @@ int md_http_tenant(struct req *r, enum MHD_Result *ret)
             md_buf_free(&r->out);
             r->out = msg;
             *ret = md_http_reply_result(r, md_err_http_status(e));
+        } else if (r->route == R_MCP) {
+            *ret = md_http_mcp_refuse(r, e, msg.data ? msg.data : "", msg.len);
+            md_buf_free(&msg);
         } else {
             *ret = md_http_reply_error(r, e, msg.data ? msg.data : "", msg.len);
             md_buf_free(&msg);
@@ -391,6 +446,12 @@ static enum MHD_Result scan_header(void *cls, enum MHD_ValueKind kind, const cha
         header_note(&hd->authorization, value, value_size);
     else if (key_size == 14 && strcasecmp(key, "X-Memory-Actor") == 0)
         header_note(&hd->actor, value, value_size);
+    else if (key_size == 14 && strcasecmp(key, "Mcp-Session-Id") == 0)
+        header_note(&hd->mcp_session, value, value_size);
+    else if (key_size == 20 && strcasecmp(key, "MCP-Protocol-Version") == 0)
+        header_note(&hd->mcp_version, value, value_size);
+    else if (key_size == 6 && strcasecmp(key, MHD_HTTP_HEADER_ORIGIN) == 0)
+        header_note(&hd->origin, value, value_size);
     return MHD_YES;
 }
 
@@ -459,9 +520,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         atomic_fetch_add(&h->in_flight, 1);
         r->late = atomic_load(&h->stopping);
         *req_cls = r;
-        if (def && def->body &&
-            (strcmp(method, MHD_HTTP_METHOD_POST) == 0 ||
-             strcmp(method, MHD_HTTP_METHOD_PUT) == 0)) {
+        r->spool_fd = -1;
+        if (def && def->id == R_TENANTS && strcmp(method, MHD_HTTP_METHOD_POST) == 0 &&
+            md_http_is_import(url)) {
+            /* An import's tar goes to a temporary file, not memory. */
+            const char *cl = r->headers.content_length.value;
+            r->spool = 1;
+            if (cl && strtoull(cl, NULL, 10) > h->cfg->max_import)
+                r->too_big = 1;
+        } else if (def && def->body &&
+                   (strcmp(method, MHD_HTTP_METHOD_POST) == 0 ||
+                    strcmp(method, MHD_HTTP_METHOD_PUT) == 0)) {
             const char *cl = r->headers.content_length.value;
             /* An announced body over the limit is still read (and
              * dropped) so that the client, busy sending it, reliably sees
@@ -491,6 +560,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     }
     if (state == ST_READY)
         return r->route == R_MEMORY    ? md_http_reply_result(r, md_err_http_status(r->err))
+               : r->route == R_MCP     ? md_http_mcp_tool_answer(r)
                : r->route == R_TENANTS ? md_http_tenants(r)
                                        : md_http_v1(r);
     if (state == ST_WAITING)
@@ -504,7 +574,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         size_t n = *upload_data_size;
         r->received += n;
         *upload_data_size = 0;
-        if (!r->too_big && !r->busy) {
+        if (r->spool) {
+            if (!r->too_big && !r->busy && spool_write(r, upload_data, n) != 0)
+                r->busy = 1;
+            if (r->received > h->cfg->max_import)
+                r->too_big = 1;
+        } else if (!r->too_big && !r->busy) {
             if (!body_reserve(r, r->body.len + n))
                 r->busy = 1;
             else if (md_buf_append(&r->body, upload_data, n) != MD_OK)
@@ -533,11 +608,20 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         return refuse(r, MD_EINVAL, r->refuse);
     if (r->too_big) {
         md_http_body_drop(r);
-        char text[96];
-        snprintf(text, sizeof text, "Error: The request body exceeds the limit of %zu bytes",
-                 h->cfg->limits.max_body);
+        char text[128];
+        if (r->spool)
+            snprintf(text, sizeof text,
+                     "Error: The archive exceeds the import limit of %zu bytes (--max-import)",
+                     h->cfg->max_import);
+        else
+            snprintf(text, sizeof text, "Error: The request body exceeds the limit of %zu bytes",
+                     h->cfg->limits.max_body);
         return refuse(r, MD_ETOOBIG, text);
     }
+    if (r->busy && r->spool)
+        return refuse(r, MD_EUNAVAIL,
+                      "Error: memoryd cannot keep the archive while it is read (a temporary file "
+                      "in $TMPDIR could not be written); nothing was imported. Retry later.");
     if (r->busy)
         return refuse(r, MD_EBUSY,
                       "Error: memoryd is busy: too many request bodies are being received at "
@@ -567,14 +651,18 @@ static enum md_metric_cmd metric_cmd(const struct req *r)
         [R_MEMORY] = MD_MC_UNKNOWN,  [R_HEALTHZ] = MD_MC_HEALTHZ,   [R_READYZ] = MD_MC_READYZ,
         [R_HISTORY] = MD_MC_HISTORY, [R_VERSIONS] = MD_MC_VERSIONS, [R_RESTORE] = MD_MC_RESTORE,
         [R_REDACT] = MD_MC_REDACT,   [R_CHANGES] = MD_MC_CHANGES,   [R_METRICS] = MD_MC_METRICS,
-        [R_TENANTS] = MD_MC_QUOTA,   [R_SEARCH] = MD_MC_SEARCH,     [R_OTHER] = MD_MC_NOT_FOUND,
+        [R_TENANTS] = MD_MC_QUOTA,   [R_SEARCH] = MD_MC_SEARCH,     [R_MCP] = MD_MC_MCP,
+        [R_OTHER] = MD_MC_NOT_FOUND,
     };
-    /* The listing and erasure of tenants (the rest of /v1/tenants: quota). */
+    /* The listing, erasure, export and import of tenants (the rest of
+     * /v1/tenants: quota), refused or not. */
     if (r->route == R_TENANTS &&
-        (strcmp(r->url, "/v1/tenants") == 0 || strcmp(r->method, MHD_HTTP_METHOD_DELETE) == 0))
+        (strcmp(r->url, "/v1/tenants") == 0 || strcmp(r->method, MHD_HTTP_METHOD_DELETE) == 0 ||
+         md_http_is_import(r->url) || ends_with(r->url, "/export")))
         return MD_MC_ADMIN;
     /* The memory tool's commands are MD_MC_VIEW.. in md_cmd_kind's order. */
-    if (r->route == R_MEMORY && r->cmd.name && r->cmd.kind < MD_CMD_TOOL_COUNT)
+    if ((r->route == R_MEMORY || r->route == R_MCP) && r->cmd.name &&
+        r->cmd.kind < MD_CMD_TOOL_COUNT)
         return (enum md_metric_cmd)((int)MD_MC_VIEW + (int)r->cmd.kind);
     return (unsigned)r->route < sizeof by_route / sizeof by_route[0] ? by_route[r->route]
                                                                      : MD_MC_NOT_FOUND;
@@ -603,10 +691,12 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
             md_log_str(&l, "tenant", r->tenant);
         if (r->key_id[0])
             md_log_str(&l, "key_id", r->key_id);
+        if (r->mcp_method)
+            md_log_str(&l, "rpc_method", r->mcp_method);
         if (r->cmd.name)
             md_log_str(&l, "command", r->cmd.name);
         md_log_int(&l, "status", r->status);
-        if (r->route == R_MEMORY)
+        if (r->route == R_MEMORY || (r->route == R_MCP && r->cmd.name))
             md_log_bool(&l, "is_error", r->err != MD_OK);
         md_log_int(&l, "bytes_in", (int64_t)r->received);
         md_log_int(&l, "bytes_out", (int64_t)r->bytes_out);
@@ -623,7 +713,10 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
         md_log_end(&l);
     }
     md_cmd_free(&r->cmd);
+    free(r->mcp_id);
     md_http_body_drop(r);
+    if (r->spool_fd >= 0)
+        close(r->spool_fd);
     md_buf_free(&r->out);
     free(r);
     atomic_fetch_sub(&h->in_flight, 1);
@@ -741,7 +834,8 @@ struct md_http *md_http_start(const struct md_config *cfg, struct md_store *stor
         free(h);
         return NULL;
     }
-    if (md_http_auth_start(h, why, why_len) != 0) {
+    if (md_http_auth_start(h, why, why_len) != 0 || md_http_mcp_start(h, why, why_len) != 0) {
+        md_http_auth_stop(h);
         md_http_waiters_stop(h);
         md_connlimit_free(h->conns);
         free(h);
@@ -767,6 +861,7 @@ struct md_http *md_http_start(const struct md_config *cfg, struct md_store *stor
                  cfg->listen);
         md_http_waiters_stop(h);
         md_http_auth_stop(h);
+        md_http_mcp_stop(h);
         md_connlimit_free(h->conns);
         free(h);
         return NULL;
@@ -796,6 +891,7 @@ struct md_http *md_http_start(const struct md_config *cfg, struct md_store *stor
                  cfg->port);
         md_http_waiters_stop(h);
         md_http_auth_stop(h);
+        md_http_mcp_stop(h);
         md_connlimit_free(h->conns);
         free(h);
         return NULL;
@@ -804,6 +900,7 @@ struct md_http *md_http_start(const struct md_config *cfg, struct md_store *stor
         MHD_stop_daemon(h->d);
         md_http_waiters_stop(h);
         md_http_auth_stop(h);
+        md_http_mcp_stop(h);
         md_connlimit_free(h->conns);
         free(h);
         return NULL;
@@ -852,6 +949,7 @@ void md_http_stop(struct md_http *h)
     if (h->quiesced_fd != MHD_INVALID_SOCKET)
         close(h->quiesced_fd);
     md_http_auth_stop(h);
+    md_http_mcp_stop(h);
     md_connlimit_free(h->conns);
     free(h);
 }

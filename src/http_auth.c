@@ -58,6 +58,8 @@ void md_http_auth_stop(struct md_http *h)
  * leading "Error: "). */
 static enum MHD_Result deny(struct req *r, enum md_err err, const char *text)
 {
+    if (r->route == R_MCP)
+        return md_http_mcp_refuse(r, err, text, strlen(text));
     if (r->route != R_MEMORY)
         return md_http_reply_error(r, err, text, strlen(text));
     r->err = err;
@@ -139,7 +141,7 @@ int md_http_authenticate(struct req *r, enum MHD_Result *ret)
         *ret = fail(r, peer, now, "Error: This API key has been revoked");
         return -1;
     }
-    memcpy(r->key_id, k.id, sizeof r->key_id);
+    snprintf(r->key_id, sizeof r->key_id, "%s", k.id);
     r->key_scope = (int)k.scope;
     /* Tenant administration: every path under /v1/tenants, whatever its
      * route (the listing, erasure, export and import too). */
@@ -165,7 +167,8 @@ int md_http_authenticate(struct req *r, enum MHD_Result *ret)
         *ret = deny(r, MD_EFORBIDDEN, text);
         return -1;
     }
-    if (k.scope == MD_SCOPE_READ && r->route != R_MEMORY &&
+    /* (/memory and /mcp tell views from writes themselves) */
+    if (k.scope == MD_SCOPE_READ && r->route != R_MEMORY && r->route != R_MCP &&
         strcmp(r->method, MHD_HTTP_METHOD_GET) != 0) {
         *ret = deny(r, MD_EFORBIDDEN, md_auth_read_only_text);
         return -1;

@@ -1,7 +1,8 @@
 /*
  * http_internal.h — what the files of the HTTP front end share: http.c
  * (the daemon, connections, bodies, the route table, replies),
- * http_memory.c (POST /memory) and http_v1.c (the /v1 API: history,
+ * http_memory.c (POST /memory), http_mcp.c and http_mcp_tools.c (the MCP
+ * endpoint, /mcp) and http_v1.c (the /v1 API: history,
  * versions, restore, redact, the change feed). Not a public interface:
  * see md_http.h.
  *
@@ -19,6 +20,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "md_apikey.h"
 #include "md_cmd.h"
 #include "md_config.h"
 #include "md_http.h"
@@ -58,6 +60,8 @@ struct md_http {
     /* --auth keys (http_auth.c): the key store and failed attempts. */
     struct md_keystore *keys;
     struct md_authfail *authfail;
+    /* The MCP endpoint's sessions (http_mcp.c, md_mcp_session.h). */
+    struct md_mcp_sessions *mcp;
 };
 
 enum route {
@@ -71,6 +75,7 @@ enum route {
     R_CHANGES,
     R_METRICS,
     R_TENANTS,
+    R_MCP,
     R_SEARCH,
     R_OTHER
 };
@@ -98,6 +103,7 @@ struct headers {
     struct header_seen content_length, transfer_encoding, accept, tenant;
     struct header_seen if_match, if_none_match, idempotency_key, actor;
     struct header_seen authorization; /* --auth keys (http_auth.c); never logged */
+    struct header_seen mcp_session, mcp_version, origin; /* /mcp (http_mcp.c) */
 };
 
 struct req {
@@ -132,15 +138,34 @@ struct req {
     uint64_t wait_until_us;
     /* --auth keys: the request's key (its id, never the key) and scope
      * (enum md_scope); Retry-After of a 429. */
-    char key_id[24];
+    char key_id[MD_APIKEY_ID_LEN + 1];
     int key_scope;
     unsigned retry_after;
+    /* An import's body (POST /v1/tenants/{t}/import): kept in an unlinked
+     * temporary file, `spool_fd` (-1 until its first bytes; closed when
+     * the request ends). */
+    int spool;
+    int spool_fd;
+    /* /mcp (http_mcp.c): the JSON-RPC request's id as JSON text (owned;
+     * NULL: none yet) and its method when it is one memoryd knows (static;
+     * for the log). */
+    char *mcp_id;
+    const char *mcp_method;
 };
 
 uint64_t md_http_now_us(void);
 
+/* True for a URL that ends in "/import" (an import's body is spooled). */
+int md_http_is_import(const char *url);
+
 /* Free the request body and give its bytes back to --max-body-memory. */
 void md_http_body_drop(struct req *r);
+
+/* Queue `resp` (a stream's, say; the reference is given up): as
+ * md_http_queue, with `len` bytes counted as sent. */
+enum MHD_Result md_http_queue_response(struct req *r, unsigned status, struct MHD_Response *resp,
+                                       const char *type, size_t len, int is_error,
+                                       const char *const *extra);
 
 /* Queue a response; takes `body` (malloc'd). is_error >= 0 adds
  * X-Memory-Is-Error. `extra` (may be NULL): more headers, name/value
@@ -189,6 +214,45 @@ enum MHD_Result md_http_submit(struct req *r);
 /* Answer r->out with r->err as a tool_result (JSON or text). */
 enum MHD_Result md_http_reply_result(struct req *r, unsigned status);
 
+/* Run the parsed r->cmd (r->tenant decided) as POST /memory does: `pe`
+ * is md_cmd_parse's result and `parse_msg` its message (freed here). A
+ * view runs now and 0 is returned with the answer in r->out and r->err (a
+ * refusal too: a parse error, a read-only key's write, a storage failure);
+ * a write goes to the writer and 1 is returned: the connection is
+ * suspended and the route's handler answers once it is resumed. */
+int md_http_cmd_run(struct req *r, enum md_err pe, struct md_buf *parse_msg);
+
+/* http_mcp.c: /mcp, MCP's Streamable HTTP transport (JSON-RPC 2.0). Its
+ * sessions live in h->mcp (md_http_mcp_start: 0, or -1 with the reason). */
+enum MHD_Result md_http_mcp(struct req *r);
+int md_http_mcp_start(struct md_http *h, char *why, size_t why_len);
+void md_http_mcp_stop(struct md_http *h);
+/* A refusal of an /mcp request before its message is read (tenant,
+ * authentication, body limits) as a JSON-RPC error with the HTTP status of
+ * `err`; a leading "Error: " of `text` is left out. */
+enum MHD_Result md_http_mcp_refuse(struct req *r, enum md_err err, const char *text, size_t len);
+/* The answer of a tools/call: r->out as the result's text content,
+ * isError when r->err is set. */
+enum MHD_Result md_http_mcp_tool_answer(struct req *r);
+
+/* http_mcp_tools.c: the MCP tools, one entry each. `call` gets the
+ * request (r->tenant decided) and the call's arguments (a JSON object,
+ * borrowed for the call) and either answers at once (r->out, r->err set,
+ * then `return md_http_mcp_tool_answer(r)`) or hands the work to the
+ * writer (md_http_cmd_run, md_http_submit) and returns MHD_YES:
+ * md_http_mcp_tool_answer runs when the connection is resumed. */
+struct json_t;
+struct md_mcp_tool {
+    const char *name;
+    const char *title;
+    const char *description;
+    const char *input_schema; /* JSON text of a JSON Schema object */
+    int read_only;            /* annotations.readOnlyHint */
+    enum MHD_Result (*call)(struct req *r, struct json_t *args);
+};
+extern const struct md_mcp_tool md_mcp_tools[];
+extern const size_t md_mcp_tool_count;
+
 /* http_v1.c */
 enum MHD_Result md_http_v1(struct req *r);
 /* The writer's commit hook: wake the change feed's waiters of `tenants`. */
@@ -202,6 +266,9 @@ void md_http_waiters_stop(struct md_http *h);
 /* http_tenants.c: GET /v1/tenants/{t}, PUT /v1/tenants/{t}/limits. */
 enum MHD_Result md_http_tenants(struct req *r);
 
+/* GET /v1/tenants/{t}/export (http_export.c), for r->tenant, once the
+ * caller is allowed: a streamed tar of the tenant's tree. */
+enum MHD_Result md_http_export(struct req *r);
 /* http_search.c: GET /v1/search (md_search.h); the tenant is decided. */
 enum MHD_Result md_http_search(struct req *r);
 

@@ -69,14 +69,20 @@ enum MHD_Result md_http_reply_result(struct req *r, unsigned status)
     return md_http_queue(r, status, "application/json", body, len, is_error, extra);
 }
 
-/* An error result (text already in r->out or given here). */
-static enum MHD_Result respond_error(struct req *r, enum md_err err, const char *text)
+/* r->err and, unless NULL, the text in r->out. */
+static void set_error(struct req *r, enum md_err err, const char *text)
 {
     r->err = err;
     if (text) {
         md_buf_reset(&r->out);
         md_buf_puts(&r->out, text);
     }
+}
+
+/* An error result (text already in r->out or given here). */
+static enum MHD_Result respond_error(struct req *r, enum md_err err, const char *text)
+{
+    set_error(r, err, text);
     return md_http_reply_result(r, md_err_http_status(err));
 }
 
@@ -179,8 +185,7 @@ enum MHD_Result md_http_submit(struct req *r)
 
 enum MHD_Result md_http_memory(struct req *r)
 {
-    struct md_http *h = r->h;
-    const struct md_config *cfg = h->cfg;
+    const struct md_config *cfg = r->h->cfg;
     /* A request taken in before shutdown began is completed; only later
      * ones are refused. */
     if (r->late)
@@ -202,31 +207,43 @@ enum MHD_Result md_http_memory(struct req *r)
         md_buf_free(&parse_msg);
         return ret;
     }
+    if (md_http_cmd_run(r, pe, &parse_msg))
+        return MHD_YES; /* answered when the writer is done */
+    return md_http_reply_result(r, md_err_http_status(r->err));
+}
+
+int md_http_cmd_run(struct req *r, enum md_err pe, struct md_buf *parse_msg)
+{
+    struct md_http *h = r->h;
     enum md_err e = MD_OK;
     if (pe && pe != MD_ENOMEM) {
         md_buf_free(&r->out);
-        r->out = parse_msg; /* hand the message over */
-        md_buf_init(&parse_msg, OUT_LIMIT);
+        r->out = *parse_msg; /* hand the message over */
+        md_buf_init(parse_msg, OUT_LIMIT);
         e = pe;
     } else if (pe) {
         e = MD_ENOMEM;
         md_buf_reset(&r->out);
         md_buf_puts(&r->out, md_cmd_storage_error_text(e));
     }
-    md_buf_free(&parse_msg);
+    md_buf_free(parse_msg);
+    r->err = e;
     if (e)
-        return respond_error(r, e, NULL);
-    if (r->cmd.write && md_http_auth_read_only(r))
-        return respond_error(r, MD_EFORBIDDEN, md_auth_read_only_text);
-
-    if (r->cmd.write)
-        return md_http_submit(r);
+        return 0;
+    if (r->cmd.write && md_http_auth_read_only(r)) {
+        set_error(r, MD_EFORBIDDEN, md_auth_read_only_text);
+        return 0;
+    }
+    if (r->cmd.write) {
+        md_http_submit(r);
+        return 1;
+    }
     struct md_txn *t;
     e = md_store_read_begin(h->store, &t);
     if (!e) {
         struct md_txn_stats before, after;
         md_txn_stats(t, &before);
-        e = md_cmd_exec(t, r->tenant, &r->cmd, &cfg->limits, &r->out, &r->job.res);
+        e = md_cmd_exec(t, r->tenant, &r->cmd, &h->cfg->limits, &r->out, &r->job.res);
         md_txn_stats(t, &after);
         r->cost.statements = after.statements - before.statements;
         r->cost.round_trips = after.round_trips - before.round_trips;
@@ -234,8 +251,9 @@ enum MHD_Result md_http_memory(struct req *r)
     }
     if (e == MD_EDB || e == MD_ENOMEM || e == MD_EBUSY || e == MD_EUNAVAIL) {
         e = e == MD_ENOMEM ? MD_EDB : e;
-        return respond_error(r, e, md_cmd_storage_error_text(e));
+        set_error(r, e, md_cmd_storage_error_text(e));
+        return 0;
     }
     r->err = e;
-    return md_http_reply_result(r, md_err_http_status(e));
+    return 0;
 }

@@ -1,7 +1,7 @@
 /*
  * http_search.c — GET /v1/search?q=..[&path=DIR][&limit=N][&cursor=C]
  * [&format=json|text]: full-text search of the tenant's files
- * (md_search.h; docs/behaviour.md 16).
+ * (md_search.h; docs/behaviour.md 17).
  */
 #include <microhttpd.h>
 #include <stdlib.h>

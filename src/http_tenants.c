@@ -16,6 +16,7 @@
 #include "md_config.h"
 #include "md_json.h"
 #include "md_netaddr.h"
+#include "md_path.h"
 #include "md_quota.h"
 
 #define PREFIX "/v1/tenants/"
@@ -236,6 +237,45 @@ static enum MHD_Result erase_tenant(struct req *r)
     return md_http_submit(r);
 }
 
+/* ---- POST /v1/tenants/{t}/import ---- */
+
+static enum MHD_Result import_tenant(struct req *r)
+{
+    const char *mode = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "mode");
+    static const char *const modes[] = {"new", "replace", "merge"};
+    int m = mode ? -1 : MD_IMPORT_NEW;
+    for (int i = 0; mode && i < 3; i++)
+        if (strcmp(mode, modes[i]) == 0)
+            m = i;
+    if (m < 0)
+        return reply(r, MD_EINVAL,
+                     "Parameter `mode` must be new (the default: into a tenant without entries), "
+                     "replace or merge");
+    if (r->spool_fd < 0)
+        return reply(r, MD_EINVAL,
+                     "Nothing was imported: the body is empty (send the tar, as GET "
+                     "/v1/tenants/{tenant}/export writes it)");
+    r->cmd.kind = MD_CMD_IMPORT;
+    r->cmd.name = md_cmd_kind_name(MD_CMD_IMPORT);
+    r->cmd.write = 1;
+    r->cmd.import_fd = r->spool_fd;
+    r->cmd.import_mode = m;
+    r->cmd.path.canon = strdup(MD_ROOT);
+    if (!r->cmd.path.canon)
+        return MHD_NO;
+    r->cmd.path.canon_len = MD_ROOT_LEN;
+    r->cmd.path.raw = (struct md_str){MD_ROOT, MD_ROOT_LEN};
+    /* X-Memory-Actor is recorded with the versions; no preconditions. */
+    if (md_http_write_headers(r, NULL, 0, &r->out) != MD_OK)
+        return md_http_reply_error(r, MD_EINVAL, r->out.data, r->out.len);
+    if (r->job.idem_key || r->cmd.pre.if_none_match || r->cmd.pre.if_match_any ||
+        r->cmd.pre.n_match)
+        return reply(r, MD_EINVAL,
+                     "An import takes no Idempotency-Key, If-Match or If-None-Match (it is all or "
+                     "nothing; mode new refuses a tenant that already has entries)");
+    return md_http_submit(r);
+}
+
 /* The writer's answer: the tenant's document, or an error. */
 static enum MHD_Result limits_done(struct req *r)
 {
@@ -260,23 +300,44 @@ enum MHD_Result md_http_tenants(struct req *r)
     const char *name = r->url + strlen(PREFIX);
     const char *slash = strchr(name, '/');
     size_t n = slash ? (size_t)(slash - name) : strlen(name);
-    int limits = slash != NULL;
-    if (limits && strcmp(slash, "/limits") != 0)
-        return reply(r, MD_ENOENT,
-                     "Not found: use /v1/tenants/{tenant} or "
-                     "/v1/tenants/{tenant}/limits");
+    /* What below the tenant: nothing, /limits, /export or /import. */
+    enum { SUB_NONE, SUB_LIMITS, SUB_EXPORT, SUB_IMPORT } sub = SUB_NONE;
+    if (slash) {
+        if (strcmp(slash, "/limits") == 0)
+            sub = SUB_LIMITS;
+        else if (strcmp(slash, "/export") == 0)
+            sub = SUB_EXPORT;
+        else if (strcmp(slash, "/import") == 0)
+            sub = SUB_IMPORT;
+        else
+            return reply(r, MD_ENOENT,
+                         "Not found: use /v1/tenants/{tenant}, /v1/tenants/{tenant}/limits, "
+                         "/v1/tenants/{tenant}/export or /v1/tenants/{tenant}/import");
+    }
     if (!md_tenant_valid(name, n))
         return reply(r, MD_EINVAL,
                      "The tenant in /v1/tenants/{tenant} must be 1 to 128 of A-Z a-z 0-9 . _ -");
     memcpy(r->tenant, name, n);
     r->tenant[n] = '\0';
+    static const char *const allow[] = {"GET, DELETE", MHD_HTTP_METHOD_PUT, "GET",
+                                        MHD_HTTP_METHOD_POST};
+    static const char *const wanted[] = {NULL, MHD_HTTP_METHOD_PUT, MHD_HTTP_METHOD_GET,
+                                         MHD_HTTP_METHOD_POST};
     int get = strcmp(r->method, MHD_HTTP_METHOD_GET) == 0;
     int del = strcmp(r->method, MHD_HTTP_METHOD_DELETE) == 0;
-    int put = strcmp(r->method, MHD_HTTP_METHOD_PUT) == 0;
-    if (limits ? !put : !(get || del)) {
-        const char *extra[] = {"Allow", limits ? MHD_HTTP_METHOD_PUT : "GET, DELETE", NULL};
+    if (sub == SUB_NONE ? !(get || del) : strcmp(r->method, wanted[sub]) != 0) {
+        const char *extra[] = {"Allow", allow[sub], NULL};
         static const char body[] = "{\"error\":\"method not allowed\"}";
         return md_http_queue(r, 405, "application/json", strdup(body), sizeof body - 1, -1, extra);
     }
-    return limits ? put_limits(r) : del ? erase_tenant(r) : get_tenant(r);
+    switch (sub) {
+    case SUB_LIMITS:
+        return put_limits(r);
+    case SUB_EXPORT:
+        return md_http_export(r);
+    case SUB_IMPORT:
+        return import_tenant(r);
+    default:
+        return del ? erase_tenant(r) : get_tenant(r);
+    }
 }

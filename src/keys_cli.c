@@ -74,19 +74,19 @@ static int parse_args(struct args *a, int argc, char **argv)
         return usage_error("create, list or revoke is needed", NULL);
     if (!a->db || !*a->db)
         return usage_error("--db (or MEMORYD_DB) is needed", NULL);
-    int create = strcmp(a->action, "create") == 0, list = strcmp(a->action, "list") == 0,
-        revoke = strcmp(a->action, "revoke") == 0;
-    if (!create && !list && !revoke)
+    int is_create = strcmp(a->action, "create") == 0, is_list = strcmp(a->action, "list") == 0,
+        is_revoke = strcmp(a->action, "revoke") == 0;
+    if (!is_create && !is_list && !is_revoke)
         return usage_error("unknown action (create, list or revoke)", a->action);
-    if (a->id && !revoke)
+    if (a->id && !is_revoke)
         return usage_error("unexpected argument", a->id);
-    if (revoke && !a->id)
+    if (is_revoke && !a->id)
         return usage_error("revoke needs the key's id", NULL);
-    if (!create && (a->scope || a->name))
+    if (!is_create && (a->scope || a->name))
         return usage_error("--scope and --name are for create", NULL);
-    if (revoke && a->tenant)
+    if (is_revoke && a->tenant)
         return usage_error("--tenant is not for revoke", NULL);
-    if (create && (!a->tenant || !a->scope))
+    if (is_create && (!a->tenant || !a->scope))
         return usage_error("create needs --tenant and --scope", NULL);
     if (a->tenant && !md_tenant_valid(a->tenant, strlen(a->tenant)))
         return usage_error("--tenant must be 1..128 of [A-Za-z0-9._-]", a->tenant);

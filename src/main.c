@@ -1,4 +1,5 @@
 /* main.c — memoryd: settings, store, writer, HTTP, and graceful shutdown. */
+#include <locale.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +50,9 @@ int main(int argc, char **argv)
         return md_backup_main(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "keys") == 0)
         return md_keys_main(argc - 1, argv + 1);
+    /* Multibyte text is UTF-8 (libarchive's names in exports and imports;
+     * nothing else depends on the locale). Built into glibc >= 2.35. */
+    int utf8_locale = setlocale(LC_CTYPE, "C.UTF-8") != NULL;
     struct md_config cfg;
     switch (md_config_load(&cfg, argc, argv)) {
     case MD_CONFIG_EXIT_OK:
@@ -59,6 +63,9 @@ int main(int argc, char **argv)
         break;
     }
     md_log_set_level((enum md_log_level)cfg.log_level);
+    if (!utf8_locale)
+        md_log_msg(MD_LOG_WARN, "no C.UTF-8 locale: exports and imports take ASCII names only",
+                   NULL);
     raise_nofile_limit(&cfg);
 
     /* Signals are taken by sigwait() below, never by another thread. */

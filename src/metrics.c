@@ -56,6 +56,7 @@ static const char *const cmd_names[MD_MC_COUNT] = {
     [MD_MC_METRICS] = "metrics",
     [MD_MC_QUOTA] = "quota",
     [MD_MC_ADMIN] = "admin",
+    [MD_MC_MCP] = "mcp",
     [MD_MC_SEARCH] = "search",
     [MD_MC_NOT_FOUND] = "not_found",
 };

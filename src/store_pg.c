@@ -110,6 +110,8 @@ enum pst {
     P_LIMITS_SET,
     P_TENANTS_LIST,
     P_ERASE,
+    P_SNAPSHOT,
+    P_SCAN,
     P_SEARCH,
     P_SEARCH_SCAN,
     P_COUNT
@@ -437,6 +439,19 @@ static const struct {
                  " (SELECT count(*) FROM k)",
                  1,
                  {OID_TEXT}},
+    [P_SNAPSHOT] = {"BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY", 0, {0}},
+    /* A page of the export: paths and sizes first (LIMIT $3), the byte
+     * budget ($4) applied to them, and only then the contents. */
+    [P_SCAN] = {"SELECT e.path, e.kind, e.mtime, e.content, s.cnt FROM"
+                " (SELECT path, row_number() OVER w AS n, sum(fsize) OVER w - fsize AS before,"
+                " count(*) OVER () AS cnt FROM (SELECT path, CASE WHEN kind = 0 THEN size ELSE 0"
+                " END AS fsize FROM entries WHERE tenant = (SELECT id FROM tenants WHERE name = $1)"
+                " AND path > $2 ORDER BY path LIMIT $3) l"
+                " WINDOW w AS (ORDER BY path ROWS UNBOUNDED PRECEDING)) s"
+                " JOIN entries e ON e.tenant = (SELECT id FROM tenants WHERE name = $1)"
+                " AND e.path = s.path WHERE s.n = 1 OR s.before < $4 ORDER BY s.path",
+                4,
+                {OID_TEXT, OID_TEXT, OID_INT8, OID_INT8}},
     /* Full-text search: the files of tenant $1 at $2 or below ($3, $4)
      * whose text matches ILIKE pattern $5 (the longest term) and all of
      * $6, ranked by the occurrences of the longest term ($7), then path.
@@ -495,6 +510,7 @@ struct pg_txn {
     struct md_txn base;
     struct pgc *c;
     int write;
+    int snapshot; /* a reader in a transaction (md_store_snapshot_begin) */
     /* What the operations cost (a locate answered from a prefetch counts
      * its statement and round trip), and what went over the connection. */
     struct md_txn_stats st, wire;
@@ -636,7 +652,8 @@ static int is_read_statement(int id)
     return id == P_LOCATE || id == P_VIEW || id == P_GET || id == P_LIST || id == P_PING ||
            id == P_DB_SIZE || id == P_HISTORY || id == P_VERSION_GET || id == P_SNAP_BEFORE ||
            id == P_STATE_BEFORE || id == P_CHANGES || id == P_CHANGES_META || id == P_USAGE ||
-           id == P_TENANTS_LIST || id == P_SEARCH || id == P_SEARCH_SCAN;
+           id == P_TENANTS_LIST || id == P_SEARCH || id == P_SEARCH_SCAN || id == P_SNAPSHOT ||
+           id == P_SCAN || id == P_ROLLBACK;
 }
 
 /* Session settings, then the statements prepared (a writer's all, a
@@ -1200,6 +1217,13 @@ static enum md_err pg_read_begin(struct md_store *base, struct md_txn **out)
 static void pg_txn_end(struct md_txn *base)
 {
     struct pg_txn *t = (struct pg_txn *)base;
+    if (t->snapshot) {
+        t->snapshot = 0;
+        if (q_send(t, P_ROLLBACK, NULL) != MD_OK || q_flush(t, P_ROLLBACK) != MD_OK)
+            t->c->broken = 1; /* not back to the pool in a transaction */
+        PQclear(t->res);
+        t->res = NULL;
+    }
     reader_release((struct pg_store *)base->store, t->c);
 }
 
@@ -3023,6 +3047,62 @@ static enum md_err pg_tenants(struct md_txn *base, const char *after, size_t lim
     return MD_OK;
 }
 
+static enum md_err pg_snapshot_begin(struct md_store *base, struct md_txn **out)
+{
+    enum md_err e = pg_read_begin(base, out);
+    if (e)
+        return e;
+    struct pg_txn *t = (struct pg_txn *)*out;
+    e = read_exec(t, P_SNAPSHOT, NULL);
+    if (e) {
+        pg_txn_end(*out);
+        *out = NULL;
+        return e;
+    }
+    t->snapshot = 1;
+    return MD_OK;
+}
+
+static enum md_err pg_scan(struct md_txn *base, const char *tenant, const char *after,
+                           size_t after_len, size_t max_rows, int64_t max_bytes, md_scan_cb cb,
+                           void *ctx, int *more)
+{
+    struct pg_txn *t = (struct pg_txn *)base;
+    *more = 0;
+    struct md_pg_params p = {.n = 0};
+    md_pg_text(&p, tenant);
+    md_pg_bytes(&p, after, after_len);
+    md_pg_i64(&p, (int64_t)max_rows + 1);
+    md_pg_i64(&p, max_bytes);
+    enum md_err e = q_send(t, P_SCAN, &p);
+    if (!e)
+        e = q_flush(t, P_SCAN);
+    if (e)
+        return e;
+    PGresult *r = t->res;
+    t->res = NULL;
+    int n = PQntuples(r);
+    /* More: a row over max_rows, or rows the byte budget left out. */
+    *more = n > (int)max_rows || (n > 0 && md_pg_r_i64(r, 0, 4) > n);
+    for (int i = 0; i < n && i < (int)max_rows; i++) {
+        struct md_scan_entry en = {
+            .path = PQgetvalue(r, i, 0),
+            .len = (size_t)PQgetlength(r, i, 0),
+            .kind = md_pg_r_i16(r, i, 1) == MD_KIND_DIR ? MD_KIND_DIR : MD_KIND_FILE,
+            .mtime_ms = md_pg_r_i64(r, i, 2),
+        };
+        if (en.kind == MD_KIND_FILE) {
+            int null = PQgetisnull(r, i, 3);
+            en.content = null ? "" : PQgetvalue(r, i, 3);
+            en.content_len = null ? 0 : (size_t)PQgetlength(r, i, 3);
+        }
+        if (cb(ctx, &en))
+            break;
+    }
+    PQclear(r);
+    return MD_OK;
+}
+
 static enum md_err pg_erase(struct md_txn *base, const char *tenant, struct md_erased *out)
 {
     struct pg_txn *t = (struct pg_txn *)base;
@@ -3089,6 +3169,8 @@ static const struct md_store_ops pg_ops = {
     .tenants = pg_tenants,
     .erase = pg_erase,
     .set_limits = pg_set_limits,
+    .snapshot_begin = pg_snapshot_begin,
+    .scan = pg_scan,
     .search = pg_search,
 };
 

@@ -129,6 +129,8 @@ static const char *const stmt_sql[S_COUNT] = {
     [S_ERASE_IDEM] = "DELETE FROM idempotency WHERE tenant = ?1",
     [S_ERASE_KEYS] = "DELETE FROM api_keys WHERE tenant = ?1",
     [S_ERASE_TENANT] = "DELETE FROM tenants WHERE id = ?1",
+    [S_SCAN] = "SELECT path, kind, mtime, content FROM entries WHERE tenant = ?1 AND path > ?2"
+               " ORDER BY path LIMIT ?3",
     /* Full-text search (store_sqlite_search.c): the index's matches of
      * this tenant at or below :path, best first; or, when every term is
      * shorter than a trigram, a scan of the tenant's files there. */
@@ -1065,6 +1067,61 @@ static enum md_err sq_list(struct md_txn *base, const char *tenant, const char *
     return err ? err : list_children(t, id, dir, len, cb, ctx);
 }
 
+/* Rows are stepped one at a time: a row's content is read only when it is
+ * given (and the row after the last is only looked at). */
+static enum md_err sq_scan(struct md_txn *base, const char *tenant, const char *after,
+                           size_t after_len, size_t max_rows, int64_t max_bytes, md_scan_cb cb,
+                           void *ctx, int *more)
+{
+    struct sq_txn *t = (struct sq_txn *)base;
+    *more = 0;
+    int64_t id = 0;
+    enum md_err err = sq_tenant_id(t, tenant, 0, &id);
+    if (err == MD_ENOENT)
+        return MD_OK; /* a tenant without data: nothing anywhere */
+    if (err)
+        return err;
+    sqlite3_stmt *st = sq_stmt(t, S_SCAN);
+    sqlite3_bind_int64(st, 1, id);
+    sq_bind_text(st, 2, after, after_len);
+    sqlite3_bind_int64(st, 3, (sqlite3_int64)max_rows + 1);
+    size_t rows = 0;
+    int64_t bytes = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (rows == max_rows || bytes >= max_bytes) {
+            *more = 1;
+            rc = SQLITE_DONE;
+            break;
+        }
+        struct md_scan_entry e = {
+            .path = (const char *)sqlite3_column_text(st, 0),
+            .len = (size_t)sqlite3_column_bytes(st, 0),
+            .kind = sqlite3_column_int(st, 1) == MD_KIND_DIR ? MD_KIND_DIR : MD_KIND_FILE,
+            .mtime_ms = sqlite3_column_int64(st, 2),
+        };
+        if (e.kind == MD_KIND_FILE) {
+            e.content = sqlite3_column_blob(st, 3);
+            e.content_len = (size_t)sqlite3_column_bytes(st, 3);
+            if (!e.content)
+                e.content = "";
+        }
+        rows++;
+        bytes += (int64_t)e.content_len;
+        if (cb(ctx, &e)) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    sq_done(st);
+    return rc == SQLITE_DONE ? MD_OK : sq_conn_rc(t->c, rc, "scan");
+}
+
+static enum md_err sq_snapshot_begin(struct md_store *base, struct md_txn **out)
+{
+    return read_begin((struct sq_store *)base, 1, out);
+}
+
 static enum md_err sq_view(struct md_txn *base, const char *tenant, const char *path, size_t len,
                            struct md_entry *e, size_t max_entries, md_list_cb cb, void *ctx,
                            int *complete)
@@ -1435,6 +1492,8 @@ static const struct md_store_ops sqlite_ops = {
     .tenants = sq_tenants,
     .erase = sq_erase,
     .set_limits = sq_set_limits,
+    .snapshot_begin = sq_snapshot_begin,
+    .scan = sq_scan,
     .search = sq_search,
 };
 

@@ -83,6 +83,7 @@ enum stmt_id {
     S_ERASE_IDEM,
     S_ERASE_KEYS,
     S_ERASE_TENANT,
+    S_SCAN,
     S_SEARCH_FTS,
     S_SEARCH_SCAN,
     S_COUNT

@@ -276,9 +276,14 @@ static enum run run_batch_once(struct md_writer *w, struct md_job *batch, size_t
     return lost ? RUN_LOST : RUN_DONE;
 }
 
+/* An erasure or an import runs alone in its transaction. */
 static int is_erase(const struct md_job *j)
 {
     return j->cmd->kind == MD_CMD_ERASE;
+}
+static int alone(const struct md_job *j)
+{
+    return is_erase(j) || j->cmd->kind == MD_CMD_IMPORT;
 }
 
 /* A batch whose answers depend on what is read while it runs: an
@@ -288,7 +293,7 @@ static int needs_exact(const struct md_job *batch)
 {
     for (const struct md_job *j = batch; j; j = j->next)
         if (j->idem_key || j->cmd->kind == MD_CMD_RESTORE || j->cmd->kind == MD_CMD_REDACT ||
-            j->cmd->kind == MD_CMD_LIMITS || is_erase(j))
+            j->cmd->kind == MD_CMD_LIMITS || alone(j))
             return 1;
     return 0;
 }
@@ -377,8 +382,8 @@ static void *writer_main(void *arg)
         struct md_job *batch = w->head, *last = batch;
         size_t n = 1;
         /* An erasure runs alone: nothing else in its transaction uses the
-         * tenant's id it deletes. */
-        while (last->next && n < w->max_batch && !is_erase(batch) && !is_erase(last->next)) {
+         * tenant's id it deletes; an import too: its commit is its own. */
+        while (last->next && n < w->max_batch && !alone(batch) && !alone(last->next)) {
             last = last->next;
             n++;
         }

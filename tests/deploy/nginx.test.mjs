@@ -18,6 +18,8 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startServer } from '../lib/server.mjs';
 import { DOCKER, memorydLogSync, memorydRequests, run } from './lib/deploy.mjs';
 import { nginxCheck, startNginx } from './lib/nginx.mjs';
@@ -135,7 +137,7 @@ test('the key\'s scheme and the key itself are matched ignoring case (hex keys, 
   assert.deepEqual([r.status, r.json], [200, ok(`${LISTING}6B\t/memories\n6B\t/memories/a.txt`)]);
 });
 
-test('only POST /memory, GET /healthz and GET /readyz are forwarded', async () => {
+test('only POST /memory, /mcp, GET /healthz and GET /readyz are forwarded', async () => {
   await mdSync();
   const before = mdRequests().length;
   for (const method of ['GET', 'PUT', 'DELETE']) {
@@ -145,7 +147,7 @@ test('only POST /memory, GET /healthz and GET /readyz are forwarded', async () =
   }
   for (const p of ['/', '/memory/', '/memories', '/Memory', '/healthz/x', '/metrics', '/_memoryd_key']) {
     const r = await px.request({ path: p, method: 'POST', key: KEY_A, body: view() });
-    assert.deepEqual([r.status, r.text], [404, '{"error":"not found: use POST /memory, GET /healthz or GET /readyz"}'], p);
+    assert.deepEqual([r.status, r.text], [404, '{"error":"not found: use POST /memory, /mcp, GET /healthz or GET /readyz"}'], p);
   }
   await mdSync();
   assert.equal(mdRequests().length, before);
@@ -338,11 +340,53 @@ test('what memoryd receives: one X-Tenant-ID, no Authorization, from the proxy a
   }
 });
 
+test('MCP through nginx: the SDK client with a key reaches the key\'s tenant; nginx\'s errors are JSON-RPC', async () => {
+  const key = await px.addKey('team-mcp');
+  // A forged X-Tenant-ID is overwritten here too.
+  const headers = { authorization: `Bearer ${key}`, 'x-tenant-id': 'team-a' };
+  const transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${px.port}/mcp`), { requestInit: { headers } });
+  const client = new Client({ name: 'nginx-test', version: '1.0.0' });
+  await client.connect(transport);
+  try {
+    let c = await client.callTool({ name: 'memory', arguments: { command: 'create', path: '/memories/m.txt', file_text: 'via MCP' } });
+    assert.deepEqual(c, { content: [{ type: 'text', text: 'File created successfully at: /memories/m.txt' }], isError: false });
+    c = await client.callTool({ name: 'memory', arguments: view() });
+    assert.deepEqual(c, { content: [{ type: 'text', text: `${LISTING}7B\t/memories\n7B\t/memories/m.txt` }], isError: false });
+    // POST /memory with the same key: the same tenant.
+    const r = await px.request({ key, body: view('/memories/m.txt') });
+    assert.deepEqual([r.status, r.json.content, r.json.is_error], [200, 'Here\'s the content of /memories/m.txt with line numbers:\n     1\tvia MCP', false]);
+  } finally {
+    await client.close();
+  }
+  await mdSync();
+  const lines = md.logs.filter((l) => l.msg === 'request' && l.route === '/mcp');
+  const posts = lines.filter((l) => l.method === 'POST');
+  assert.deepEqual(posts.map((l) => [l.tenant, l.rpc_method, l.command ?? null, l.status]), [
+    ['team-mcp', 'initialize', null, 200],
+    ['team-mcp', 'notifications/initialized', null, 202],
+    ['team-mcp', 'tools/call', 'create', 200],
+    ['team-mcp', 'tools/call', 'view', 200],
+  ]);
+  // The SDK's GET (the optional stream): memoryd's 405, before any tenant is decided.
+  assert.deepEqual(lines.filter((l) => l.method !== 'POST').map((l) => [l.method, l.status]), [['GET', 405]]);
+  // Without a valid key: nginx's 401, as a JSON-RPC error; nothing reaches memoryd.
+  for (const h of [{}, { authorization: 'Bearer wrong-key' }]) {
+    const u = await px.request({ path: '/mcp', headers: h, body: { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25' } } });
+    assert.deepEqual([u.status, u.headers['content-type'], u.json],
+      [401, 'application/json', { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Unauthorized: send the header Authorization: Bearer <API key>' } }]);
+  }
+  await mdSync();
+  assert.equal(md.logs.filter((l) => l.msg === 'request' && l.route === '/mcp').length, lines.length);
+});
+
 test('memoryd down: nginx answers 502 in the tool_result shape and the proxy health check fails', async () => {
   await md.stop();
   const r = await px.request({ key: KEY_A, body: view() });
   assert.deepEqual([r.status, r.text, r.headers['retry-after'], r.headers['x-memory-is-error']],
     [502, '{"type":"tool_result","content":"Error: memoryd is unavailable (bad gateway). Retry shortly.","is_error":true}', '1', 'true']);
+  const m = await px.request({ path: '/mcp', key: KEY_A, body: { jsonrpc: '2.0', id: 1, method: 'ping' } });
+  assert.deepEqual([m.status, m.headers['retry-after'], m.json],
+    [502, '1', { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'memoryd is unavailable (bad gateway). Retry shortly.' } }]);
   const h = await run(path.join(DOCKER, 'healthcheck.sh'), ['127.0.0.1', String(px.port)]);
   assert.deepEqual([h.code, h.stdout], [1, 'unhealthy: status line: HTTP/1.1 502 Bad Gateway\n']);
   md = null;

@@ -176,7 +176,7 @@ test('every answer text quoted in docs/behaviour.md is made of the text of src/*
 });
 
 test('every answer text of src/*.c appears in docs/behaviour.md', () => {
-  const writers = ['cmd_parse.c', 'cmd_view.c', 'cmd_edit.c', 'cmd_tree.c', 'cmd_history.c', 'path.c', 'text.c', 'tenant.c', 'http.c', 'http_memory.c', 'http_v1.c', 'writer.c', 'store_sqlite_history.c'];
+  const writers = ['cmd_parse.c', 'cmd_view.c', 'cmd_edit.c', 'cmd_tree.c', 'cmd_history.c', 'path.c', 'text.c', 'tenant.c', 'http.c', 'http_memory.c', 'http_v1.c', 'http_mcp.c', 'writer.c', 'store_sqlite_history.c'];
   const answers = writers.flatMap((f) => cStringLiterals(readSrc(f))).filter(
     (lit) =>
       lit.startsWith('Error: ') ||
@@ -187,7 +187,9 @@ test('every answer text of src/*.c appears in docs/behaviour.md', () => {
       / exceeds maximum line limit | does not exist\. Please provide a valid path\.| has been edited\.| already exists|, over the |is a file, not a directory|cannot be moved inside itself| To see more, view again with view_range /.test(lit) ||
       // The /v1 API's own texts and the preconditions'.
       /^(Version |Parameter `|Changes after |The version in |memoryd is shutting down; retry)/.test(lit) ||
-      / changed since you viewed it| has no history and does not exist/.test(lit),
+      / changed since you viewed it| has no history and does not exist/.test(lit) ||
+      // The MCP endpoint's JSON-RPC error messages.
+      /^(Parse error: |Invalid Request: |Invalid params: |Method not found: |Bad Request: |Session not found: |Too many MCP sessions |Forbidden: this Origin )/.test(lit),
   );
   // The answer-text macros of include/ (the scrubbed idempotent answers), every one of them.
   answers.push(...HEADER_LITERALS);

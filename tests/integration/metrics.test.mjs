@@ -23,7 +23,7 @@ const OM_TYPE = 'application/openmetrics-text; version=1.0.0; charset=utf-8';
 const PROMETHEUS_ACCEPT = 'application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1';
 const TENANT = 'acme-secret-tenant';
 const COMMANDS = ['view', 'create', 'str_replace', 'insert', 'delete', 'rename', 'unknown', 'history', 'versions',
-  'restore', 'redact', 'changes', 'healthz', 'readyz', 'metrics', 'quota', 'admin', 'not_found'];
+  'restore', 'redact', 'changes', 'healthz', 'readyz', 'metrics', 'quota', 'admin', 'mcp', 'not_found'];
 const CLASSES = ['2xx', '3xx', '4xx', '5xx'];
 
 // The samples of a scrape in either format: "name{labels}" -> value.

@@ -33,6 +33,7 @@ const FLAGS = [
   ['max-connections', 'MEMORYD_MAX_CONNECTIONS'],
   ['max-connections-per-ip', 'MEMORYD_MAX_CONNECTIONS_PER_IP'],
   ['max-body-memory', 'MEMORYD_MAX_BODY_MEMORY'],
+  ['max-import', 'MEMORYD_MAX_IMPORT'],
   ['connection-timeout', 'MEMORYD_CONNECTION_TIMEOUT'],
   ['max-batch', 'MEMORYD_MAX_BATCH'],
   ['max-queue', 'MEMORYD_MAX_QUEUE'],
@@ -43,6 +44,8 @@ const FLAGS = [
   ['metrics-listen', 'MEMORYD_METRICS_LISTEN'],
   ['metrics-tenant-labels', 'MEMORYD_METRICS_TENANT_LABELS'],
   ['auth', 'MEMORYD_AUTH'],
+  ['mcp-sessions', 'MEMORYD_MCP_SESSIONS'],
+  ['mcp-origins', 'MEMORYD_MCP_ORIGINS'],
   ['log-level', 'MEMORYD_LOG_LEVEL'],
 ];
 

@@ -259,7 +259,7 @@ test('bad PUT bodies get a 400 naming the problem and change nothing', async () 
   r = await srv.request('PUT', `/v1/tenants/${t}`, { body: '{}' });
   assert.deepEqual([r.status, r.headers.get('allow'), r.json], [405, 'GET, DELETE', { error: 'method not allowed' }]);
   r = await srv.request('GET', `/v1/tenants/${t}/other`);
-  assert.deepEqual([r.status, r.json], [404, { error: 'Not found: use /v1/tenants/{tenant} or /v1/tenants/{tenant}/limits' }]);
+  assert.deepEqual([r.status, r.json], [404, { error: 'Not found: use /v1/tenants/{tenant}, /v1/tenants/{tenant}/limits, /v1/tenants/{tenant}/export or /v1/tenants/{tenant}/import' }]);
   assert.deepEqual(await usage(srv, t), orig);
   assert.deepEqual(orig.overrides, { max_bytes: 5000, max_files: 3 });
 });

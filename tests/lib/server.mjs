@@ -33,6 +33,24 @@ export function tempDir(prefix = 'memoryd-test-') {
 
 const ENV_WRAPPER = (process.env.MD_TEST_WRAPPER ?? '').split(' ').filter(Boolean);
 
+// The suite's logs (MD_SUITE_LOG_DIR, set by ctest): the stderr of every memoryd started
+// here, and the secrets the tests made (the API keys `memoryd keys create` printed, and what
+// registerSecret was given), which tests/logs/no-secrets.mjs looks for in those logs once the
+// whole suite has run.
+const SUITE_LOG_DIR = process.env.MD_SUITE_LOG_DIR;
+let suiteLogs = 0;
+function suiteLogFile(kind) {
+  fs.mkdirSync(SUITE_LOG_DIR, { recursive: true });
+  return path.join(SUITE_LOG_DIR, `${kind}-${process.pid}-${suiteLogs++}.log`);
+}
+
+// Record a secret (a key, a file content) that must never appear in a log line.
+export function registerSecret(secret) {
+  if (!SUITE_LOG_DIR || !secret) return;
+  fs.mkdirSync(SUITE_LOG_DIR, { recursive: true });
+  fs.appendFileSync(path.join(SUITE_LOG_DIR, 'secrets.txt'), `${secret}\n`);
+}
+
 // [file, args] to spawn memoryd with `args`, through the given wrapper, then the
 // environment's (e.g. setpriv, then valgrind), if any.
 function command(args, wrapper = []) {
@@ -63,6 +81,11 @@ export async function startServer({ args = [], env = {}, db, wrapper, startTimeo
     });
   });
   const rl = readline.createInterface({ input: proc.stderr });
+  const sink = SUITE_LOG_DIR ? fs.createWriteStream(suiteLogFile('memoryd')) : null;
+  if (sink) {
+    rl.on('line', (line) => sink.write(`${line}\n`));
+    rl.on('close', () => sink.end());
+  }
   const port = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`memoryd did not start:\n${rawStderr.join('\n')}`)), startTimeoutMs);
     rl.on('line', (line) => {
@@ -131,6 +154,12 @@ export function runMemoryd(args, { env = {}, wrapper } = {}) {
     p.stdout.on('data', (d) => { stdout += d; });
     p.stderr.on('data', (d) => { stderr += d; });
     // 'close', not 'exit': on 'exit' the pipes may still hold output not yet read.
-    p.on('close', (code) => resolve({ code, stdout, stderr }));
+    p.on('close', (code) => {
+      if (SUITE_LOG_DIR) {
+        fs.writeFileSync(suiteLogFile('cli'), stderr);
+        if (code === 0 && args[0] === 'keys' && args[1] === 'create') registerSecret(stdout.split('\n')[0]);
+      }
+      resolve({ code, stdout, stderr });
+    });
   });
 }

@@ -341,6 +341,8 @@ static void test_config_defaults(void)
     CHECK(cfg.metrics_listen == NULL);
     CHECK_EQ_INT(cfg.metrics_tenant_labels, 0);
     CHECK_EQ_INT(cfg.auth_keys, 0);
+    CHECK_EQ_INT(cfg.mcp_sessions, 1000);
+    CHECK_STR(cfg.mcp_origins, "");
     CHECK_EQ_INT(cfg.search_off, 0);
     CHECK_EQ_INT(cfg.limits.max_body, 4 << 20);
     CHECK_EQ_INT(cfg.limits.max_file, 1 << 20);
@@ -453,9 +455,12 @@ static void test_config_env_and_flags(void)
     LOAD(&cfg, &res, "--port", "9100", "--max-file=512K", "--durability=full",
          "--require-tenant=off", "--listen", "0.0.0.0", "--db=/tmp/y.db", "--log-level", "warn",
          "--default-tenant=t.2", "--max-batch", "1", "--tenant-max-bytes=512KiB",
-         "--tenant-max-files", "25", "--auth", "keys", "--search", "off");
+         "--tenant-max-files", "25", "--auth", "keys", "--mcp-sessions", "3",
+         "--mcp-origins=https://a.example,http://localhost:5173", "--search", "off");
     CHECK_EQ_INT(res.r, MD_CONFIG_RUN);
     CHECK_EQ_INT(cfg.auth_keys, 1);
+    CHECK_EQ_INT(cfg.mcp_sessions, 3);
+    CHECK_STR(cfg.mcp_origins, "https://a.example,http://localhost:5173");
     CHECK_EQ_INT(cfg.search_off, 1);
     CHECK_EQ_INT(cfg.limits.tenant_max_bytes, 512 << 10);
     CHECK_EQ_INT(cfg.limits.tenant_max_files, 25);
@@ -569,6 +574,8 @@ static void test_config_rejects(void)
     EXPECT_USAGE("memoryd: --connection-timeout must be between 1 and 86400, got 0\n",
                  "--connection-timeout=0");
     EXPECT_USAGE("memoryd: --max-batch must be between 1 and 100000, got 0\n", "--max-batch=0");
+    EXPECT_USAGE("memoryd: --mcp-sessions must be between 1 and 1000000, got 0\n",
+                 "--mcp-sessions=0");
     EXPECT_USAGE("memoryd: --max-queue must be between 1 and 10000000, got 0\n", "--max-queue=0");
     EXPECT_USAGE("memoryd: --busy-timeout must be between 1 and 600000, got 0\n",
                  "--busy-timeout=0");
@@ -694,6 +701,10 @@ static void test_config_help_version(void)
         "MEMORYD_SEARCH",
         "GET /v1/search",
         "memoryd keys create|list|revoke",
+        "--mcp-sessions N",
+        "MEMORYD_MCP_SESSIONS",
+        "--mcp-origins LIST",
+        "MEMORYD_MCP_ORIGINS",
         "--log-level error|warn|info|debug",
         "MEMORYD_LOG_LEVEL",
         "--help",
