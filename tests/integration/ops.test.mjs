@@ -46,6 +46,7 @@ const FLAGS = [
   ['auth', 'MEMORYD_AUTH'],
   ['mcp-sessions', 'MEMORYD_MCP_SESSIONS'],
   ['mcp-origins', 'MEMORYD_MCP_ORIGINS'],
+  ['search', 'MEMORYD_SEARCH'],
   ['log-level', 'MEMORYD_LOG_LEVEL'],
 ];
 
