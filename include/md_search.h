@@ -97,9 +97,11 @@ enum md_err md_search_text(const struct md_search_result *r, struct md_buf *out)
 enum md_err md_search_terms_parse(const char *q, const char *terms[MD_SEARCH_TERMS_MAX],
                                   size_t lens[MD_SEARCH_TERMS_MAX], size_t *n, struct md_buf *why);
 
-/* True when text[0..n) contains every term of list (terms separated by
- * '\n'; an empty list: true), ASCII letters without case. For the SQLite
- * backend's scan of terms shorter than MD_SEARCH_SHORT_TERM. */
-int md_search_contains_all(const char *text, size_t n, const char *list, size_t list_len);
+/* How well text[0..n) matches the terms of list (terms separated by '\n'):
+ * -1 when a term does not occur in it where a word begins (md_text.h,
+ * md_text_find_word_ci: ASCII letters without case), else the number of
+ * such occurrences of all terms (an empty list: 0). The SQLite backend's
+ * check and rank of every hit (memoryd_score). */
+int64_t md_search_score(const char *text, size_t n, const char *list, size_t list_len);
 
 #endif

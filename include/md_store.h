@@ -94,7 +94,7 @@ struct md_scan_entry {
 typedef int (*md_scan_cb)(void *ctx, const struct md_scan_entry *e);
 
 /* What md_txn_search looks for: files whose text contains every term
- * (literal substrings, case-insensitive; md_search.h), at `dir` or below
+ * (where words begin, ASCII letters without case; md_search.h), at `dir` or below
  * it, ranked; `offset` hits skipped, at most `limit` answered. */
 struct md_search_terms {
     const char *const *terms; /* n >= 1, each 1..MD_SEARCH_Q_MAX bytes, no control character */
@@ -504,9 +504,10 @@ static inline enum md_err md_txn_set_limits(struct md_txn *t, const char *tenant
 /* ---- full-text search (md_search.h) ---- */
 
 /* In a read transaction: the tenant's files that match `q`, best first
- * (SQLite: bm25 of the FTS5 trigram index, then path; a search whose
- * terms are all shorter than 3 characters scans the tenant's files in
- * path order. PostgreSQL: occurrences of the longest term, then path).
+ * (both backends: the number of the terms' occurrences in the file,
+ * most first, then path; the index finds the candidates, SQLite's FTS5
+ * word index or PostgreSQL's trigram index; a search with no word of 3
+ * characters or more scans the tenant's files instead).
  * MD_ENOENT when the store was opened with search off. */
 static inline enum md_err md_txn_search(struct md_txn *t, const char *tenant,
                                         const struct md_search_terms *q, md_search_cb cb, void *ctx)

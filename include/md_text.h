@@ -31,6 +31,18 @@ size_t md_line_count(const char *s, size_t n);
  * ASCII letters compared without case (other bytes exactly); -1 when none. */
 long md_text_find_ci(const char *hay, size_t n, const char *needle, size_t m);
 
+/* Whether the character starting at s[0..n) (n > 0) separates words for
+ * search: an ASCII character other than a letter or a digit (controls,
+ * space, punctuation) or a C1 control (U+0080..U+009F). Every other
+ * character (letters, digits, any other non-ASCII character) is part of a
+ * word. The same rule as the SQLite index's tokenizer (sql/sqlite/005). */
+int md_text_is_sep(const char *s, size_t n);
+
+/* As md_text_find_ci, starting the search at hay[from], but only an
+ * occurrence that begins a word: the needle starts with a separator, or
+ * the occurrence is at 0 or right after a separator. -1 when none. */
+long md_text_find_word_ci(const char *hay, size_t n, size_t from, const char *needle, size_t m);
+
 /* Append "{n right-aligned in 6}\t" to b. */
 enum md_err md_put_lineno(struct md_buf *b, int64_t n);
 

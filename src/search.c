@@ -64,17 +64,23 @@ enum md_err md_search_terms_parse(const char *q, const char *terms[MD_SEARCH_TER
     return MD_OK;
 }
 
-int md_search_contains_all(const char *text, size_t n, const char *list, size_t list_len)
+int64_t md_search_score(const char *text, size_t n, const char *list, size_t list_len)
 {
+    int64_t score = 0;
     size_t i = 0;
     while (i < list_len) {
         const char *nl = memchr(list + i, '\n', list_len - i);
         size_t m = nl ? (size_t)(nl - list) - i : list_len - i;
-        if (m > 0 && md_text_find_ci(text, n, list + i, m) < 0)
-            return 0;
+        int64_t found = 0;
+        for (long at = m ? md_text_find_word_ci(text, n, 0, list + i, m) : -1; at >= 0;
+             at = md_text_find_word_ci(text, n, (size_t)at + m, list + i, m))
+            found++;
+        if (m > 0 && found == 0)
+            return -1;
+        score += found;
         i += m + 1;
     }
-    return 1;
+    return score;
 }
 
 /* ---- the cursor: "{offset}-{16 hex digits of a hash of q and the path}" ---- */
@@ -121,7 +127,7 @@ static long first_match(const struct collect *c, const char *line, size_t n)
 {
     long best = -1;
     for (size_t k = 0; k < c->nterms; k++) {
-        long at = md_text_find_ci(line, n, c->terms[k], c->lens[k]);
+        long at = md_text_find_word_ci(line, n, 0, c->terms[k], c->lens[k]);
         if (at >= 0 && (best < 0 || at < best))
             best = at;
     }

@@ -44,6 +44,7 @@
 #include "md_metrics.h"
 #include "md_path.h"
 #include "md_search.h"
+#include "md_text.h"
 #include "md_tenant.h"
 #include "md_tenant_cache.h"
 #include "store_pg_internal.h"
@@ -125,8 +126,12 @@ enum pst {
     " AND kind = 0)"
 #define VERSION_COLS                                                                               \
     "version, path, existed, redacted, sha256, size, time, command, actor, pruned_through"
-/* A search hit's rank: the occurrences of $7 in its text x. */
-#define SEARCH_RANK "(length(x) - length(replace(lower(x), lower($7), ''))) / length($7)"
+/* A search candidate's text x with its ASCII letters in lower case (as
+ * md_text_find_ci compares them), and its rank: the occurrences of the
+ * terms' patterns $6 (built by word_pattern), as md_search_score counts. */
+#define SEARCH_LOWER(x)                                                                            \
+    "translate(" x ", 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')"
+#define SEARCH_RANK "(SELECT sum(regexp_count(lx, p)) FROM unnest($6::text[]) p)"
 
 static const struct {
     const char *sql;
@@ -453,30 +458,37 @@ static const struct {
                 4,
                 {OID_TEXT, OID_TEXT, OID_INT8, OID_INT8}},
     /* Full-text search: the files of tenant $1 at $2 or below ($3, $4)
-     * whose text matches ILIKE pattern $5 (the longest term) and all of
-     * $6, ranked by the occurrences of the longest term ($7), then path.
+     * whose text matches ILIKE pattern $5 (the longest term, a superset)
+     * and every regular expression of $6 (each term where a word begins),
+     * ranked by their occurrences, then path.
      * P_SEARCH finds the matches of $5 in the trigram index entries_search
      * of 005_search.sql (materialized: whatever the generic plan's guess,
      * the index is used), then keeps the tenant's; P_SEARCH_SCAN, for
      * terms all shorter than a trigram, reads the tenant's files there. */
     [P_SEARCH] = {"WITH m AS MATERIALIZED (SELECT tenant, path, content, memoryd_text(content) AS x"
                   " FROM entries WHERE kind = 0 AND memoryd_text(content) ILIKE $5)"
-                  " SELECT path, content FROM m"
-                  " WHERE tenant = (SELECT id FROM tenants WHERE name = $1)"
-                  " AND (path = $2 OR (path > $3 AND path < $4)) AND x ILIKE ALL ($6::text[])"
-                  " ORDER BY " SEARCH_RANK " DESC, path LIMIT $8 OFFSET $9",
-                  9,
-                  {OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXTARRAY, OID_TEXT,
-                   OID_INT8, OID_INT8}},
-    [P_SEARCH_SCAN] = {"SELECT path, content FROM (SELECT e.path, e.content,"
-                       " memoryd_text(e.content) AS x FROM entries e"
-                       " WHERE e.tenant = (SELECT id FROM tenants WHERE name = $1) AND e.kind = 0"
-                       " AND (e.path = $2 OR (e.path > $3 AND e.path < $4)) OFFSET 0) m"
-                       " WHERE x ILIKE $5 AND x ILIKE ALL ($6::text[])"
-                       " ORDER BY " SEARCH_RANK " DESC, path LIMIT $8 OFFSET $9",
-                       9,
-                       {OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXTARRAY, OID_TEXT,
-                        OID_INT8, OID_INT8}},
+                  " SELECT path, content FROM (SELECT path, content, " SEARCH_LOWER(
+                      "x") " AS lx"
+                           " FROM m WHERE tenant = (SELECT id FROM tenants WHERE name = $1)"
+                           " AND (path = $2 OR (path > $3 AND path < $4)) OFFSET 0) l"
+                           " WHERE lx ~ ALL ($6::text[]) ORDER BY " SEARCH_RANK " DESC, path"
+                           " LIMIT $7 OFFSET $8",
+                  8,
+                  {OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXTARRAY, OID_INT8,
+                   OID_INT8}},
+    [P_SEARCH_SCAN] =
+        {"SELECT path, content FROM (SELECT e.path, e.content,"
+         " " SEARCH_LOWER(
+             "memoryd_text(e.content)") " AS lx FROM entries e"
+                                        " WHERE e.tenant = (SELECT id FROM tenants WHERE name = "
+                                        "$1) AND e.kind = 0"
+                                        " AND (e.path = $2 OR (e.path > $3 AND e.path < $4))"
+                                        " AND memoryd_text(e.content) ILIKE $5 OFFSET 0) l"
+                                        " WHERE lx ~ ALL ($6::text[]) ORDER BY " SEARCH_RANK
+                                        " DESC, path"
+                                        " LIMIT $7 OFFSET $8",
+         8,
+         {OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXTARRAY, OID_INT8, OID_INT8}},
 };
 
 /* A bulk statement is sent when its contents reach this many bytes. */
@@ -3228,6 +3240,25 @@ static enum md_err like_pattern(struct md_buf *b, const char *s, size_t n)
     return e;
 }
 
+/* `s` as a regular expression matching it where a word begins (md_text.h,
+ * md_text_find_word_ci) in a text whose ASCII letters are in lower case:
+ * after the start or a separator unless `s` starts with one, its ASCII
+ * letters in lower case, every other ASCII character escaped. */
+static enum md_err word_pattern(struct md_buf *b, const char *s, size_t n)
+{
+    md_buf_reset(b);
+    enum md_err e =
+        md_text_is_sep(s, n) ? MD_OK : md_buf_puts(b, "(^|[^0-9A-Za-z\\u00a0-\\U0010ffff])");
+    for (size_t i = 0; i < n && !e; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c < 0x80 && md_text_is_sep(s + i, 1))
+            e = md_buf_putc(b, '\\');
+        if (!e)
+            e = md_buf_putc(b, c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : s[i]);
+    }
+    return e;
+}
+
 static enum md_err pg_search(struct md_txn *base, const char *tenant,
                              const struct md_search_terms *q, md_search_cb cb, void *ctx)
 {
@@ -3257,7 +3288,7 @@ static enum md_err pg_search(struct md_txn *base, const char *tenant,
     if (!e)
         e = md_pg_arr_begin(&all, OID_TEXT, q->n);
     for (size_t i = 0; i < q->n && !e; i++) {
-        e = like_pattern(&pat, q->terms[i], q->lens[i]);
+        e = word_pattern(&pat, q->terms[i], q->lens[i]);
         if (!e)
             e = md_pg_arr_elem(&all, pat.data, pat.len);
     }
@@ -3269,7 +3300,6 @@ static enum md_err pg_search(struct md_txn *base, const char *tenant,
         md_pg_bytes(&p, hi.data, hi.len);
         md_pg_bytes(&p, first.data, first.len);
         md_pg_bytes(&p, all.data, all.len);
-        md_pg_bytes(&p, q->terms[longest], q->lens[longest]);
         md_pg_i64(&p, (int64_t)q->limit);
         md_pg_i64(&p, (int64_t)q->offset);
         int indexed = 0;

@@ -131,18 +131,22 @@ static const char *const stmt_sql[S_COUNT] = {
     [S_ERASE_TENANT] = "DELETE FROM tenants WHERE id = ?1",
     [S_SCAN] = "SELECT path, kind, mtime, content FROM entries WHERE tenant = ?1 AND path > ?2"
                " ORDER BY path LIMIT ?3",
-    /* Full-text search (store_sqlite_search.c): the index's matches of
-     * this tenant at or below :path, best first; or, when every term is
-     * shorter than a trigram, a scan of the tenant's files there. */
+    /* Full-text search (store_sqlite_search.c): the index's candidates of
+     * this tenant at or below :path, each checked and ranked on its text
+     * (memoryd_score: -1 when it does not match); or, when no word of the
+     * terms is long enough for the index, the tenant's files there. */
     [S_SEARCH_FTS] = "SELECT e.path, e.content FROM entries_search f CROSS JOIN entries e"
                      " ON e.id = f.rowid WHERE entries_search MATCH :match AND e.tenant = :tenant"
                      " AND e.kind = 0 AND (e.path = :path OR (e.path > :lo AND e.path < :hi))"
-                     " AND memoryd_contains(e.content, :short)"
-                     " ORDER BY f.rank, e.path LIMIT :limit OFFSET :offset",
+                     " AND memoryd_score(e.content, :terms) > 0"
+                     " ORDER BY memoryd_score(e.content, :terms) DESC, e.path"
+                     " LIMIT :limit OFFSET :offset",
     [S_SEARCH_SCAN] = "SELECT path, content FROM entries WHERE tenant = :tenant AND kind = 0"
                       " AND (path = :path OR (path > :lo AND path < :hi))"
-                      " AND memoryd_contains(content, :short) ORDER BY path"
+                      " AND memoryd_score(content, :terms) > 0"
+                      " ORDER BY memoryd_score(content, :terms) DESC, path"
                       " LIMIT :limit OFFSET :offset",
+    [S_SEARCH_OPTIMIZE] = "INSERT INTO entries_search (entries_search) VALUES ('optimize')",
     [S_REDACT] = "UPDATE versions SET content = NULL, sha256 = NULL, redacted = 1"
                  " WHERE tenant = ?1 AND version = ?2",
     [S_PRUNE_COUNT_FIND] = "SELECT version FROM versions WHERE tenant = ?1 AND path = ?2"
@@ -422,7 +426,7 @@ static int conn_open(struct sq_store *s, enum role role, struct sq_conn **out, c
     }
     rc = sq_search_functions(c->db);
     if (rc != SQLITE_OK) {
-        snprintf(why, why_len, "memoryd_contains: %s", sqlite3_errmsg(c->db));
+        snprintf(why, why_len, "memoryd_score: %s", sqlite3_errmsg(c->db));
         goto fail;
     }
     for (int i = 0; i < S_COUNT; i++) {
@@ -1508,7 +1512,7 @@ int md_store_sqlite_check_plans(const char *path, char *why, size_t why_len)
         return -1;
     }
     if (sq_search_functions(db) != SQLITE_OK) {
-        snprintf(why, why_len, "memoryd_contains: %s", sqlite3_errmsg(db));
+        snprintf(why, why_len, "memoryd_score: %s", sqlite3_errmsg(db));
         sqlite3_close(db);
         return -1;
     }
@@ -1519,13 +1523,14 @@ int md_store_sqlite_check_plans(const char *path, char *why, size_t why_len)
          * and stop (LIMIT, or min() of the key's next column). Tenant
          * administration reads or deletes all of a tenant's rows by design:
          * the listing counts its versions on the primary key (tenant, ...),
-         * the erasure deletes every row (md_store.h). A search whose terms
-         * are all shorter than a trigram reads the tenant's files below the
+         * the erasure deletes every row (md_store.h). A search with no word
+         * long enough for the index reads the tenant's files below the
          * path (md_txn_search). */
-        if (i == S_SEARCH_SCAN || i == S_IDEM_SCRUB || i == S_CHANGES_OLDEST ||
-            i == S_PRUNE_AGE_SCAN || i == S_PRUNE_CHANGES_SCAN || i == S_SNAP_BEFORE ||
-            i == S_TENANTS_LIST || i == S_ERASE_ENTRIES || i == S_ERASE_VERSIONS ||
-            i == S_ERASE_CHANGES || i == S_ERASE_IDEM || i == S_ERASE_KEYS || i == S_ERASE_TENANT)
+        if (i == S_SEARCH_SCAN || i == S_SEARCH_OPTIMIZE || i == S_IDEM_SCRUB ||
+            i == S_CHANGES_OLDEST || i == S_PRUNE_AGE_SCAN || i == S_PRUNE_CHANGES_SCAN ||
+            i == S_SNAP_BEFORE || i == S_TENANTS_LIST || i == S_ERASE_ENTRIES ||
+            i == S_ERASE_VERSIONS || i == S_ERASE_CHANGES || i == S_ERASE_IDEM ||
+            i == S_ERASE_KEYS || i == S_ERASE_TENANT)
             continue;
         char sql[2048];
         snprintf(sql, sizeof sql, "EXPLAIN QUERY PLAN %s", stmt_sql[i]);

@@ -86,6 +86,7 @@ enum stmt_id {
     S_SCAN,
     S_SEARCH_FTS,
     S_SEARCH_SCAN,
+    S_SEARCH_OPTIMIZE,
     S_COUNT
 };
 
@@ -198,8 +199,14 @@ int64_t sq_utf8_chars(const char *s, size_t n);
 enum md_err sq_sizes_flush(struct sq_txn *t);
 
 /* store_sqlite_search.c: full-text search (md_store.h, md_search.h). */
-/* Register memoryd_contains() on a connection (before preparing statements). */
+/* Register memoryd_score() on a connection (before preparing statements). */
 int sq_search_functions(sqlite3 *db);
+
+/* After an erasure's deletes, in its transaction: rewrite the index into
+ * one segment, so that no word of the erased files is left in older
+ * segments (FTS5 records a delete as a new segment; SQLite 3.40 has no
+ * secure-delete). Costs a rewrite of the whole index. */
+enum md_err sq_search_purge(struct sq_txn *t);
 /* On the writer, after migrating: --search on puts the index's triggers
  * back and refills the index when they are missing; --search off drops
  * them and empties it; KEEP changes nothing. *off: whether the index is

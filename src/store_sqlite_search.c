@@ -1,8 +1,8 @@
 /*
  * store_sqlite_search.c — full-text search on SQLite (md_store.h,
  * md_search.h): the FTS5 table entries_search of sql/sqlite/005_search.sql
- * (trigram tokenizer, contentless, rowid = entries.id), kept by triggers
- * in the transaction of every write; --search on|off.
+ * (a word index, contentless, rowid = entries.id, a token per tenant),
+ * kept by triggers in the transaction of every write; --search on|off.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,41 +11,40 @@
 #include "md_buf.h"
 #include "md_log.h"
 #include "md_search.h"
+#include "md_text.h"
 #include "store_sqlite_internal.h"
 
 /* The triggers as 005_search.sql made them (put back by --search on). */
+#define TENANT_TOKEN "char(57344) || "
 static const char triggers_sql[] =
     "CREATE TRIGGER entries_search_insert AFTER INSERT ON entries WHEN NEW.kind = 0 BEGIN"
-    " INSERT INTO entries_search (rowid, body) VALUES (NEW.id, NEW.content); END;"
+    " INSERT INTO entries_search (rowid, body, tenant)"
+    " VALUES (NEW.id, NEW.content, " TENANT_TOKEN "NEW.tenant); END;"
     "CREATE TRIGGER entries_search_delete AFTER DELETE ON entries WHEN OLD.kind = 0 BEGIN"
-    " INSERT INTO entries_search (entries_search, rowid, body)"
-    " VALUES ('delete', OLD.id, OLD.content); END;"
+    " INSERT INTO entries_search (entries_search, rowid, body, tenant)"
+    " VALUES ('delete', OLD.id, OLD.content, " TENANT_TOKEN "OLD.tenant); END;"
     "CREATE TRIGGER entries_search_update AFTER UPDATE OF content ON entries"
     " WHEN OLD.kind = 0 BEGIN"
-    " INSERT INTO entries_search (entries_search, rowid, body)"
-    " VALUES ('delete', OLD.id, OLD.content);"
-    " INSERT INTO entries_search (rowid, body) VALUES (NEW.id, NEW.content); END;";
+    " INSERT INTO entries_search (entries_search, rowid, body, tenant)"
+    " VALUES ('delete', OLD.id, OLD.content, " TENANT_TOKEN "OLD.tenant);"
+    " INSERT INTO entries_search (rowid, body, tenant)"
+    " VALUES (NEW.id, NEW.content, " TENANT_TOKEN "NEW.tenant); END;";
 
-/* memoryd_contains(content, terms): md_search_contains_all. */
-static void sql_contains(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+/* memoryd_score(content, terms): md_search_score. */
+static void sql_score(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
     (void)argc;
-    if (sqlite3_value_type(argv[1]) == SQLITE_NULL) {
-        sqlite3_result_int(ctx, 1);
-        return;
-    }
     const char *text = sqlite3_value_blob(argv[0]);
     size_t n = (size_t)sqlite3_value_bytes(argv[0]);
     const char *list = (const char *)sqlite3_value_text(argv[1]);
     size_t list_len = (size_t)sqlite3_value_bytes(argv[1]);
-    sqlite3_result_int(ctx,
-                       md_search_contains_all(text ? text : "", n, list ? list : "", list_len));
+    sqlite3_result_int64(ctx, md_search_score(text ? text : "", n, list ? list : "", list_len));
 }
 
 int sq_search_functions(sqlite3 *db)
 {
-    return sqlite3_create_function(db, "memoryd_contains", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
-                                   NULL, sql_contains, NULL, NULL);
+    return sqlite3_create_function(db, "memoryd_score", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+                                   sql_score, NULL, NULL);
 }
 
 static int exec_why(sqlite3 *db, const char *sql, char *why, size_t why_len)
@@ -81,8 +80,8 @@ int sq_search_setting(sqlite3 *db, enum md_search_mode mode, int *now_off, char 
               " DROP TRIGGER entries_search_delete; DROP TRIGGER entries_search_update;"
               " INSERT INTO entries_search (entries_search) VALUES ('delete-all'); COMMIT;"
             : "BEGIN IMMEDIATE; INSERT INTO entries_search (entries_search) VALUES ('delete-all');"
-              " INSERT INTO entries_search (rowid, body) SELECT id, content FROM entries"
-              " WHERE kind = 0;";
+              " INSERT INTO entries_search (rowid, body, tenant)"
+              " SELECT id, content, " TENANT_TOKEN "tenant FROM entries WHERE kind = 0;";
     rc = exec_why(db, sql, why, why_len);
     if (rc == SQLITE_OK && !off) {
         rc = exec_why(db, triggers_sql, why, why_len);
@@ -100,29 +99,41 @@ int sq_search_setting(sqlite3 *db, enum md_search_mode mode, int *now_off, char 
     return SQLITE_OK;
 }
 
-/* The FTS5 query of the terms of at least MD_SEARCH_SHORT_TERM characters
- * (each a quoted string: a substring for the trigram tokenizer) into
- * `match`, the shorter ones into `shorts` ('\n' between). */
-static enum md_err split_terms(const struct md_search_terms *q, struct md_buf *match,
-                               struct md_buf *shorts)
+/* The FTS5 query of the terms into `match` (empty when no word of the
+ * terms has MD_SEARCH_SHORT_TERM characters: the caller scans instead):
+ * each word of a term (a run of characters that are not separators,
+ * md_text_is_sep) of that length, the last of each term as a prefix
+ * ("bill"*), the others whole, ANDed with the tenant's token. The terms
+ * themselves into `list` ('\n' between) for memoryd_score, which checks
+ * each candidate. */
+static enum md_err build_query(const struct md_search_terms *q, int64_t tenant,
+                               struct md_buf *match, struct md_buf *list)
 {
     enum md_err e = MD_OK;
     for (size_t i = 0; i < q->n && !e; i++) {
         const char *s = q->terms[i];
         size_t n = q->lens[i];
-        if (sq_utf8_chars(s, n) < MD_SEARCH_SHORT_TERM) {
-            if (shorts->len)
-                e = md_buf_putc(shorts, '\n');
-            if (!e)
-                e = md_buf_append(shorts, s, n);
-            continue;
-        }
-        e = md_buf_puts(match, match->len ? " AND \"" : "\"");
-        for (size_t k = 0; k < n && !e; k++)
-            e = s[k] == '"' ? md_buf_puts(match, "\"\"") : md_buf_putc(match, s[k]);
+        e = i ? md_buf_putc(list, '\n') : MD_OK;
         if (!e)
-            e = md_buf_putc(match, '"');
+            e = md_buf_append(list, s, n);
+        size_t k = 0;
+        while (k < n && !e) {
+            while (k < n && md_text_is_sep(s + k, n - k))
+                k += ((unsigned char)s[k] & 0x80) ? 2 : 1; /* a C1 control is 2 bytes */
+            size_t w = k;
+            while (k < n && !md_text_is_sep(s + k, n - k))
+                k++;
+            if (k == w || sq_utf8_chars(s + w, k - w) < MD_SEARCH_SHORT_TERM)
+                continue;
+            e = md_buf_puts(match, match->len ? " AND \"" : "\"");
+            if (!e)
+                e = md_buf_append(match, s + w, k - w); /* no '"': a separator */
+            if (!e)
+                e = md_buf_puts(match, k == n ? "\"*" : "\"");
+        }
     }
+    if (!e && match->len)
+        e = md_buf_printf(match, " AND \"\xee\x80\x80%lld\"", (long long)tenant);
     return e;
 }
 
@@ -137,16 +148,16 @@ enum md_err sq_search(struct md_txn *base, const char *tenant, const struct md_s
     enum md_err e = sq_tenant_id(t, tenant, 0, &id);
     if (e)
         return e == MD_ENOENT ? MD_OK : e; /* no data: no hits */
-    struct md_buf match, shorts;
+    struct md_buf match, list;
     md_buf_init(&match, 4096);
-    md_buf_init(&shorts, 4096);
+    md_buf_init(&list, 4096);
     struct bounds b;
-    e = split_terms(q, &match, &shorts);
+    e = build_query(q, id, &match, &list);
     if (!e)
         e = sq_bounds_make(&b, q->dir, q->dir_len);
     if (e) {
         md_buf_free(&match);
-        md_buf_free(&shorts);
+        md_buf_free(&list);
         return e;
     }
     sqlite3_stmt *st = sq_stmt(t, match.len ? S_SEARCH_FTS : S_SEARCH_SCAN);
@@ -156,8 +167,7 @@ enum md_err sq_search(struct md_txn *base, const char *tenant, const struct md_s
     sq_bind_named_text(st, ":path", q->dir, q->dir_len);
     sq_bind_named_text(st, ":lo", b.lop, b.n);
     sq_bind_named_text(st, ":hi", b.hip, b.n);
-    if (shorts.len)
-        sq_bind_named_text(st, ":short", shorts.data, shorts.len);
+    sq_bind_named_text(st, ":terms", list.data, list.len);
     sq_bind_named_int64(st, ":limit", (int64_t)q->limit);
     sq_bind_named_int64(st, ":offset", (int64_t)q->offset);
     int rc;
@@ -173,6 +183,13 @@ enum md_err sq_search(struct md_txn *base, const char *tenant, const struct md_s
     sq_done(st);
     sq_bounds_free(&b);
     md_buf_free(&match);
-    md_buf_free(&shorts);
+    md_buf_free(&list);
     return sq_conn_rc(t->c, rc == SQLITE_DONE ? SQLITE_OK : rc, "search");
+}
+
+enum md_err sq_search_purge(struct sq_txn *t)
+{
+    if (((struct sq_store *)t->base.store)->search_off)
+        return MD_OK;
+    return sq_run(t, sq_stmt(t, S_SEARCH_OPTIMIZE), "search index optimize");
 }

@@ -50,6 +50,8 @@ enum md_err sq_erase(struct md_txn *base, const char *tenant, struct md_erased *
     if (!e)
         e = erase_rows(t, S_ERASE_ENTRIES, id, &out->entries, "erase entries");
     if (!e)
+        e = sq_search_purge(t);
+    if (!e)
         e = erase_rows(t, S_ERASE_VERSIONS, id, &out->versions, "erase versions");
     if (!e)
         e = erase_rows(t, S_ERASE_CHANGES, id, &out->changes, "erase changes");

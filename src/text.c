@@ -342,3 +342,37 @@ long md_text_find_ci(const char *hay, size_t n, const char *needle, size_t m)
     }
     return -1;
 }
+
+int md_text_is_sep(const char *s, size_t n)
+{
+    unsigned char c = (unsigned char)s[0];
+    if (c < 0x80)
+        return !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'));
+    return c == 0xC2 && n > 1 && (unsigned char)s[1] >= 0x80 && (unsigned char)s[1] <= 0x9F;
+}
+
+/* Whether the character that ends at hay[at - 1] is a separator (or at == 0). */
+static int after_sep(const char *hay, size_t at)
+{
+    if (at == 0)
+        return 1;
+    unsigned char c = (unsigned char)hay[at - 1];
+    if (c < 0x80)
+        return md_text_is_sep(hay + at - 1, 1);
+    return at >= 2 && md_text_is_sep(hay + at - 2, 2);
+}
+
+long md_text_find_word_ci(const char *hay, size_t n, size_t from, const char *needle, size_t m)
+{
+    int anywhere = m > 0 && md_text_is_sep(needle, m);
+    while (from < n) {
+        long at = md_text_find_ci(hay + from, n - from, needle, m);
+        if (at < 0)
+            return -1;
+        size_t pos = from + (size_t)at;
+        if (anywhere || after_sep(hay, pos))
+            return (long)pos;
+        from = pos + 1;
+    }
+    return -1;
+}

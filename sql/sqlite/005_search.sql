@@ -28,24 +28,39 @@ BEGIN
     UPDATE tenants SET files = files - 1 WHERE id = OLD.tenant;
 END;
 
--- The index: FTS5, trigram tokenizer (substring match, case-insensitive), contentless (the
--- text is in entries already), one row per file, its rowid the entry's id. A rename updates
--- `path` only, so the index is not touched; the triggers keep it exact in the transaction of
--- every write (put_file, remove_tree, restore, erasure, migrate). `memoryd --search off`
--- drops the three triggers and empties the index; `--search on` (the default) puts them
--- back and refills it at start (src/store_sqlite_search.c).
-CREATE VIRTUAL TABLE entries_search USING fts5(body, content = '', tokenize = 'trigram');
+-- The index: FTS5, a word index (README, "Search", says why words and not trigrams), contentless
+-- (the text is in entries already), one row per file, its rowid the entry's id.
+--   - The tokenizer: unicode61 without removing diacritics, every Unicode category but the
+--     controls (Cc) in words, and every ASCII character but letters and digits a separator:
+--     a word is a run of letters, digits and non-ASCII characters (md_text_is_sep in
+--     src/text.c is the same rule). Letters are folded to lower case.
+--   - `tenant`: one token per file, U+E000 followed by the tenant's id, ANDed into every
+--     query, so that a search reads the postings of its tenant only.
+--   - detail=none, columnsize=0: the index keeps which files hold a word, not where nor how
+--     often (cheaper to write, smaller); memoryd checks and ranks each candidate on its text
+--     (memoryd_score, md_search_score in src/search.c), phrases included.
+-- A rename updates `path` only, so the index is not touched; the triggers keep it exact in the
+-- transaction of every write (put_file, remove_tree, restore, erasure, migrate).
+-- `memoryd --search off` drops the three triggers and empties the index; `--search on` (the
+-- default) puts them back and refills it at start (src/store_sqlite_search.c).
+CREATE VIRTUAL TABLE entries_search USING fts5(body, tenant, content = '', detail = none,
+    columnsize = 0, tokenize = 'unicode61 remove_diacritics 0 categories ''L* N* M* P* S* Z* Co Cf Cs Cn'' separators '' !"#$%&''''()*+,-./:;<=>?@[\]^_`{|}~''');
 CREATE TRIGGER entries_search_insert AFTER INSERT ON entries WHEN NEW.kind = 0
 BEGIN
-    INSERT INTO entries_search (rowid, body) VALUES (NEW.id, NEW.content);
+    INSERT INTO entries_search (rowid, body, tenant)
+        VALUES (NEW.id, NEW.content, char(57344) || NEW.tenant);
 END;
 CREATE TRIGGER entries_search_delete AFTER DELETE ON entries WHEN OLD.kind = 0
 BEGIN
-    INSERT INTO entries_search (entries_search, rowid, body) VALUES ('delete', OLD.id, OLD.content);
+    INSERT INTO entries_search (entries_search, rowid, body, tenant)
+        VALUES ('delete', OLD.id, OLD.content, char(57344) || OLD.tenant);
 END;
 CREATE TRIGGER entries_search_update AFTER UPDATE OF content ON entries WHEN OLD.kind = 0
 BEGIN
-    INSERT INTO entries_search (entries_search, rowid, body) VALUES ('delete', OLD.id, OLD.content);
-    INSERT INTO entries_search (rowid, body) VALUES (NEW.id, NEW.content);
+    INSERT INTO entries_search (entries_search, rowid, body, tenant)
+        VALUES ('delete', OLD.id, OLD.content, char(57344) || OLD.tenant);
+    INSERT INTO entries_search (rowid, body, tenant)
+        VALUES (NEW.id, NEW.content, char(57344) || NEW.tenant);
 END;
-INSERT INTO entries_search (rowid, body) SELECT id, content FROM entries WHERE kind = 0;
+INSERT INTO entries_search (rowid, body, tenant)
+    SELECT id, content, char(57344) || tenant FROM entries WHERE kind = 0;

@@ -81,9 +81,10 @@ describe('GET /v1/search', () => {
   after(async () => srv && srv.stop());
 
   test('exact hits and misses: words, phrases, wildcards taken literally, the JSON answer', async () => {
-    // Both words, anywhere in the file (the order of the two hits is the backend's ranking).
+    // Both words, anywhere in the file; ranked by the terms' occurrences (billing.md: 3 billing
+    // and 1 cycle; cycle.md: 1 each), the same on both backends.
     const both = await alice.hits(`q=${q('cycle billing')}`);
-    assert.deepEqual(both.hits.map((h) => h.path).sort(), ['/memories/notes/billing.md', '/memories/notes/cycle.md']);
+    assert.deepEqual(both.hits.map((h) => h.path), ['/memories/notes/billing.md', '/memories/notes/cycle.md']);
     assert.deepEqual(both.hits.find((h) => h.path === '/memories/notes/billing.md'), {
       path: '/memories/notes/billing.md', matching_lines: 3, lines: [
         { line: 1, text: 'Billing' },
@@ -107,7 +108,38 @@ describe('GET /v1/search', () => {
     assert.deepEqual(await alice.paths(`q=${q('paidxin')}`), []);
   });
 
+  test('words: a term matches where a word begins (a prefix), not inside a word', async () => {
+    // A prefix of a word, any case: all three lines of billing.md, one of cycle.md.
+    const bill = await alice.hits('q=BILL');
+    assert.deepEqual(bill.hits.map((h) => [h.path, h.matching_lines]), [['/memories/notes/billing.md', 3], ['/memories/notes/cycle.md', 1]]);
+    // Not inside a word: nothing, on both backends.
+    assert.deepEqual(await alice.paths('q=illing'), []);
+    assert.deepEqual(await alice.paths('q=ycle'), []);
+    assert.deepEqual(await alice.paths(`q=${q('"ing cycle"')}`), []);
+    // ASCII punctuation and _ separate words: the parts of paid_in_full, the 1st.
+    assert.deepEqual(await alice.paths('q=full'), ['/memories/notes/billing.md']);
+    assert.deepEqual(await alice.paths(`q=${q('in_full')}`), ['/memories/notes/billing.md']);
+    assert.deepEqual(await alice.paths(`q=${q('"1st."')}`), ['/memories/notes/billing.md']);
+    assert.deepEqual(await alice.paths('q=tarts'), []);
+    // A term that starts with a separator matches wherever it occurs.
+    assert.deepEqual(await alice.paths(`q=${q('_full')}`), ['/memories/notes/billing.md']);
+    // Words of 1 or 2 characters (not looked up in the index): the same rule, found by a scan.
+    assert.deepEqual((await alice.hits(`q=${q('in')}`)).hits.map((h) => [h.path, h.matching_lines]),
+      [['/memories/notes/billing.md', 1], ['/memories/notes/cycle.md', 1], ['/memories/travel/zurich.md', 1]]);
+    assert.deepEqual(await alice.paths(`q=${q('in bill')}`), ['/memories/notes/billing.md', '/memories/notes/cycle.md']);
+    // Each term on its own: a phrase's last word is a prefix too, its others whole words.
+    assert.deepEqual(await alice.paths(`q=${q('"billing cyc"')}`), ['/memories/notes/billing.md']);
+    assert.deepEqual(await alice.paths(`q=${q('"bill cycle"')}`), []);
+  });
+
   test('non-ASCII text: Zürich, 東京 (shorter than a trigram), 東京都', async () => {
+    // Non-ASCII letters compared exactly: their case too, on both backends.
+    assert.deepEqual(await alice.paths(`q=${q('zürich')}`), ['/memories/travel/zurich.md']);
+    assert.deepEqual(await alice.paths(`q=${q('ZÜRICH')}`), []);
+    assert.deepEqual(await alice.paths(`q=${q('rich')}`), []);
+    // Text without spaces is one word up to the next ASCII separator: found from its start only.
+    assert.deepEqual(await alice.paths(`q=${q('京都')}`), []);
+    assert.deepEqual(await alice.paths(`q=${q('住む')}`), []);
     assert.deepEqual(await alice.hits(`q=${q('Zürich')}`), {
       query: 'Zürich', path: '/memories', next_cursor: null,
       hits: [{ path: '/memories/travel/zurich.md', matching_lines: 1, lines: [{ line: 1, text: 'Trip to Zürich in May' }] }],

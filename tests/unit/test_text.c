@@ -524,7 +524,7 @@ static void test_put_lines(void)
 }
 
 /* The case-insensitive find of search (ASCII letters folded, other bytes exact), the query's
- * terms and the all-terms check of the SQLite backend's scan. */
+ * terms, words and where they begin, and the check and rank of a candidate. */
 static void test_search_text(void)
 {
     CHECK_EQ_INT(md_text_find_ci("The Billing cycle", 17, "billing", 7), 4);
@@ -556,11 +556,33 @@ static void test_search_text(void)
     CHECK_MEM(why.data, why.len, "Parameter `q` must not contain control characters");
     md_buf_free(&why);
 
-    CHECK_EQ_INT(md_search_contains_all("Tokyo 東京都", strlen("Tokyo 東京都"), "東京\nTOK",
-                                        strlen("東京\nTOK")),
-                 1);
-    CHECK_EQ_INT(md_search_contains_all("Tokyo", 5, "東京\nTOK", strlen("東京\nTOK")), 0);
-    CHECK_EQ_INT(md_search_contains_all("anything", 8, "", 0), 1);
+    /* Words: runs of letters, digits and non-ASCII characters (a C1 control separates). */
+    CHECK_EQ_INT(md_text_is_sep(" ", 1), 1);
+    CHECK_EQ_INT(md_text_is_sep("_", 1), 1);
+    CHECK_EQ_INT(md_text_is_sep("\0", 1), 1);
+    CHECK_EQ_INT(md_text_is_sep("a", 1), 0);
+    CHECK_EQ_INT(md_text_is_sep("7", 1), 0);
+    CHECK_EQ_INT(md_text_is_sep("\xc2\x85", 2), 1);
+    CHECK_EQ_INT(md_text_is_sep("\xc2\xa0", 2), 0);
+    CHECK_EQ_INT(md_text_is_sep("東", strlen("東")), 0);
+    CHECK_EQ_INT(md_text_find_word_ci("rebilling billing", 17, 0, "BILL", 4), 10);
+    CHECK_EQ_INT(md_text_find_word_ci("rebilling", 9, 0, "billing", 7), -1);
+    CHECK_EQ_INT(md_text_find_word_ci("snake_case", 10, 0, "case", 4), 6);
+    CHECK_EQ_INT(md_text_find_word_ci("x.md", 4, 0, ".md", 3), 1);
+    CHECK_EQ_INT(md_text_find_word_ci("Zürich", strlen("Zürich"), 0, "rich", 4), -1);
+    CHECK_EQ_INT(md_text_find_word_ci("a\xc2\x85rich", 7, 0, "rich", 4), 3);
+    CHECK_EQ_INT(md_text_find_word_ci("billing billing", 15, 1, "billing", 7), 8);
+
+    /* The check and rank of a candidate: every term where a word begins, counted. */
+    CHECK_EQ_INT(md_search_score("Tokyo 東京都, tokyo", strlen("Tokyo 東京都, tokyo"), "東京\nTOK",
+                                 strlen("東京\nTOK")),
+                 3);
+    CHECK_EQ_INT(
+        md_search_score("Tokyo 京都", strlen("Tokyo 京都"), "東京\nTOK", strlen("東京\nTOK")), -1);
+    CHECK_EQ_INT(md_search_score("东京都", strlen("东京都"), "京都", strlen("京都")), -1);
+    CHECK_EQ_INT(md_search_score("the billing cycle", 17, "billing cycle\ncycle", 19), 2);
+    CHECK_EQ_INT(md_search_score("the billing  cycle", 18, "billing cycle", 13), -1);
+    CHECK_EQ_INT(md_search_score("anything", 8, "", 0), 0);
 }
 
 int main(void)
