@@ -6,7 +6,8 @@
  *
  * A query is one or more terms separated by spaces; a term in double
  * quotes may hold spaces (a phrase). A file matches when its current text
- * contains every term as a substring, ASCII letters compared without case.
+ * contains every term where a word begins (md_text_find_word_ci), ASCII
+ * letters compared without case.
  * Only current files are searched (not history). Hits come best first
  * (md_txn_search in md_store.h says how each backend ranks); each names the
  * file, how many of its lines contain a term and the first

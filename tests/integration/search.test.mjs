@@ -1,11 +1,14 @@
 // Proves full-text search (GET /v1/search, md_search.h) over real HTTP on loopback against a
-// temp SQLite database (FTS5, trigram tokenizer), and as pg/integration/search against a fresh
-// PostgreSQL database (pg_trgm):
+// temp SQLite database (FTS5 word index), and as pg/integration/search against a fresh
+// PostgreSQL database (pg_trgm), with the same answers in the same order:
 //   - exact hits and misses, the whole JSON answer compared: a word (ASCII letters without
 //     case), several words (every one must be in the file, anywhere), a phrase in double quotes
 //     (the words together), a term with LIKE's wildcards taken literally, non-ASCII text
-//     ("Zürich", "東京" shorter than a trigram, "東京都"), matching lines numbered as view numbers
+//     ("Zürich" with its case, "東京", "東京都"), matching lines numbered as view numbers
 //     them, long lines cut around the match;
+//   - the word rule: a term matches where a word begins (a prefix), never inside a word
+//     ("illing", "京都" in "東京都に住む"); ASCII punctuation and _ separate words; a term
+//     starting with a separator matches anywhere; words of 1-2 characters (a scan);
 //   - a search right after an acknowledged write finds it (create, str_replace, delete);
 //   - a directory of 1,000 files renamed: every file found under its new path by a word they
 //     share (paged through) and by a word of one file, none under the old path; then the
@@ -13,7 +16,7 @@
 //   - tenants apart; the path filter (a directory, a file, a path with no entry);
 //   - pagination: limit and cursor, pages without overlap that add up to every hit; a cursor of
 //     another search refused;
-//   - ranking: the file with more occurrences first;
+//   - ranking: the file with more occurrences first (the same order on both backends);
 //   - the text rendering for a model (format=text), exact;
 //   - every refusal (q missing, empty, too long, too many terms, unmatched quote, control
 //     character; limit; cursor; path; format): its exact 400 body, nothing changed;
