@@ -41,7 +41,7 @@
 #define MD_SEARCH_LIMIT_MAX     100 /* hits per page at most */
 #define MD_SEARCH_LINES         3   /* matching lines shown per file */
 #define MD_SEARCH_SNIPPET       160 /* bytes of a matching line shown at most */
-#define MD_SEARCH_SHORT_TERM    3   /* characters: shorter terms are not in the index */
+#define MD_SEARCH_SHORT_TERM    3   /* characters: shorter words are not looked up in the index */
 
 struct md_search_req {
     const char *tenant;
