@@ -1,4 +1,5 @@
-// What full-text search costs (issue 16, point 3), on SQLite (FTS5, trigram tokenizer):
+// What full-text search costs (issue 16, point 3), on SQLite (FTS5 word index) or, with
+// --db-on/--db-off, on PostgreSQL (the trigram GIN index):
 //   - a tenant of --files files (100,000; --quick 5,000) of about 1 KiB of words each, with
 //     --tenants other tenants (10,000; --quick 500) of one such file each; one file in 1,000 of
 //     every tenant holds the word "billing";
@@ -7,11 +8,12 @@
 //   - creates of 1 KiB files at 64 connections against two memoryd holding the same data, one
 //     with the index (--search on, the default), one without (--search off), in turn, the
 //     median of --repeat runs each (target: on / off >= 0.8);
-//   - the index's size on disk (SQLite's dbstat: the pages of the entries_search tables) per
-//     MiB of file text.
+//   - the index's size on disk (SQLite's dbstat: the pages of the entries_search tables;
+//     PostgreSQL: pg_relation_size of the index entries_search) per MiB of file text.
 //
 //   node bench/search.mjs [--build DIR] [--memoryd BIN] [--files N] [--tenants N] [--seconds S]
-//                         [--repeat N] [--quick] [--json FILE]
+//                         [--repeat N] [--quick] [--json FILE] [--db-on URI --db-off URI]
+// (--db-on/--db-off: two empty PostgreSQL databases, e.g. of `node tests/lib/pg.mjs start DIR`.)
 // Every memoryd runs with BENCH_QUOTA. Exits nonzero when memoryd failed a request (timings are
 // read off the table, not asserted).
 import { execFileSync } from 'node:child_process';
@@ -29,6 +31,9 @@ const quick = argv.includes('--quick');
 const BUILD = path.resolve(ROOT, opt('build', 'build'));
 const MEMORYD = path.resolve(ROOT, opt('memoryd', path.join(BUILD, 'memoryd')));
 const JSON_OUT = opt('json', null);
+const DB_ON = opt('db-on', null);
+const DB_OFF = opt('db-off', null);
+const ENGINE = DB_ON ? 'PostgreSQL' : 'SQLite';
 const FILES = Number(opt('files', quick ? 5000 : 100000));
 const TENANTS = Number(opt('tenants', quick ? 500 : 10000));
 const SECONDS = Number(opt('seconds', quick ? 1 : 5));
@@ -100,11 +105,14 @@ async function load(port) {
 async function main() {
   const dir = tempDir('memoryd-bench-search-');
   const sides = [{ name: 'search-on', args: [] }, { name: 'search-off', args: ['--search', 'off'] }];
-  console.log(`memoryd search cost: a tenant of ${fmt(FILES)} files and ${fmt(TENANTS)} other tenants, SQLite\n`);
+  if (!DB_ON !== !DB_OFF) throw new Error('--db-on and --db-off go together');
+  sides[0].uri = DB_ON;
+  sides[1].uri = DB_OFF;
+  console.log(`memoryd search cost: a tenant of ${fmt(FILES)} files and ${fmt(TENANTS)} other tenants, ${ENGINE}\n`);
   let textBytes = 0;
   for (const s of sides) {
     const port = await freePort();
-    s.db = path.join(dir, `${s.name}.db`);
+    s.db = s.uri || path.join(dir, `${s.name}.db`);
     s.srv = await startProcess(s.name, MEMORYD, ['--port', String(port), '--db', s.db, '--log-level', 'warn', ...BENCH_QUOTA, ...s.args], port);
     const t0 = Date.now();
     textBytes = await load(port);
@@ -113,7 +121,9 @@ async function main() {
   }
   const on = sides[0];
   // The index's size on disk, per MiB of text.
-  const pages = execFileSync('sqlite3', ['-readonly', on.db, "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name LIKE 'entries_search%'"], { encoding: 'utf8' });
+  const pages = DB_ON
+    ? execFileSync('psql', ['-X', '-A', '-t', '-d', on.db, '-c', "SELECT pg_relation_size('entries_search')"], { encoding: 'utf8' })
+    : execFileSync('sqlite3', ['-readonly', on.db, "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name LIKE 'entries_search%'"], { encoding: 'utf8' });
   const indexBytes = Number(pages.trim());
   const perMiB = indexBytes / (textBytes / 2 ** 20);
   // The one-word search at 16 connections.

@@ -22,6 +22,8 @@
 //     character; limit; cursor; path; format): its exact 400 body, nothing changed;
 //   - --search off: 404 with its text, writes still served; back to --search on over the same
 //     database: the index is rebuilt at start and finds what was written while it was off;
+//   - a tenant of 10,000 files (searched without its tenant token on SQLite) and one of 9,999
+//     (with it) find their own files only;
 //   - an API key of the read scope may search (--auth keys).
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -315,6 +317,31 @@ describe('--search off, then on again over the same database', () => {
     const on = await startServer({ db: srv.dbPath });
     assert.deepEqual(await client(on, 'alice').paths('q=marmalade'), []);
     await on.stop();
+  });
+});
+
+describe('a tenant of 10,000 files', () => {
+  // SQLite ANDs a tenant's token into the index's query only below 10,000 files
+  // (src/store_sqlite_search.c): both ways give the tenant its own files only.
+  test('is searched without its token and finds its own files only; one file less, with it', async () => {
+    const srv = await startServer({ args: ['--tenant-max-files', '20000'] });
+    try {
+      const big = client(srv, 'big');
+      const names = Array.from({ length: 10000 }, (_, i) => i);
+      for (let i = 0; i < names.length; i += 64)
+        await Promise.all(names.slice(i, i + 64).map((n) => big.write({ command: 'create', path: `/memories/d${Math.floor(n / 100)}/f${n}.md`,
+          file_text: n === 4321 ? 'the okapi of the big tenant\n' : `filler ${n}\n` })));
+      await client(srv, 'small').write({ command: 'create', path: '/memories/okapi.md', file_text: 'an okapi, small tenant\n' });
+      const want = { query: 'okapi', path: '/memories', next_cursor: null,
+        hits: [{ path: '/memories/d43/f4321.md', matching_lines: 1, lines: [{ line: 1, text: 'the okapi of the big tenant' }] }] };
+      assert.deepEqual(await big.hits('q=okapi'), want);
+      assert.deepEqual(await client(srv, 'small').paths('q=okapi'), ['/memories/okapi.md']);
+      await big.write({ command: 'delete', path: '/memories/d0/f0.md' });
+      assert.deepEqual(await big.hits('q=okapi'), want);
+      assert.equal((await big.hits('q=filler&limit=100')).hits.length, 100);
+    } finally {
+      await srv.stop();
+    }
   });
 });
 
