@@ -126,11 +126,8 @@ enum pst {
     " AND kind = 0)"
 #define VERSION_COLS                                                                               \
     "version, path, existed, redacted, sha256, size, time, command, actor, pruned_through"
-/* A search candidate's text x with its ASCII letters in lower case (as
- * md_text_find_ci compares them), and its rank: the occurrences of the
- * terms' patterns $6 (built by word_pattern), as md_search_score counts. */
-#define SEARCH_LOWER(x)                                                                            \
-    "translate(" x ", 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')"
+/* A search candidate's rank: the occurrences in its text lx of the terms'
+ * patterns $6 (built by word_pattern), as md_search_score counts. */
 #define SEARCH_RANK "(SELECT sum(regexp_count(lx, p)) FROM unnest($6::text[]) p)"
 
 static const struct {
@@ -467,28 +464,24 @@ static const struct {
      * terms all shorter than a trigram, reads the tenant's files there. */
     [P_SEARCH] = {"WITH m AS MATERIALIZED (SELECT tenant, path, content, memoryd_text(content) AS x"
                   " FROM entries WHERE kind = 0 AND memoryd_text(content) ILIKE $5)"
-                  " SELECT path, content FROM (SELECT path, content, " SEARCH_LOWER(
-                      "x") " AS lx"
-                           " FROM m WHERE tenant = (SELECT id FROM tenants WHERE name = $1)"
-                           " AND (path = $2 OR (path > $3 AND path < $4)) OFFSET 0) l"
-                           " WHERE lx ~ ALL ($6::text[]) ORDER BY " SEARCH_RANK " DESC, path"
-                           " LIMIT $7 OFFSET $8",
+                  " SELECT path, content FROM (SELECT path, content, x AS lx"
+                  " FROM m WHERE tenant = (SELECT id FROM tenants WHERE name = $1)"
+                  " AND (path = $2 OR (path > $3 AND path < $4)) OFFSET 0) l"
+                  " WHERE lx ~ ALL ($6::text[]) ORDER BY " SEARCH_RANK " DESC, path"
+                  " LIMIT $7 OFFSET $8",
                   8,
                   {OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXTARRAY, OID_INT8,
                    OID_INT8}},
-    [P_SEARCH_SCAN] =
-        {"SELECT path, content FROM (SELECT e.path, e.content,"
-         " " SEARCH_LOWER(
-             "memoryd_text(e.content)") " AS lx FROM entries e"
-                                        " WHERE e.tenant = (SELECT id FROM tenants WHERE name = "
-                                        "$1) AND e.kind = 0"
-                                        " AND (e.path = $2 OR (e.path > $3 AND e.path < $4))"
-                                        " AND memoryd_text(e.content) ILIKE $5 OFFSET 0) l"
-                                        " WHERE lx ~ ALL ($6::text[]) ORDER BY " SEARCH_RANK
-                                        " DESC, path"
-                                        " LIMIT $7 OFFSET $8",
-         8,
-         {OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXTARRAY, OID_INT8, OID_INT8}},
+    [P_SEARCH_SCAN] = {"SELECT path, content FROM (SELECT e.path, e.content,"
+                       " memoryd_text(e.content) AS lx FROM entries e"
+                       " WHERE e.tenant = (SELECT id FROM tenants WHERE name = $1) AND e.kind = 0"
+                       " AND (e.path = $2 OR (e.path > $3 AND e.path < $4))"
+                       " AND memoryd_text(e.content) ILIKE $5 OFFSET 0) l"
+                       " WHERE lx ~ ALL ($6::text[]) ORDER BY " SEARCH_RANK " DESC, path"
+                       " LIMIT $7 OFFSET $8",
+                       8,
+                       {OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXTARRAY, OID_INT8,
+                        OID_INT8}},
 };
 
 /* A bulk statement is sent when its contents reach this many bytes. */
@@ -3241,9 +3234,10 @@ static enum md_err like_pattern(struct md_buf *b, const char *s, size_t n)
 }
 
 /* `s` as a regular expression matching it where a word begins (md_text.h,
- * md_text_find_word_ci) in a text whose ASCII letters are in lower case:
- * after the start or a separator unless `s` starts with one, its ASCII
- * letters in lower case, every other ASCII character escaped. */
+ * md_text_find_word_ci): after the start or a separator unless `s` starts
+ * with one, each ASCII letter as [xX] (ASCII letters without case, other
+ * characters exactly: `~*` would fold non-ASCII letters too), every other
+ * ASCII character escaped. */
 static enum md_err word_pattern(struct md_buf *b, const char *s, size_t n)
 {
     md_buf_reset(b);
@@ -3251,10 +3245,13 @@ static enum md_err word_pattern(struct md_buf *b, const char *s, size_t n)
         md_text_is_sep(s, n) ? MD_OK : md_buf_puts(b, "(^|[^0-9A-Za-z\\u00a0-\\U0010ffff])");
     for (size_t i = 0; i < n && !e; i++) {
         unsigned char c = (unsigned char)s[i];
-        if (c < 0x80 && md_text_is_sep(s + i, 1))
-            e = md_buf_putc(b, '\\');
-        if (!e)
-            e = md_buf_putc(b, c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : s[i]);
+        unsigned char low = c >= 'A' && c <= 'Z' ? (unsigned char)(c - 'A' + 'a') : c;
+        if (low >= 'a' && low <= 'z')
+            e = md_buf_printf(b, "[%c%c]", low, low - 'a' + 'A');
+        else if (c < 0x80 && md_text_is_sep(s + i, 1))
+            e = md_buf_printf(b, "\\%c", c);
+        else
+            e = md_buf_putc(b, s[i]);
     }
     return e;
 }
