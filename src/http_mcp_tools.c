@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "http_internal.h"
+#include "md_search.h"
 
 /* The memory tool's input: a command and its fields, as Anthropic's
  * memory tool (memory_20250818) takes them. */
@@ -60,6 +61,73 @@ static enum MHD_Result memory_call(struct req *r, struct json_t *args)
     return md_http_mcp_tool_answer(r);
 }
 
+/* memory_search's input: GET /v1/search's parameters (q, path, limit,
+ * cursor), its errors the same texts after "Error: ". */
+static const char search_schema[] =
+    "{\"type\":\"object\","
+    "\"properties\":{"
+    "\"q\":{\"type\":\"string\",\"description\":\"Words to find (each where a word "
+    "begins, ASCII letters without case); a phrase in double quotes.\"},"
+    "\"path\":{\"type\":\"string\",\"description\":\"Search this directory (or file) only; "
+    "default /memories.\"},"
+    "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"description\":"
+    "\"Files per page (default 10).\"},"
+    "\"cursor\":{\"type\":\"string\",\"description\":\"The next page: the cursor the "
+    "previous answer ended with.\"}},"
+    "\"required\":[\"q\"]}";
+
+/* An argument of memory_search: absent, or of the type `want` (a string or
+ * an integer); -1 with the reason in r->out otherwise. */
+static int search_arg(struct req *r, json_t *args, const char *name, int integer, json_t **out)
+{
+    *out = json_object_get(args, name);
+    if (!*out || (integer ? json_is_integer(*out) : json_is_string(*out)))
+        return 0;
+    md_buf_reset(&r->out);
+    md_buf_printf(&r->out, "Error: Parameter `%s` must be %s", name,
+                  integer ? "an integer" : "a string");
+    r->err = MD_EINVAL;
+    return -1;
+}
+
+static enum MHD_Result search_call(struct req *r, struct json_t *args)
+{
+    json_t *q, *path, *limit, *cursor;
+    if (search_arg(r, args, "q", 0, &q) || search_arg(r, args, "path", 0, &path) ||
+        search_arg(r, args, "limit", 1, &limit) || search_arg(r, args, "cursor", 0, &cursor))
+        return md_http_mcp_tool_answer(r);
+    struct md_search_req req = {
+        .tenant = r->tenant,
+        .q = q ? json_string_value(q) : NULL,
+        .path = path ? json_string_value(path) : NULL,
+        .limit = limit ? (int64_t)json_integer_value(limit) : 0,
+        .cursor = cursor ? json_string_value(cursor) : NULL,
+    };
+    /* limit 0 would mean the default: out of range as sent. */
+    if (limit && req.limit == 0)
+        req.limit = -1;
+    struct md_search_result res = {0};
+    md_buf_reset(&r->out);
+    struct md_buf why;
+    md_buf_init(&why, OUT_LIMIT);
+    enum md_err e = md_search(r->h->store, &r->h->cfg->limits.path, &req, &res, &why);
+    if (!e) {
+        e = md_search_text(&res, &r->out);
+    } else if (e == MD_EINVAL || e == MD_ENOENT) {
+        /* As the memory tool's errors: "Error: " and GET /v1/search's text. */
+        md_buf_puts(&r->out, "Error: ");
+        md_buf_append(&r->out, why.data ? why.data : "", why.len);
+    } else {
+        md_buf_reset(&r->out);
+        md_buf_puts(&r->out,
+                    md_cmd_storage_error_text(e == MD_EBUSY || e == MD_EUNAVAIL ? e : MD_EDB));
+    }
+    r->err = e;
+    md_buf_free(&why);
+    md_search_result_free(&res);
+    return md_http_mcp_tool_answer(r);
+}
+
 const struct md_mcp_tool md_mcp_tools[] = {
     {"memory", "Memory",
      "A persistent memory directory, /memories, kept across conversations: view a directory or "
@@ -67,6 +135,10 @@ const struct md_mcp_tool md_mcp_tools[] = {
      "directories. Check it before starting a task; record progress and what you learn as you "
      "go.",
      memory_schema, 0, memory_call},
-    /* memory_search (issue 16, point 2) goes here. */
+    {"memory_search", "Search memory",
+     "Full-text search of the /memories files: the files that contain every word of the query "
+     "(where a word begins), best first, with the numbers and text of their matching lines. "
+     "Use it to find a note before viewing it.",
+     search_schema, 1, search_call},
 };
 const size_t md_mcp_tool_count = sizeof md_mcp_tools / sizeof md_mcp_tools[0];

@@ -2,7 +2,8 @@
 // SDK's Client and StreamableHTTPClientTransport against a live memoryd, and by raw fetch where
 // the SDK cannot send what is tested (malformed JSON-RPC):
 //   - initialize negotiates revision 2025-11-25 and issues a session id (64 hex digits);
-//   - tools/list shows the memory tool with the memory tool's input schema, nothing else;
+//   - tools/list shows the memory tool with the memory tool's input schema, and memory_search,
+//     whose answers are GET /v1/search's text for the same tenant;
 //   - tools/call of every memory command answers the text POST /memory answers for the same
 //     command on the same server (successes and errors, limits and quota), isError on errors;
 //   - two clients of different tenants at once each see only their own files;
@@ -105,7 +106,7 @@ test('initialize: revision 2025-11-25, the server, a session id from the CSPRNG'
   }
 });
 
-test('tools/list: the memory tool with the memory tool\'s input schema, and nothing else', async () => {
+test('tools/list: the memory tool with the memory tool\'s input schema, and memory_search', async () => {
   const { client } = await connect(srv, T('list'));
   const { tools } = await client.listTools();
   assert.deepEqual(tools, [{
@@ -114,7 +115,45 @@ test('tools/list: the memory tool with the memory tool\'s input schema, and noth
     description: 'A persistent memory directory, /memories, kept across conversations: view a directory or a file, create a file, replace or insert text in it, delete or rename files and directories. Check it before starting a task; record progress and what you learn as you go.',
     inputSchema: MEMORY_SCHEMA,
     annotations: { readOnlyHint: false },
+  }, {
+    name: 'memory_search',
+    title: 'Search memory',
+    description: 'Full-text search of the /memories files: the files that contain every word of the query (where a word begins), best first, with the numbers and text of their matching lines. Use it to find a note before viewing it.',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        q: { type: 'string', description: 'Words to find (each where a word begins, ASCII letters without case); a phrase in double quotes.' },
+        path: { type: 'string', description: 'Search this directory (or file) only; default /memories.' },
+        limit: { type: 'integer', minimum: 1, maximum: 100, description: 'Files per page (default 10).' },
+        cursor: { type: 'string', description: 'The next page: the cursor the previous answer ended with.' },
+      },
+      required: ['q'],
+    },
+    annotations: { readOnlyHint: true },
   }]);
+});
+
+test('memory_search answers GET /v1/search?format=text\'s text for the same tenant; bad arguments are tool errors', async () => {
+  const { client } = await connect(srv, T('searcher'));
+  const { client: other } = await connect(srv, T('someone-else'));
+  for (const [p, text] of [['/memories/billing.md', 'Billing runs monthly.\nInvoices go out on the 1st.\n'], ['/memories/notes/todo.md', 'Ask about billing codes\n']]) {
+    const r = await client.callTool({ name: 'memory', arguments: { command: 'create', path: p, file_text: text } });
+    assert.equal(r.isError, false);
+  }
+  await other.callTool({ name: 'memory', arguments: { command: 'create', path: '/memories/billing.md', file_text: 'billing of another tenant\n' } });
+  for (const args of [{ q: 'billing' }, { q: 'billing', path: '/memories/notes' }, { q: 'invoices', limit: 1 }, { q: 'nothing-like-this' }]) {
+    const qs = new URLSearchParams({ q: args.q, format: 'text', ...(args.path ? { path: args.path } : {}), ...(args.limit ? { limit: String(args.limit) } : {}) });
+    const http = await fetch(`${srv.url}/v1/search?${qs}`, { headers: T('searcher') });
+    assert.equal(http.status, 200);
+    const r = await client.callTool({ name: 'memory_search', arguments: args });
+    assert.deepEqual(r, toolText(await http.text(), false), JSON.stringify(args));
+  }
+  const bad = await client.callTool({ name: 'memory_search', arguments: { q: 7 } });
+  assert.deepEqual(bad, toolText('Error: Parameter `q` must be a string', true));
+  const missing = await client.callTool({ name: 'memory_search', arguments: {} });
+  assert.deepEqual(missing, toolText('Error: Parameter `q` is required: the words to search for', true));
+  const http = await fetch(`${srv.url}/v1/search`, { headers: T('searcher') });
+  assert.deepEqual(await http.json(), { error: 'Parameter `q` is required: the words to search for' });
 });
 
 test('tools/call of every memory command answers POST /memory\'s text, on the same server', async () => {
@@ -195,7 +234,7 @@ test('malformed JSON-RPC: the JSON-RPC errors with the statuses of the transport
     [{ jsonrpc: '2.0', id: 5, method: 'resources/list' }, 200, rpcError(5, -32601, 'Method not found: resources/list')],
     [{ jsonrpc: '2.0', id: 6, method: 'tools/call', params: [1] }, 200, rpcError(6, -32602, 'Invalid params: `params` must be an object')],
     [call({ arguments: create }), 200, rpcError(9, -32602, 'Invalid params: tools/call needs `params.name` (a string)')],
-    [call({ name: 'memory_search', arguments: { q: 'x' } }), 200, rpcError(9, -32602, 'Invalid params: unknown tool: memory_search (tools/list names the tools)')],
+    [call({ name: 'memory_forget', arguments: { q: 'x' } }), 200, rpcError(9, -32602, 'Invalid params: unknown tool: memory_forget (tools/list names the tools)')],
     [call({ name: 'memory', arguments: [create] }), 200, rpcError(9, -32602, 'Invalid params: `params.arguments` must be an object')],
     [call({ name: 'memory', arguments: '{"command":"create"}' }), 200, rpcError(9, -32602, 'Invalid params: `params.arguments` must be an object')],
     [{ jsonrpc: '2.0', id: 'i', method: 'initialize', params: {} }, 200, rpcError('i', -32602, 'Invalid params: initialize needs `params.protocolVersion` (a string)')],
