@@ -365,27 +365,27 @@ test('zero or invalid limit values: exit status 2 and a message (flags and MEMOR
     'max-path': [16, 65536],
     'max-segment': [1, 65536],
   };
+  // Every case: [what, args, env, expected stderr]; run four at a time (each a memoryd start,
+  // seconds apiece under valgrind), every answer asserted exactly.
+  const cases = [];
   for (const [flag, [min, max]] of Object.entries(ranges)) {
     const env = `MEMORYD_${flag.toUpperCase().replace('-', '_')}`;
-    const zero = await runMemoryd([...base, `--${flag}`, '0']);
-    assert.deepEqual({ code: zero.code, stderr: zero.stderr },
-      { code: 2, stderr: `memoryd: --${flag} must be between ${min} and ${max}, got 0\n` });
-    const zeroEnv = await runMemoryd(base, { env: { [env]: '0' } });
-    assert.deepEqual({ code: zeroEnv.code, stderr: zeroEnv.stderr },
-      { code: 2, stderr: `memoryd: ${env} must be between ${min} and ${max}, got 0\n` });
-    const tooBig = await runMemoryd([...base, `--${flag}=2G`]);
-    assert.deepEqual({ code: tooBig.code, stderr: tooBig.stderr },
-      { code: 2, stderr: `memoryd: --${flag} must be between ${min} and ${max}, got 2G\n` });
+    cases.push([`--${flag} 0`, [...base, `--${flag}`, '0'], {}, `memoryd: --${flag} must be between ${min} and ${max}, got 0\n`]);
+    cases.push([`${env}=0`, base, { [env]: '0' }, `memoryd: ${env} must be between ${min} and ${max}, got 0\n`]);
+    cases.push([`--${flag}=2G`, [...base, `--${flag}=2G`], {}, `memoryd: --${flag} must be between ${min} and ${max}, got 2G\n`]);
     for (const bad of ['abc', '-1', '1.5', '10X', '', '4 K']) {
-      const r = await runMemoryd([...base, `--${flag}=${bad}`]);
-      assert.deepEqual({ code: r.code, stderr: r.stderr },
-        { code: 2, stderr: `memoryd: invalid value for --${flag}: '${bad}' (expected BYTES)\n` }, `--${flag}=${bad}`);
+      cases.push([`--${flag}=${bad}`, [...base, `--${flag}=${bad}`], {}, `memoryd: invalid value for --${flag}: '${bad}' (expected BYTES)\n`]);
     }
-    const badEnv = await runMemoryd(base, { env: { [env]: 'lots' } });
-    assert.deepEqual({ code: badEnv.code, stderr: badEnv.stderr },
-      { code: 2, stderr: `memoryd: invalid value for ${env}: 'lots' (expected BYTES)\n` });
-    const missing = await runMemoryd([...base, `--${flag}`]);
-    assert.deepEqual({ code: missing.code, stderr: missing.stderr }, { code: 2, stderr: `memoryd: --${flag} needs a value (BYTES)\n` });
+    cases.push([`${env}=lots`, base, { [env]: 'lots' }, `memoryd: invalid value for ${env}: 'lots' (expected BYTES)\n`]);
+    cases.push([`--${flag}`, [...base, `--${flag}`], {}, `memoryd: --${flag} needs a value (BYTES)\n`]);
   }
+  const queue = [...cases];
+  await Promise.all(Array.from({ length: 4 }, async () => {
+    for (let c; (c = queue.shift());) {
+      const [what, args, env, stderr] = c;
+      const r = await runMemoryd(args, { env });
+      assert.deepEqual({ code: r.code, stderr: r.stderr }, { code: 2, stderr }, what);
+    }
+  }));
   fs.rmSync(dir, { recursive: true, force: true });
 });

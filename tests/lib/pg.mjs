@@ -4,7 +4,7 @@
 //
 //   node tests/lib/pg.mjs start DIR    initdb (first time) and start a cluster in DIR; writes
 //                                       DIR/state.json ({host, port, user, bin})
-//   node tests/lib/pg.mjs stop DIR     stop it (fast shutdown) and remove DIR
+//   node tests/lib/pg.mjs stop DIR     stop it (immediate shutdown) and remove DIR
 // ctest runs these as the fixture postgres/cluster-start and postgres/cluster-stop
 // (tests/CMakeLists.txt) and gives each PostgreSQL variant of a test MD_TEST_PG=DIR.
 //
@@ -75,7 +75,9 @@ export function stopCluster(dir) {
   if (!fs.existsSync(file)) return;
   const state = JSON.parse(fs.readFileSync(file, 'utf8'));
   try {
-    run(path.join(state.bin, 'pg_ctl'), ['-D', path.join(dir, 'data'), '-m', 'fast', '-w', 'stop']);
+    // Immediate: the cluster is thrown away next, so the shutdown checkpoint a fast stop writes
+    // (every file the suite dirtied, fsynced; gigabytes after export-large) would be pure waste.
+    run(path.join(state.bin, 'pg_ctl'), ['-D', path.join(dir, 'data'), '-m', 'immediate', '-w', 'stop']);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
     fs.rmSync(state.host, { recursive: true, force: true });
