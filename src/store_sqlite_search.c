@@ -14,21 +14,19 @@
 #include "md_text.h"
 #include "store_sqlite_internal.h"
 
-/* The triggers as 005_search.sql made them (put back by --search on). */
+/* The triggers as 005_search.sql made them (put back by --search on): they
+ * note the files a write touches in search_pending; sq_search_flush turns
+ * the notes into index changes before COMMIT. */
 #define TENANT_TOKEN "char(57344) || "
+#define NOTE_OLD                                                                                   \
+    " INSERT INTO search_pending (id, tenant, old)"                                                \
+    " VALUES (OLD.id, OLD.tenant, ifnull(OLD.content, x'')); END;"
 static const char triggers_sql[] =
     "CREATE TRIGGER entries_search_insert AFTER INSERT ON entries WHEN NEW.kind = 0 BEGIN"
-    " INSERT INTO entries_search (rowid, body, tenant)"
-    " VALUES (NEW.id, NEW.content, " TENANT_TOKEN "NEW.tenant); END;"
-    "CREATE TRIGGER entries_search_delete AFTER DELETE ON entries WHEN OLD.kind = 0 BEGIN"
-    " INSERT INTO entries_search (entries_search, rowid, body, tenant)"
-    " VALUES ('delete', OLD.id, OLD.content, " TENANT_TOKEN "OLD.tenant); END;"
+    " INSERT INTO search_pending (id) VALUES (NEW.id); END;"
+    "CREATE TRIGGER entries_search_delete AFTER DELETE ON entries WHEN OLD.kind = 0 BEGIN" NOTE_OLD
     "CREATE TRIGGER entries_search_update AFTER UPDATE OF content ON entries"
-    " WHEN OLD.kind = 0 BEGIN"
-    " INSERT INTO entries_search (entries_search, rowid, body, tenant)"
-    " VALUES ('delete', OLD.id, OLD.content, " TENANT_TOKEN "OLD.tenant);"
-    " INSERT INTO entries_search (rowid, body, tenant)"
-    " VALUES (NEW.id, NEW.content, " TENANT_TOKEN "NEW.tenant); END;";
+    " WHEN OLD.kind = 0 BEGIN" NOTE_OLD;
 
 /* memoryd_score(content, terms): md_search_score. */
 static void sql_score(sqlite3_context *ctx, int argc, sqlite3_value **argv)
@@ -73,14 +71,24 @@ int sq_search_setting(sqlite3 *db, enum md_search_mode mode, int *now_off, char 
     sqlite3_finalize(st);
     *now_off = !on;
     int off = mode == MD_SEARCH_OFF;
-    if (mode == MD_SEARCH_KEEP || on == !off)
+    if (mode == MD_SEARCH_KEEP)
+        return SQLITE_OK;
+    if (on && !off) /* notes a writer other than memoryd's may have left */
+        return exec_why(db,
+                        "BEGIN IMMEDIATE; " SQ_SEARCH_FLUSH_OUT_SQL "; " SQ_SEARCH_FLUSH_IN_SQL
+                        "; " SQ_SEARCH_FLUSH_CLEAR_SQL "; COMMIT;",
+                        why, why_len) == SQLITE_OK
+                   ? SQLITE_OK
+                   : (sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL), SQLITE_ERROR);
+    if (on == !off)
         return SQLITE_OK;
     const char *sql =
         off ? "BEGIN IMMEDIATE; DROP TRIGGER entries_search_insert;"
               " DROP TRIGGER entries_search_delete; DROP TRIGGER entries_search_update;"
-              " INSERT INTO entries_search (entries_search) VALUES ('delete-all'); COMMIT;"
+              " INSERT INTO entries_search (entries_search) VALUES ('delete-all');"
+              " " SQ_SEARCH_FLUSH_CLEAR_SQL "; COMMIT;"
             : "BEGIN IMMEDIATE; INSERT INTO entries_search (entries_search) VALUES ('delete-all');"
-              " INSERT INTO entries_search (rowid, body, tenant)"
+              " " SQ_SEARCH_FLUSH_CLEAR_SQL "; INSERT INTO entries_search (rowid, body, tenant)"
               " SELECT id, content, " TENANT_TOKEN "tenant FROM entries WHERE kind = 0;";
     rc = exec_why(db, sql, why, why_len);
     if (rc == SQLITE_OK && !off) {
@@ -209,9 +217,24 @@ enum md_err sq_search(struct md_txn *base, const char *tenant, const struct md_s
     return sq_conn_rc(t->c, rc == SQLITE_DONE ? SQLITE_OK : rc, "search");
 }
 
+enum md_err sq_search_flush(struct sq_txn *t)
+{
+    if (((struct sq_store *)t->base.store)->search_off)
+        return MD_OK;
+    enum md_err e = sq_run(t, sq_stmt(t, S_SEARCH_FLUSH_OUT), "search index");
+    if (!e)
+        e = sq_run(t, sq_stmt(t, S_SEARCH_FLUSH_IN), "search index");
+    if (!e)
+        e = sq_run(t, sq_stmt(t, S_SEARCH_FLUSH_CLEAR), "search index");
+    return e;
+}
+
 enum md_err sq_search_purge(struct sq_txn *t)
 {
     if (((struct sq_store *)t->base.store)->search_off)
         return MD_OK;
-    return sq_run(t, sq_stmt(t, S_SEARCH_OPTIMIZE), "search index optimize");
+    enum md_err e = sq_search_flush(t); /* the erased files leave the index first */
+    if (!e)
+        e = sq_run(t, sq_stmt(t, S_SEARCH_OPTIMIZE), "search index optimize");
+    return e;
 }

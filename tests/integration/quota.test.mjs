@@ -314,6 +314,7 @@ test('migration 003 counts the files already stored', async () => {
       + ' ALTER TABLE tenants DROP COLUMN files; ALTER TABLE tenants DROP COLUMN max_bytes;'
       + ' ALTER TABLE tenants DROP COLUMN max_files; DROP TRIGGER entries_search_insert;'
       + ' DROP TRIGGER entries_search_delete; DROP TRIGGER entries_search_update; DROP TABLE entries_search;'
+      + ' DROP TABLE search_pending;'
       + ' PRAGMA user_version = 2;');
   }
   const again = await startServer({ db: s.dbPath });

@@ -29,6 +29,7 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { startServer, BIN } from '../lib/server.mjs';
+import { isPg } from '../lib/pg.mjs';
 
 function client(srv, tenant) {
   return {
@@ -178,6 +179,51 @@ describe('GET /v1/search', () => {
     assert.deepEqual((await alice.hits('q=persimmon')).hits, [{ path: '/memories/fresh.md', matching_lines: 1, lines: [{ line: 1, text: 'persimmon' }] }]);
     await alice.write({ command: 'delete', path: '/memories/fresh.md' });
     assert.deepEqual(await alice.paths('q=loquat'), []);
+  });
+
+  test('writes sharing a batch (create, str_replace, delete, a path made again): the index is exact at the commit', async () => {
+    // 60 writes in flight at once land in shared batches (group commit), several of them on one
+    // file in one batch; the index is written at each batch's commit (SQLite: from the notes the
+    // triggers made, search_pending), and must then hold exactly the files as they are.
+    const c = client(srv, 'storm');
+    const file = (i) => `/memories/storm/s${i}.md`;
+    await Promise.all(Array.from({ length: 60 }, (_, i) => c.write({ command: 'create', path: file(i), file_text: `quince ${i}\nbramble\n` })));
+    const model = new Map(Array.from({ length: 60 }, (_, i) => [file(i), `quince ${i}\nbramble\n`]));
+    await Promise.all(Array.from({ length: 60 }, async (_, i) => {
+      if (i % 4 === 0) {
+        await c.write({ command: 'delete', path: file(i) });
+        model.delete(file(i));
+      } else if (i % 4 === 1) {
+        await c.write({ command: 'str_replace', path: file(i), old_str: 'bramble', new_str: 'sorrel' });
+        model.set(file(i), `quince ${i}\nsorrel\n`);
+      } else if (i % 4 === 2) {
+        await c.write({ command: 'delete', path: file(i) });
+        await c.write({ command: 'create', path: file(i), file_text: 'tamarind\n' });
+        model.set(file(i), 'tamarind\n');
+      } else {
+        await c.write({ command: 'create', path: `/memories/storm/n${i}.md`, file_text: 'bramble\n' });
+        model.set(`/memories/storm/n${i}.md`, 'bramble\n');
+      }
+    }));
+    for (const word of ['quince', 'bramble', 'sorrel', 'tamarind']) {
+      const want = [...model].filter(([, text]) => text.split(/\W+/).includes(word)).map(([p]) => p).sort();
+      assert.deepEqual((await allPaths(c, `q=${word}`, 100)).sort(), want, word);
+    }
+    if (!isPg()) {
+      // The index itself, read with the sqlite3 CLI: for each word, the files it lists are the
+      // tenant's files that hold it (a deleted or rewritten file's old words would be listed
+      // too, were they not taken out); no note left behind.
+      const sql = (query) => execFileSync('sqlite3', ['-readonly', srv.dbPath, query], { encoding: 'utf8' }).trim();
+      const tenant = sql("SELECT id FROM tenants WHERE name = 'storm'");
+      assert.equal(sql('SELECT count(*) FROM search_pending'), '0');
+      for (const word of ['quince', 'bramble', 'sorrel', 'tamarind']) {
+        const indexed = sql(`SELECT e.path FROM entries_search s JOIN entries e ON e.id = s.rowid WHERE entries_search MATCH '${word} AND "\u{e000}${tenant}"' ORDER BY e.path`);
+        const want = [...model].filter(([, text]) => text.split(/\W+/).includes(word)).map(([p]) => p).sort();
+        assert.deepEqual(indexed ? indexed.split('\n') : [], want, `index of ${word}`);
+        const all = sql(`SELECT count(*) FROM entries_search WHERE entries_search MATCH '${word}'`);
+        assert.equal(all, String(want.length), `every tenant's files listed for ${word}`);
+      }
+    }
   });
 
   test('a directory of 1,000 files renamed, then deleted: the index follows', async () => {
