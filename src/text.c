@@ -325,20 +325,36 @@ static unsigned char fold_ascii(unsigned char c)
     return (c >= 'A' && c <= 'Z') ? (unsigned char)(c + ('a' - 'A')) : c;
 }
 
+/* Whether hay[0..m) equals needle[0..m), ASCII letters without case. */
+static int equal_ci(const char *hay, const char *needle, size_t m)
+{
+    for (size_t k = 0; k < m; k++)
+        if (fold_ascii((unsigned char)hay[k]) != fold_ascii((unsigned char)needle[k]))
+            return 0;
+    return 1;
+}
+
+/* The candidates, where the needle's first byte is (in either case), are
+ * found with memchr (vectorised by the C library): most of a search's CPU
+ * is spent here, checking and ranking candidate files. */
 long md_text_find_ci(const char *hay, size_t n, const char *needle, size_t m)
 {
     if (m == 0 || m > n)
         return -1;
-    unsigned char first = fold_ascii((unsigned char)needle[0]);
-    for (size_t i = 0; i + m <= n; i++) {
-        if (fold_ascii((unsigned char)hay[i]) != first)
-            continue;
-        size_t k = 1;
-        while (k < m &&
-               fold_ascii((unsigned char)hay[i + k]) == fold_ascii((unsigned char)needle[k]))
-            k++;
-        if (k == m)
-            return (long)i;
+    unsigned char lo = fold_ascii((unsigned char)needle[0]);
+    unsigned char up = (lo >= 'a' && lo <= 'z') ? (unsigned char)(lo - ('a' - 'A')) : lo;
+    const char *end = hay + (n - m + 1); /* a match starts before end */
+    const char *pl = memchr(hay, lo, (size_t)(end - hay));
+    const char *pu = up != lo ? memchr(hay, up, (size_t)(end - hay)) : NULL;
+    while (pl || pu) {
+        int low = pl && (!pu || pl < pu);
+        const char *p = low ? pl : pu;
+        if (equal_ci(p + 1, needle + 1, m - 1))
+            return (long)(p - hay);
+        if (low)
+            pl = memchr(p + 1, lo, (size_t)(end - (p + 1)));
+        else
+            pu = memchr(p + 1, up, (size_t)(end - (p + 1)));
     }
     return -1;
 }

@@ -534,6 +534,35 @@ static void test_search_text(void)
     CHECK_EQ_INT(md_text_find_ci("in Zürich", strlen("in Zürich"), "zürich", strlen("zürich")), 3);
     CHECK_EQ_INT(md_text_find_ci("a\0b", 3, "\0B", 2), 1);
     CHECK_EQ_INT(md_text_find_ci("abc", 3, "", 0), -1);
+    /* Candidates of either case in turn, a failed candidate before a match, the last place. */
+    CHECK_EQ_INT(md_text_find_ci("Bx bX bIlL", 10, "bill", 4), 6);
+    CHECK_EQ_INT(md_text_find_ci("bilX BIlx biLL", 14, "BILL", 4), 10);
+    CHECK_EQ_INT(md_text_find_ci("xxxb", 4, "B", 1), 3);
+    CHECK_EQ_INT(md_text_find_ci("xxxb", 4, "xb", 2), 2);
+    CHECK_EQ_INT(md_text_find_ci("-a-A", 4, "-A", 2), 0);
+    /* Against the obvious loop, on random text of few letters (many candidates). */
+    unsigned seed = 7;
+    for (int round = 0; round < 2000; round++) {
+        char hay[40], needle[5];
+        size_t n = (size_t)(round % 40), m = 1 + (size_t)(round % 4);
+        for (size_t i = 0; i < n; i++) {
+            seed = seed * 1103515245u + 12345u;
+            hay[i] = "aAbB-"[(seed >> 16) % 5];
+        }
+        for (size_t i = 0; i < m; i++) {
+            seed = seed * 1103515245u + 12345u;
+            needle[i] = "aAbB-"[(seed >> 16) % 5];
+        }
+        long want = -1;
+        for (size_t i = 0; want < 0 && m <= n && i + m <= n; i++) {
+            size_t k = 0;
+            while (k < m && (hay[i + k] | 0x20) == (needle[k] | 0x20))
+                k++;
+            if (k == m)
+                want = (long)i;
+        }
+        CHECK_EQ_INT(md_text_find_ci(hay, n, needle, m), want);
+    }
 
     const char *terms[MD_SEARCH_TERMS_MAX];
     size_t lens[MD_SEARCH_TERMS_MAX], n = 0;
