@@ -105,4 +105,10 @@ enum md_err md_search_terms_parse(const char *q, const char *terms[MD_SEARCH_TER
  * check and rank of every hit (memoryd_score). */
 int64_t md_search_score(const char *text, size_t n, const char *list, size_t list_len);
 
+/* The next word of s[*at..n) (a run of characters that are not separators,
+ * md_text_is_sep): its start in *start and its length in *len, *at moved
+ * past it. 0 when no word is left. The backends' index queries take the
+ * words of the terms so. */
+int md_search_next_word(const char *s, size_t n, size_t *at, size_t *start, size_t *len);
+
 #endif

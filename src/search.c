@@ -352,3 +352,17 @@ enum md_err md_search_text(const struct md_search_result *r, struct md_buf *out)
         e = md_buf_printf(out, "More files match: search again with cursor %s\n", r->next_cursor);
     return e;
 }
+
+int md_search_next_word(const char *s, size_t n, size_t *at, size_t *start, size_t *len)
+{
+    size_t k = *at;
+    while (k < n && md_text_is_sep(s + k, n - k))
+        k += ((unsigned char)s[k] & 0x80) ? 2 : 1; /* a C1 control is 2 bytes */
+    size_t w = k;
+    while (k < n && !md_text_is_sep(s + k, n - k))
+        k++;
+    *at = k > n ? n : k;
+    *start = w;
+    *len = (k > n ? n : k) - w;
+    return k > w && w < n;
+}

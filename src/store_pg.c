@@ -455,16 +455,19 @@ static const struct {
                 4,
                 {OID_TEXT, OID_TEXT, OID_INT8, OID_INT8}},
     /* Full-text search: the files of tenant $1 at $2 or below ($3, $4)
-     * whose text matches ILIKE pattern $5 (the longest term, a superset)
-     * and every regular expression of $6 (each term where a word begins),
-     * ranked by their occurrences, then path.
-     * P_SEARCH finds the matches of $5 in the trigram index entries_search
-     * of 005_search.sql (materialized: whatever the generic plan's guess,
-     * the index is used), then keeps the tenant's; P_SEARCH_SCAN, for
-     * terms all shorter than a trigram, reads the tenant's files there. */
-    [P_SEARCH] = {"WITH m AS MATERIALIZED (SELECT tenant, path, content, memoryd_text(content) AS x"
-                  " FROM entries WHERE kind = 0 AND memoryd_text(content) ILIKE $5)"
-                  " SELECT path, content FROM (SELECT path, content, x AS lx"
+     * that match every regular expression of $6 (each term where a word
+     * begins), ranked by their occurrences, then path.
+     * P_SEARCH takes its candidates from the word index entries_search of
+     * 005_search.sql: the files whose words match tsquery $5 (every
+     * indexed word of the terms, the last of each term as a prefix; or
+     * '#all'), of every tenant (materialized: whatever the generic plan's
+     * guess of the tenant's size, the index is used), then keeps the
+     * tenant's; P_SEARCH_SCAN, for terms with no word long enough for the
+     * index, reads the tenant's files there whose text matches ILIKE
+     * pattern $5 (the longest term). */
+    [P_SEARCH] = {"WITH m AS MATERIALIZED (SELECT tenant, path, content"
+                  " FROM entries WHERE kind = 0 AND memoryd_words(content) @@ $5::tsquery)"
+                  " SELECT path, content FROM (SELECT path, content, memoryd_text(content) AS lx"
                   " FROM m WHERE tenant = (SELECT id FROM tenants WHERE name = $1)"
                   " AND (path = $2 OR (path > $3 AND path < $4)) OFFSET 0) l"
                   " WHERE lx ~ ALL ($6::text[]) ORDER BY " SEARCH_RANK " DESC, path"
@@ -3256,6 +3259,44 @@ static enum md_err word_pattern(struct md_buf *b, const char *s, size_t n)
     return e;
 }
 
+/* The tsquery of the terms for P_SEARCH into `b` (empty when no word of
+ * the terms has MD_SEARCH_SHORT_TERM characters: the caller scans
+ * instead): each such word (md_search_next_word) as memoryd_words keeps
+ * it (ASCII letters in lower case, its first MD_PG_WORD_CHARS
+ * characters), the last of each term as a prefix, the others whole (a
+ * cut word as a prefix too), all ANDed; or '#all', a file too large for
+ * its words. A word holds no quote nor backslash: they separate words. */
+#define MD_PG_WORD_CHARS 100
+static enum md_err ts_query(struct md_buf *b, const struct md_search_terms *q)
+{
+    md_buf_reset(b);
+    enum md_err e = MD_OK;
+    for (size_t i = 0; i < q->n && !e; i++) {
+        const char *s = q->terms[i];
+        size_t n = q->lens[i], at = 0, w, len;
+        while (!e && md_search_next_word(s, n, &at, &w, &len)) {
+            size_t chars = 0, k = 0;
+            for (; k < len && chars <= MD_PG_WORD_CHARS; k++)
+                chars += ((unsigned char)s[w + k] & 0xC0) != 0x80;
+            if (chars < MD_SEARCH_SHORT_TERM)
+                continue;
+            int cut = chars > MD_PG_WORD_CHARS;
+            if (cut)
+                len = k - 1; /* the first byte of character 101 was counted */
+            e = md_buf_puts(b, b->len ? " & '" : "(('");
+            for (size_t j = 0; j < len && !e; j++) {
+                unsigned char c = (unsigned char)s[w + j];
+                e = md_buf_putc(b, (char)(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c));
+            }
+            if (!e)
+                e = md_buf_puts(b, (w + len >= n || cut) ? "':*" : "'");
+        }
+    }
+    if (!e && b->len)
+        e = md_buf_puts(b, ") | '#all')");
+    return e;
+}
+
 static enum md_err pg_search(struct md_txn *base, const char *tenant,
                              const struct md_search_terms *q, md_search_cb cb, void *ctx)
 {
@@ -3281,6 +3322,9 @@ static enum md_err pg_search(struct md_txn *base, const char *tenant,
     if (!e)
         e = md_buf_putc(&hi, '0');
     if (!e)
+        e = ts_query(&first, q);
+    int indexed = first.len > 0;
+    if (!e && !indexed)
         e = like_pattern(&first, q->terms[longest], q->lens[longest]);
     if (!e)
         e = md_pg_arr_begin(&all, OID_TEXT, q->n);
@@ -3299,10 +3343,7 @@ static enum md_err pg_search(struct md_txn *base, const char *tenant,
         md_pg_bytes(&p, all.data, all.len);
         md_pg_i64(&p, (int64_t)q->limit);
         md_pg_i64(&p, (int64_t)q->offset);
-        int indexed = 0;
-        for (size_t i = 0; i < q->lens[longest]; i++)
-            indexed += ((unsigned char)q->terms[longest][i] & 0xC0) != 0x80;
-        e = exec_one(t, indexed >= MD_SEARCH_SHORT_TERM ? P_SEARCH : P_SEARCH_SCAN, &p);
+        e = exec_one(t, indexed ? P_SEARCH : P_SEARCH_SCAN, &p);
     }
     if (!e) {
         PGresult *r = t->res;

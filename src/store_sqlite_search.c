@@ -125,20 +125,15 @@ static enum md_err build_query(const struct md_search_terms *q, int64_t tenant,
         e = i ? md_buf_putc(list, '\n') : MD_OK;
         if (!e)
             e = md_buf_append(list, s, n);
-        size_t k = 0;
-        while (k < n && !e) {
-            while (k < n && md_text_is_sep(s + k, n - k))
-                k += ((unsigned char)s[k] & 0x80) ? 2 : 1; /* a C1 control is 2 bytes */
-            size_t w = k;
-            while (k < n && !md_text_is_sep(s + k, n - k))
-                k++;
-            if (k == w || sq_utf8_chars(s + w, k - w) < MD_SEARCH_SHORT_TERM)
+        size_t at = 0, w, len;
+        while (!e && md_search_next_word(s, n, &at, &w, &len)) {
+            if (sq_utf8_chars(s + w, len) < MD_SEARCH_SHORT_TERM)
                 continue;
             e = md_buf_puts(match, match->len ? " AND \"" : "\"");
             if (!e)
-                e = md_buf_append(match, s + w, k - w); /* no '"': a separator */
+                e = md_buf_append(match, s + w, len); /* no '"': a separator */
             if (!e)
-                e = md_buf_puts(match, k == n ? "\"*" : "\"");
+                e = md_buf_puts(match, w + len >= n ? "\"*" : "\"");
         }
     }
     if (!e && match->len && tenant > 0)

@@ -1,12 +1,11 @@
 -- memoryd schema, version 5: full-text search of the current files (README, "Search").
--- PostgreSQL: pg_trgm (a trusted extension of PostgreSQL's contrib, installed with the
--- server package) and a GIN trigram index on the files' text, so that
---   memoryd_text(content) ILIKE '%term%'
--- (substring match, case-insensitive, the same as SQLite's trigram tokenizer) is answered
--- from the index. The index is on entries itself: it is kept by PostgreSQL in the
--- transaction of every write; a rename, being an UPDATE of the rows, re-indexes them.
+-- PostgreSQL: a word index, the same rule as SQLite's (sql/sqlite/005_search.sql): a GIN index
+-- of each file's words, so that a search's candidates are the files that hold a word starting
+-- with each word of its terms (a prefix tsquery, `'bill':*`); memoryd then checks and ranks
+-- each candidate on its text (regular expressions, the rule of md_search_score). The index is
+-- on entries itself: PostgreSQL keeps it in the transaction of every write; a rename, being an
+-- UPDATE of the rows, re-indexes them.
 -- `memoryd --search off` drops the index; `--search on` (the default) builds it again at start.
-CREATE EXTENSION IF NOT EXISTS pg_trgm;
 
 -- A file's content as text: UTF-8 (memoryd stores only valid UTF-8), each NUL byte (which a
 -- text cannot hold) read as a space.
@@ -22,4 +21,19 @@ BEGIN
 END
 $$;
 
-CREATE INDEX entries_search ON entries USING gin (memoryd_text(content) gin_trgm_ops) WHERE kind = 0;
+-- A file's words, as the index keeps them: runs of ASCII letters and digits and characters
+-- from U+00A0 on (every other character separates words: md_text_is_sep), ASCII letters in
+-- lower case (COLLATE "C": only those, whatever the database's locale; other letters keep
+-- their case, as memoryd matches them), each cut to its first 100 characters (a lexeme has a
+-- limit; a longer query word is looked up by its first 100 as a prefix), each once. A file
+-- whose words would not fit in a tsvector (1 MB) is indexed as '#all' (no word can be that:
+-- '#' separates words), which every search's query also asks for: it is always a candidate.
+CREATE FUNCTION memoryd_words(b bytea) RETURNS tsvector LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+    SELECT CASE WHEN sum(octet_length(w)) + 8 * count(*) >= 1000000 THEN '''#all'''::tsvector
+                ELSE coalesce(array_to_tsvector(array_agg(w)), ''::tsvector) END
+    FROM (SELECT DISTINCT left(w, 100) AS w
+          FROM regexp_split_to_table(lower(memoryd_text(b) COLLATE "C"), '[^0-9a-z\u00a0-\U0010ffff]+') w
+          WHERE w <> '') s
+$$;
+
+CREATE INDEX entries_search ON entries USING gin (memoryd_words(content)) WHERE kind = 0;

@@ -540,6 +540,22 @@ static void test_search_text(void)
     CHECK_EQ_INT(md_text_find_ci("xxxb", 4, "B", 1), 3);
     CHECK_EQ_INT(md_text_find_ci("xxxb", 4, "xb", 2), 2);
     CHECK_EQ_INT(md_text_find_ci("-a-A", 4, "-A", 2), 0);
+    /* The words of a term, as the backends' index queries take them. */
+    {
+        const char *t = "--Bill_ing \xc2\x85Zürich x";
+        size_t at = 0, w = 0, len = 0, tn = strlen(t);
+        CHECK_EQ_INT(md_search_next_word(t, tn, &at, &w, &len), 1);
+        CHECK_MEM(t + w, len, "Bill");
+        CHECK_EQ_INT(md_search_next_word(t, tn, &at, &w, &len), 1);
+        CHECK_MEM(t + w, len, "ing");
+        CHECK_EQ_INT(md_search_next_word(t, tn, &at, &w, &len), 1);
+        CHECK_MEM(t + w, len, "Zürich");
+        CHECK_EQ_INT(md_search_next_word(t, tn, &at, &w, &len), 1);
+        CHECK_MEM(t + w, len, "x");
+        CHECK_EQ_INT(md_search_next_word(t, tn, &at, &w, &len), 0);
+        at = 0;
+        CHECK_EQ_INT(md_search_next_word("-- ", 3, &at, &w, &len), 0);
+    }
     /* Against the obvious loop, on random text of few letters (many candidates). */
     unsigned seed = 7;
     for (int round = 0; round < 2000; round++) {
