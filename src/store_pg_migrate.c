@@ -100,7 +100,8 @@ int md_pg_search_setting(PGconn *conn, enum md_search_mode mode, int *now_off, c
     if (exec(conn,
              off ? "DROP INDEX IF EXISTS entries_search"
                  : "CREATE INDEX IF NOT EXISTS entries_search ON entries"
-                   " USING gin (memoryd_words(content)) WHERE kind = 0",
+                   " USING gin (memoryd_words(content)) WITH (gin_pending_list_limit = 256)"
+                   " WHERE kind = 0",
              why, why_len))
         return -1;
     *now_off = off;

@@ -162,6 +162,14 @@ describe('GET /v1/search', () => {
     assert.deepEqual(await alice.paths(`q=${q('大阪')}`), []);
   });
 
+  test('a file with NUL bytes: its words on both sides of them are found', async () => {
+    // PostgreSQL's text cannot hold NUL: memoryd_text reads each as a space (memoryd_text_nul).
+    await alice.write({ command: 'create', path: '/memories/nul.bin', file_text: 'damson\u0000nectarine\u0000\u0000tart\n' });
+    for (const word of ['damson', 'nectarine', 'tart']) assert.deepEqual(await alice.paths(`q=${word}`), ['/memories/nul.bin'], word);
+    assert.deepEqual(await alice.paths('q=damsonnectarine'), []);
+    await alice.write({ command: 'delete', path: '/memories/nul.bin' });
+  });
+
   test('a long line is cut around its match', async () => {
     const h = await alice.hits('q=needle');
     assert.equal(h.hits.length, 1);
