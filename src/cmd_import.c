@@ -35,18 +35,12 @@ static enum md_err refused(struct cmd_ctx *c, enum md_err e, const char *fmt, ..
 static enum md_err refused(struct cmd_ctx *c, enum md_err e, const char *fmt, ...)
 {
     md_buf_reset(c->out);
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    enum md_err be = n < 0 ? MD_EINVAL : md_buf_puts(c->out, "Error: Nothing was imported: ");
-    if (!be)
-        be = md_buf_reserve(c->out, (size_t)n + 1);
+    enum md_err be = md_buf_puts(c->out, "Error: Nothing was imported: ");
     if (!be) {
+        va_list ap;
         va_start(ap, fmt);
-        vsnprintf(c->out->data + c->out->len, (size_t)n + 1, fmt, ap);
+        be = md_buf_vprintf(c->out, fmt, ap);
         va_end(ap);
-        c->out->len += (size_t)n;
     }
     return be ? be : e;
 }
