@@ -115,6 +115,7 @@ enum pst {
     P_SCAN,
     P_SEARCH,
     P_SEARCH_SCAN,
+    P_SEARCH_CAND,
     P_COUNT
 };
 
@@ -479,6 +480,21 @@ static const struct {
          " AND (path = $2 OR (path > $3 AND path < $4)) OFFSET 0) l OFFSET 0) k" SEARCH_RANKED,
          8,
          {OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXTARRAY, OID_INT8, OID_INT8}},
+    /* The candidates of P_SEARCH (tsquery $5) as they are, for memoryd to
+     * check and rank (md_search_score: its C costs a hundredth of the
+     * regular expressions): at most $6 files, and none past $7 bytes of
+     * content (the running sum), so that pg_search can tell that it has
+     * them all or else ranks with P_SEARCH. */
+    [P_SEARCH_CAND] =
+        {"WITH m AS MATERIALIZED (SELECT tenant, path, content"
+         " FROM entries WHERE kind = 0 AND memoryd_words(content) @@ $5::tsquery)"
+         " SELECT path, content FROM (SELECT path, content,"
+         " sum(octet_length(content)) OVER (ROWS UNBOUNDED PRECEDING)"
+         " - octet_length(content) AS before"
+         " FROM m WHERE tenant = (SELECT id FROM tenants WHERE name = $1)"
+         " AND (path = $2 OR (path > $3 AND path < $4))) c WHERE before < $7 LIMIT $6",
+         7,
+         {OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXT, OID_INT8, OID_INT8}},
     [P_SEARCH_SCAN] =
         {"SELECT path, content FROM (SELECT path, content, " SEARCH_COUNTS
          " FROM (SELECT e.path, e.content, memoryd_text(e.content) AS lx"
@@ -663,8 +679,8 @@ static int is_read_statement(int id)
     return id == P_LOCATE || id == P_VIEW || id == P_GET || id == P_LIST || id == P_PING ||
            id == P_DB_SIZE || id == P_HISTORY || id == P_VERSION_GET || id == P_SNAP_BEFORE ||
            id == P_STATE_BEFORE || id == P_CHANGES || id == P_CHANGES_META || id == P_USAGE ||
-           id == P_TENANTS_LIST || id == P_SEARCH || id == P_SEARCH_SCAN || id == P_SNAPSHOT ||
-           id == P_SCAN || id == P_ROLLBACK;
+           id == P_TENANTS_LIST || id == P_SEARCH || id == P_SEARCH_SCAN || id == P_SEARCH_CAND ||
+           id == P_SNAPSHOT || id == P_SCAN || id == P_ROLLBACK;
 }
 
 /* Session settings, then the statements prepared (a writer's all, a
@@ -3300,6 +3316,72 @@ static enum md_err ts_query(struct md_buf *b, const struct md_search_terms *q)
     return e;
 }
 
+/* Search candidates ranked in memoryd: at most this many files and bytes
+ * of content; a search with more is ranked by PostgreSQL (P_SEARCH). */
+#define PG_RANK_FILES 500
+#define PG_RANK_BYTES ((int64_t)8 << 20)
+
+struct pg_hit {
+    int64_t score;
+    const char *path, *content;
+    size_t path_len, len;
+};
+
+/* Most occurrences first, then path (bytes: paths collate "C"). */
+static int hit_order(const void *a, const void *b)
+{
+    const struct pg_hit *x = a, *y = b;
+    if (x->score != y->score)
+        return x->score > y->score ? -1 : 1;
+    size_t n = x->path_len < y->path_len ? x->path_len : y->path_len;
+    int c = memcmp(x->path, y->path, n);
+    return c ? c : (x->path_len > y->path_len) - (x->path_len < y->path_len);
+}
+
+/* The page of q among the candidates of r (every one of them), checked
+ * and ranked by md_search_score as SQLite's search does; 1 when r did not
+ * hold them all (nothing done), else 0 or an error. */
+static int rank_here(PGresult *r, const struct md_search_terms *q, md_search_cb cb, void *ctx,
+                     enum md_err *e)
+{
+    int rows = PQntuples(r);
+    int64_t bytes = 0;
+    for (int i = 0; i < rows; i++)
+        bytes += PQgetlength(r, i, 1);
+    if (rows > PG_RANK_FILES || bytes >= PG_RANK_BYTES)
+        return 1;
+    struct md_buf list;
+    md_buf_init(&list, MD_SEARCH_Q_MAX + MD_SEARCH_TERMS_MAX);
+    *e = MD_OK;
+    for (size_t i = 0; i < q->n && !*e; i++) {
+        *e = i ? md_buf_putc(&list, '\n') : MD_OK;
+        if (!*e)
+            *e = md_buf_append(&list, q->terms[i], q->lens[i]);
+    }
+    struct pg_hit *hits = *e ? NULL : calloc((size_t)rows + 1, sizeof *hits);
+    if (!*e && !hits)
+        *e = MD_ENOMEM;
+    size_t n = 0;
+    for (int i = 0; !*e && i < rows; i++) {
+        struct pg_hit h = {.path = PQgetvalue(r, i, 0),
+                           .path_len = (size_t)PQgetlength(r, i, 0),
+                           .content = PQgetvalue(r, i, 1),
+                           .len = (size_t)PQgetlength(r, i, 1)};
+        h.score = md_search_score(h.content, h.len, list.data ? list.data : "", list.len);
+        if (h.score >= 0)
+            hits[n++] = h;
+    }
+    if (!*e) {
+        qsort(hits, n, sizeof *hits, hit_order);
+        for (size_t i = q->offset; i < n && i < q->offset + q->limit; i++)
+            if (cb(ctx, hits[i].path, hits[i].path_len, hits[i].content, hits[i].len))
+                break;
+    }
+    free(hits);
+    md_buf_free(&list);
+    return 0;
+}
+
 static enum md_err pg_search(struct md_txn *base, const char *tenant,
                              const struct md_search_terms *q, md_search_cb cb, void *ctx)
 {
@@ -3336,7 +3418,25 @@ static enum md_err pg_search(struct md_txn *base, const char *tenant,
         if (!e)
             e = md_pg_arr_elem(&all, pat.data, pat.len);
     }
-    if (!e) {
+    int done = 0;
+    if (!e && indexed) { /* the candidates ranked here, if there are not too many */
+        struct md_pg_params p = {.n = 0};
+        md_pg_text(&p, tenant);
+        md_pg_bytes(&p, q->dir, q->dir_len);
+        md_pg_bytes(&p, lo.data, lo.len);
+        md_pg_bytes(&p, hi.data, hi.len);
+        md_pg_bytes(&p, first.data, first.len);
+        md_pg_i64(&p, PG_RANK_FILES + 1);
+        md_pg_i64(&p, PG_RANK_BYTES);
+        e = exec_one(t, P_SEARCH_CAND, &p);
+        if (!e) {
+            PGresult *r = t->res;
+            t->res = NULL; /* kept while cb runs: cb must not call the txn */
+            done = !rank_here(r, q, cb, ctx, &e);
+            PQclear(r);
+        }
+    }
+    if (!e && !done) {
         struct md_pg_params p = {.n = 0};
         md_pg_text(&p, tenant);
         md_pg_bytes(&p, q->dir, q->dir_len);
