@@ -307,7 +307,7 @@ test('migration 003 counts the files already stored', async () => {
     dbSql(s.dbPath, 'DROP TABLE api_keys; DROP TRIGGER entries_files_insert ON entries; DROP TRIGGER entries_files_delete ON entries;'
       + ' DROP FUNCTION memoryd_files_inserted(); DROP FUNCTION memoryd_files_deleted();'
       + ' ALTER TABLE tenants DROP COLUMN files, DROP COLUMN max_bytes, DROP COLUMN max_files;'
-      + ' DROP INDEX entries_search; DROP FUNCTION memoryd_words(bytea); DROP FUNCTION memoryd_text(bytea); DROP FUNCTION memoryd_text_nul(bytea);'
+      + ' DROP INDEX entries_search; DROP FUNCTION memoryd_words(bytea); DROP FUNCTION memoryd_text(bytea);'
       + ' DELETE FROM memoryd_schema WHERE version >= 3;');
   } else {
     dbSql(s.dbPath, 'DROP TABLE api_keys; DROP TRIGGER entries_files_insert; DROP TRIGGER entries_files_delete;'

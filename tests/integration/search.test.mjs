@@ -29,7 +29,7 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { startServer, BIN } from '../lib/server.mjs';
-import { isPg } from '../lib/pg.mjs';
+import { isPg, psql } from '../lib/pg.mjs';
 
 function client(srv, tenant) {
   return {
@@ -231,6 +231,14 @@ describe('GET /v1/search', () => {
         const all = sql(`SELECT count(*) FROM entries_search WHERE entries_search MATCH '${word}'`);
         assert.equal(all, String(want.length), `every tenant's files listed for ${word}`);
       }
+    } else {
+      // The index's expression evaluates with an empty search_path, as autovacuum's ANALYZE and
+      // a restore of pg_dump run it (memoryd_words calls no function of memoryd's own), and
+      // gives each file its words.
+      psql(srv.dbPath, "SET search_path = ''; ANALYZE public.entries;");
+      const words = psql(srv.dbPath, "SET search_path = ''; SELECT public.memoryd_words(content)::text FROM public.entries e"
+        + " JOIN public.tenants t ON t.id = e.tenant WHERE t.name = 'storm' AND e.path = '/memories/storm/s1.md'").trim();
+      assert.equal(words, "'1' 'quince' 'sorrel'");
     }
   });
 
@@ -344,6 +352,40 @@ describe('GET /v1/search', () => {
     const post = await srv.request('POST', '/v1/search?q=billing', { headers: { 'x-tenant-id': 'alice' } });
     assert.equal(post.status, 405);
     assert.equal(post.headers.get('allow'), 'GET');
+  });
+});
+
+describe('files the index keeps otherwise: long words, large files, words past what it holds', () => {
+  // PostgreSQL keeps the words of a file of at most 300,000 bytes whose words have at most 400
+  // bytes as they are; other files' words cut to 100 characters; a file whose words would not
+  // fit in a tsvector (1 MB) as '#all', a candidate of every search. SQLite's FTS5 has no such
+  // limits. Either way every such file is found by its words, and only by them.
+  let srv, c;
+  before(async () => {
+    srv = await startServer({ args: ['--max-file', String(3 << 20), '--max-body', String(8 << 20)] });
+    c = client(srv, 'sizes');
+  });
+  after(async () => srv && srv.stop());
+
+  test('a word of 500 letters; a file of 400,000 bytes; a file of 2.5 MiB of distinct words', async () => {
+    const long = `Q${'w'.repeat(499)}`;
+    await c.write({ command: 'create', path: '/memories/long.md', file_text: `start ${long} end\n` });
+    await c.write({ command: 'create', path: '/memories/big.md', file_text: `${'filler words here\n'.repeat(22000)}tamarillo\n` });
+    let seed = 1;
+    const word = () => Array.from({ length: 8 }, () => { seed = (seed * 1103515245 + 12345) % 2147483648; return 'abcdefghijklmnopqrstuvwxyz'[seed % 26]; }).join('');
+    const words = Array.from({ length: 280000 }, word);
+    await c.write({ command: 'create', path: '/memories/huge.md', file_text: `${words.join(' ')}\nkiwano\n` });
+    assert.deepEqual(await c.paths(`q=${long.slice(0, 150)}`), ['/memories/long.md']);
+    // q holds 256 bytes at most: a word of 250 letters, as a prefix and followed by nothing else.
+    assert.deepEqual(await c.paths(`q=${long.slice(0, 250)}`), ['/memories/long.md']);
+    assert.deepEqual(await c.paths(`q=${q(`start ${long.slice(0, 240)}`)}`), ['/memories/long.md']);
+    assert.deepEqual(await c.paths(`q=${long.slice(0, 40).toLowerCase()}`), ['/memories/long.md']);
+    assert.deepEqual(await c.paths(`q=${q(`${long.slice(0, 200)}x`)}`), []);
+    assert.deepEqual(await c.paths('q=tamarillo'), ['/memories/big.md']);
+    assert.deepEqual(await c.paths('q=kiwano'), ['/memories/huge.md']);
+    assert.deepEqual(await c.paths(`q=${words[123456]}`), ['/memories/huge.md']);
+    assert.deepEqual(await c.paths('q=filler'), ['/memories/big.md']);
+    assert.deepEqual(await c.paths('q=persimmon'), []);
   });
 });
 
