@@ -1,5 +1,5 @@
 // What full-text search costs (issue 16, point 3), on SQLite (FTS5 word index) or, with
-// --db-on/--db-off, on PostgreSQL (the trigram GIN index):
+// --db-on/--db-off, on PostgreSQL (the GIN word index):
 //   - a tenant of --files files (100,000; --quick 5,000) of about 1 KiB of words each, with
 //     --tenants other tenants (10,000; --quick 500) of one such file each; one file in 1,000 of
 //     every tenant holds the word "billing";
@@ -9,7 +9,12 @@
 //     with the index (--search on, the default), one without (--search off), in turn, the
 //     median of --repeat runs each (target: on / off >= 0.8);
 //   - the index's size on disk (SQLite's dbstat: the pages of the entries_search tables;
-//     PostgreSQL: pg_relation_size of the index entries_search) per MiB of file text.
+//     PostgreSQL: pg_relation_size of the index entries_search) per MiB of file text;
+//   - on PostgreSQL, what PostgreSQL alone allows (pgbench, same machine, same run): the search's
+//     candidate query (memoryd's own SQL, P_SEARCH_CAND) at 16 clients, the bound of memoryd's
+//     searches; the same 1 KiB insert into a table with and without the word index at 64
+//     clients, which prices the index per insert: the best ratio memoryd's creates could reach
+//     is 1 / (1 + that price x memoryd's rate without the index).
 //
 //   node bench/search.mjs [--build DIR] [--memoryd BIN] [--files N] [--tenants N] [--seconds S]
 //                         [--repeat N] [--quick] [--json FILE] [--db-on URI --db-off URI]
@@ -21,6 +26,50 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { BENCH_QUOTA, ROOT, freePort, medianRun, startProcess, tempDir, wrk } from './lib.mjs';
+
+// PostgreSQL's pgbench (Debian keeps it in /usr/lib/postgresql/<major>/bin).
+function pgbenchBin() {
+  const root = '/usr/lib/postgresql';
+  const majors = fs.existsSync(root) ? fs.readdirSync(root).filter((d) => /^\d+$/.test(d)).sort((a, b) => b - a) : [];
+  for (const m of majors) if (fs.existsSync(path.join(root, m, 'bin', 'pgbench'))) return path.join(root, m, 'bin', 'pgbench');
+  throw new Error('pgbench not found in /usr/lib/postgresql');
+}
+
+// A pgbench script run against `uri`; its transactions per second (median of REPEAT runs).
+function pgbenchRate(uri, dir, name, sql, clients) {
+  const file = path.join(dir, `${name}.sql`);
+  fs.writeFileSync(file, `${sql};\n`);
+  const rates = [];
+  for (let r = 0; r < REPEAT; r++) {
+    const out = execFileSync(pgbenchBin(), ['-n', '-M', 'prepared', '-f', file, '-c', String(clients), '-j', '2', '-T', String(SECONDS), uri],
+      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    const tps = Number(/^tps = ([\d.]+) \(without initial connection time\)/m.exec(out)?.[1]);
+    if (!(tps > 0)) throw new Error(`pgbench ${name}: no tps in\n${out}`);
+    rates.push(tps);
+  }
+  return rates.sort((a, b) => a - b)[Math.floor(rates.length / 2)];
+}
+
+// The 1 KiB text of bench/lua/common.lua's kib_text.
+const KIB_TEXT = `${'abcdefghi'.repeat(7)}\n`.repeat(16);
+
+// What PostgreSQL alone allows (see the head of this file).
+function postgresBounds(uri, dir) {
+  const cand = "WITH m AS MATERIALIZED (SELECT tenant, path, content FROM entries WHERE kind = 0 AND memoryd_words(content) @@ '(''billing'':*) | ''#all'''::tsquery)"
+    + ' SELECT path, content FROM (SELECT path, content, sum(octet_length(content)) OVER (ROWS UNBOUNDED PRECEDING) - octet_length(content) AS before'
+    + " FROM m WHERE tenant = (SELECT id FROM tenants WHERE name = 'big') AND (path = '/memories' OR (path > '/memories/' AND path < '/memories0'))) c"
+    + ' WHERE before < 8388608 LIMIT 501';
+  const search = pgbenchRate(uri, dir, 'search-candidates', cand, 16);
+  const psqlRun = (sql) => execFileSync('psql', ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', uri, '-c', sql], { encoding: 'utf8' });
+  psqlRun('DROP TABLE IF EXISTS bound_on, bound_off; CREATE TABLE bound_on (id bigserial PRIMARY KEY, content bytea NOT NULL);'
+    + ' CREATE TABLE bound_off (id bigserial PRIMARY KEY, content bytea NOT NULL);'
+    + ' CREATE INDEX bound_on_words ON bound_on USING gin (memoryd_words(content)) WITH (gin_pending_list_limit = 256)');
+  const text = KIB_TEXT.replace(/\n/g, '\\n');
+  const on = pgbenchRate(uri, dir, 'insert-on', `INSERT INTO bound_on (content) VALUES (convert_to(E'${text}', 'UTF8'))`, 64);
+  const off = pgbenchRate(uri, dir, 'insert-off', `INSERT INTO bound_off (content) VALUES (convert_to(E'${text}', 'UTF8'))`, 64);
+  psqlRun('DROP TABLE bound_on, bound_off');
+  return { search, insertOn: on, insertOff: off, indexUs: 1e6 / on - 1e6 / off };
+}
 
 const argv = process.argv.slice(2);
 const opt = (name, def) => {
@@ -159,12 +208,23 @@ async function main() {
     { what: 'one-word search p99 at 16 connections', got: `${(search.p99_us / 1000).toFixed(2)} ms (target <= 50 ms)`, ok: search.p99_us <= 50000 },
     { what: 'creates at 64 connections, index on / off', got: `${ratio.toFixed(2)}x (target >= 0.8x)`, ok: ratio >= 0.8 },
   ];
+  let bounds = null;
+  if (DB_ON) {
+    bounds = postgresBounds(on.db, dir);
+    const best = 1 / (1 + (bounds.indexUs / 1e6) * cOff.rps);
+    bounds.createRatioBound = best;
+    console.log(`  PostgreSQL alone (pgbench, same machine): the search's candidate query at 16 clients ${fmt(bounds.search)}/s ` +
+      `(memoryd's searches: ${(search.rps / bounds.search).toFixed(2)}x of it; at that rate 16 clients wait ${(16000 / bounds.search).toFixed(2)} ms on average)`);
+    console.log(`  PostgreSQL alone: a 1 KiB insert at 64 clients ${fmt(bounds.insertOn)}/s with the word index, ${fmt(bounds.insertOff)}/s without: ` +
+      `the index costs ${bounds.indexUs.toFixed(0)} us per insert, so memoryd's creates (${fmt(cOff.rps)}/s without it) could reach at best ` +
+      `${best.toFixed(2)}x with it; they reached ${ratio.toFixed(2)}x, ${(ratio / best).toFixed(2)} of that bound\n`);
+  }
   for (const t of targets) console.log(`${t.ok ? 'PASS' : 'FAIL'}  ${t.what}: ${t.got}`);
   for (const s of sides) await s.srv.stop();
   if (JSON_OUT) {
     fs.writeFileSync(JSON_OUT, JSON.stringify({ files: FILES, tenants: TENANTS, seconds: SECONDS, repeat: REPEAT, text_bytes: textBytes,
       index_bytes: indexBytes, index_mib_per_text_mib: perMiB / 2 ** 20, search: { rps: search.rps, p50_us: search.p50_us, p99_us: search.p99_us },
-      creates: { on: cOn.rps, off: cOff.rps, ratio }, targets }, null, 2));
+      creates: { on: cOn.rps, off: cOff.rps, ratio }, postgres_bounds: bounds, targets }, null, 2));
   }
   fs.rmSync(dir, { recursive: true, force: true });
   if (failed) {

@@ -101,8 +101,9 @@ enum md_err md_search_terms_parse(const char *q, const char *terms[MD_SEARCH_TER
 /* How well text[0..n) matches the terms of list (terms separated by '\n'):
  * -1 when a term does not occur in it where a word begins (md_text.h,
  * md_text_find_word_ci: ASCII letters without case), else the number of
- * such occurrences of all terms (an empty list: 0). The SQLite backend's
- * check and rank of every hit (memoryd_score). */
+ * such occurrences of all terms (an empty list: 0; an empty term occurs
+ * nowhere). The check and rank of every hit: SQLite's (memoryd_score), and
+ * PostgreSQL's when a search has at most 500 candidates. */
 int64_t md_search_score(const char *text, size_t n, const char *list, size_t list_len);
 
 /* The next word of s[*at..n) (a run of characters that are not separators,

@@ -69,16 +69,17 @@ int64_t md_search_score(const char *text, size_t n, const char *list, size_t lis
     int64_t score = 0;
     size_t i = 0;
     while (i < list_len) {
-        const char *nl = memchr(list + i, '\n', list_len - i);
-        size_t m = nl ? (size_t)(nl - list) - i : list_len - i;
-        int64_t found = 0;
-        for (long at = m ? md_text_find_word_ci(text, n, 0, list + i, m) : -1; at >= 0;
-             at = md_text_find_word_ci(text, n, (size_t)at + m, list + i, m))
+        const char *term = list + i;
+        const char *nl = memchr(term, '\n', list_len - i);
+        size_t m = nl ? (size_t)(nl - term) : list_len - i;
+        i += m + 1;
+        int64_t found = 0; /* an empty term (never made by memoryd) is found nowhere */
+        for (long at = md_text_find_word_ci(text, n, 0, term, m); at >= 0;
+             at = md_text_find_word_ci(text, n, (size_t)at + m, term, m))
             found++;
-        if (m > 0 && found == 0)
+        if (found == 0)
             return -1;
         score += found;
-        i += m + 1;
     }
     return score;
 }
