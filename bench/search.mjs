@@ -61,7 +61,7 @@ function postgresBounds(uri, dir) {
     + ' WHERE before < 8388608 LIMIT 501';
   const search = pgbenchRate(uri, dir, 'search-candidates', cand, 16);
   const psqlRun = (sql) => execFileSync('psql', ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', uri, '-c', sql], { encoding: 'utf8' });
-  psqlRun('DROP TABLE IF EXISTS bound_on, bound_off; CREATE TABLE bound_on (id bigserial PRIMARY KEY, content bytea NOT NULL);'
+  psqlRun('SET client_min_messages = warning; DROP TABLE IF EXISTS bound_on, bound_off; CREATE TABLE bound_on (id bigserial PRIMARY KEY, content bytea NOT NULL);'
     + ' CREATE TABLE bound_off (id bigserial PRIMARY KEY, content bytea NOT NULL);'
     + ' CREATE INDEX bound_on_words ON bound_on USING gin (memoryd_words(content)) WITH (gin_pending_list_limit = 256)');
   const text = KIB_TEXT.replace(/\n/g, '\\n');

@@ -3398,7 +3398,7 @@ static enum md_err pg_search(struct md_txn *base, const char *tenant,
     md_buf_init(&hi, q->dir_len + 2);
     md_buf_init(&first, 2 * MD_SEARCH_Q_MAX + 4);
     md_buf_init(&pat, 4 * MD_SEARCH_Q_MAX + 64); /* word_pattern: [xX] per letter */
-    md_buf_init(&all, 4 * MD_SEARCH_Q_MAX * MD_SEARCH_TERMS_MAX);
+    md_buf_init(&all, (size_t)4 * MD_SEARCH_Q_MAX * MD_SEARCH_TERMS_MAX);
     enum md_err e = md_buf_append(&lo, q->dir, q->dir_len);
     if (!e)
         e = md_buf_putc(&lo, '/');
