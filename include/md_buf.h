@@ -12,7 +12,6 @@
 #ifndef MD_BUF_H
 #define MD_BUF_H
 
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -46,9 +45,6 @@ enum md_err md_buf_put_i64(struct md_buf *b, int64_t v);
 /* printf-style append; for short, fixed-shape text only (no user data). */
 enum md_err md_buf_printf(struct md_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-/* The same with a va_list (which it leaves to the caller to va_end). */
-enum md_err md_buf_vprintf(struct md_buf *b, const char *fmt, va_list ap)
-    __attribute__((format(printf, 2, 0)));
 
 /* Fast paths for hot loops: append without checks into room made before
  * with md_buf_reserve() (the caller guarantees it; the NUL is written by

@@ -34,14 +34,15 @@ static enum md_err refused(struct cmd_ctx *c, enum md_err e, const char *fmt, ..
 
 static enum md_err refused(struct cmd_ctx *c, enum md_err e, const char *fmt, ...)
 {
+    char msg[1024]; /* the texts are short: a name is shown cut at 256 bytes */
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
     md_buf_reset(c->out);
-    enum md_err be = md_buf_puts(c->out, "Error: Nothing was imported: ");
-    if (!be) {
-        va_list ap;
-        va_start(ap, fmt);
-        be = md_buf_vprintf(c->out, fmt, ap);
-        va_end(ap);
-    }
+    enum md_err be = n < 0 ? MD_EINVAL : md_buf_puts(c->out, "Error: Nothing was imported: ");
+    if (!be)
+        be = md_buf_append(c->out, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
     return be ? be : e;
 }
 
