@@ -152,6 +152,7 @@ static const char *const stmt_sql[S_COUNT] = {
                       " WHERE score > 0 ORDER BY score DESC, path LIMIT :limit OFFSET :offset) page"
                       " CROSS JOIN entries e ON e.id = page.id ORDER BY page.score DESC, page.path",
     [S_SEARCH_OPTIMIZE] = "INSERT INTO entries_search (entries_search) VALUES ('optimize')",
+    [S_SEARCH_NOTED] = SQ_SEARCH_NOTED_SQL,
     [S_SEARCH_FLUSH_OUT] = SQ_SEARCH_FLUSH_OUT_SQL,
     [S_SEARCH_FLUSH_IN] = SQ_SEARCH_FLUSH_IN_SQL,
     [S_SEARCH_FLUSH_CLEAR] = SQ_SEARCH_FLUSH_CLEAR_SQL,
@@ -1536,12 +1537,12 @@ int md_store_sqlite_check_plans(const char *path, char *why, size_t why_len)
          * the erasure deletes every row (md_store.h). A search with no word
          * long enough for the index reads the tenant's files below the
          * path (md_txn_search). */
-        if (i == S_SEARCH_SCAN || i == S_SEARCH_OPTIMIZE || i == S_SEARCH_FLUSH_OUT ||
-            i == S_SEARCH_FLUSH_IN || i == S_SEARCH_FLUSH_CLEAR || i == S_IDEM_SCRUB ||
-            i == S_CHANGES_OLDEST || i == S_PRUNE_AGE_SCAN || i == S_PRUNE_CHANGES_SCAN ||
-            i == S_SNAP_BEFORE || i == S_TENANTS_LIST || i == S_ERASE_ENTRIES ||
-            i == S_ERASE_VERSIONS || i == S_ERASE_CHANGES || i == S_ERASE_IDEM ||
-            i == S_ERASE_KEYS || i == S_ERASE_TENANT)
+        if (i == S_SEARCH_SCAN || i == S_SEARCH_OPTIMIZE || i == S_SEARCH_NOTED ||
+            i == S_SEARCH_FLUSH_OUT || i == S_SEARCH_FLUSH_IN || i == S_SEARCH_FLUSH_CLEAR ||
+            i == S_IDEM_SCRUB || i == S_CHANGES_OLDEST || i == S_PRUNE_AGE_SCAN ||
+            i == S_PRUNE_CHANGES_SCAN || i == S_SNAP_BEFORE || i == S_TENANTS_LIST ||
+            i == S_ERASE_ENTRIES || i == S_ERASE_VERSIONS || i == S_ERASE_CHANGES ||
+            i == S_ERASE_IDEM || i == S_ERASE_KEYS || i == S_ERASE_TENANT)
             continue;
         char sql[2048];
         snprintf(sql, sizeof sql, "EXPLAIN QUERY PLAN %s", stmt_sql[i]);

@@ -87,6 +87,7 @@ enum stmt_id {
     S_SEARCH_FTS,
     S_SEARCH_SCAN,
     S_SEARCH_OPTIMIZE,
+    S_SEARCH_NOTED,
     S_SEARCH_FLUSH_OUT,
     S_SEARCH_FLUSH_IN,
     S_SEARCH_FLUSH_CLEAR,
@@ -203,19 +204,21 @@ enum md_err sq_sizes_flush(struct sq_txn *t);
 
 /* store_sqlite_search.c: full-text search (md_store.h, md_search.h). */
 /* The notes of search_pending as index changes (the S_SEARCH_FLUSH_*
- * statements; sql/sqlite/005_search.sql): each file noted with its content before the
- * transaction (its first note holds it) leaves the index with that
- * content; each noted file that is one at the end goes in with its content
- * now; the notes are gone. */
+ * statements; sql/sqlite/005_search.sql): a file's first note of the
+ * transaction is kept, so each file noted with its content before the
+ * transaction leaves the index with that content; each noted file that is
+ * one at the end goes in with its content now; the notes are gone. */
 #define SQ_SEARCH_FLUSH_OUT_SQL                                                                    \
     "INSERT INTO entries_search (entries_search, rowid, body, tenant)"                             \
-    " SELECT 'delete', id, old, char(57344) || tenant FROM search_pending"                         \
-    " WHERE old IS NOT NULL AND seq IN (SELECT min(seq) FROM search_pending GROUP BY id)"
+    " SELECT 'delete', id, old, char(57344) || tenant FROM search_pending WHERE old IS NOT NULL"
 #define SQ_SEARCH_FLUSH_IN_SQL                                                                     \
     "INSERT INTO entries_search (rowid, body, tenant)"                                             \
     " SELECT id, content, char(57344) || tenant FROM entries"                                      \
     " WHERE id IN (SELECT id FROM search_pending) AND kind = 0"
 #define SQ_SEARCH_FLUSH_CLEAR_SQL "DELETE FROM search_pending"
+/* Whether there are notes at all: a transaction that noted nothing leaves
+ * the index alone (and writes nothing for it). */
+#define SQ_SEARCH_NOTED_SQL "SELECT EXISTS (SELECT 1 FROM search_pending)"
 /* Before COMMIT (sq_commit): the notes of search_pending into the index,
  * the notes emptied. Nothing when the index is off. */
 enum md_err sq_search_flush(struct sq_txn *t);

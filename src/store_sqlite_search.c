@@ -19,11 +19,11 @@
  * the notes into index changes before COMMIT. */
 #define TENANT_TOKEN "char(57344) || "
 #define NOTE_OLD                                                                                   \
-    " INSERT INTO search_pending (id, tenant, old)"                                                \
+    " INSERT OR IGNORE INTO search_pending (id, tenant, old)"                                      \
     " VALUES (OLD.id, OLD.tenant, ifnull(OLD.content, x'')); END;"
 static const char triggers_sql[] =
     "CREATE TRIGGER entries_search_insert AFTER INSERT ON entries WHEN NEW.kind = 0 BEGIN"
-    " INSERT INTO search_pending (id) VALUES (NEW.id); END;"
+    " INSERT OR IGNORE INTO search_pending (id) VALUES (NEW.id); END;"
     "CREATE TRIGGER entries_search_delete AFTER DELETE ON entries WHEN OLD.kind = 0 BEGIN" NOTE_OLD
     "CREATE TRIGGER entries_search_update AFTER UPDATE OF content ON entries"
     " WHEN OLD.kind = 0 BEGIN" NOTE_OLD;
@@ -73,13 +73,20 @@ int sq_search_setting(sqlite3 *db, enum md_search_mode mode, int *now_off, char 
     int off = mode == MD_SEARCH_OFF;
     if (mode == MD_SEARCH_KEEP)
         return SQLITE_OK;
-    if (on && !off) /* notes a writer other than memoryd's may have left */
-        return exec_why(db,
-                        "BEGIN IMMEDIATE; " SQ_SEARCH_FLUSH_OUT_SQL "; " SQ_SEARCH_FLUSH_IN_SQL
-                        "; " SQ_SEARCH_FLUSH_CLEAR_SQL "; COMMIT;",
-                        why, why_len) == SQLITE_OK
-                   ? SQLITE_OK
-                   : (sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL), SQLITE_ERROR);
+    if (on && !off) { /* notes a writer other than memoryd's may have left */
+        rc = sqlite3_prepare_v2(db, SQ_SEARCH_NOTED_SQL, -1, &st, NULL);
+        int noted = rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0);
+        sqlite3_finalize(st);
+        if (!noted) /* nothing to do: nothing written at start (a full disk must not stop it) */
+            return SQLITE_OK;
+        rc = exec_why(db,
+                      "BEGIN IMMEDIATE; " SQ_SEARCH_FLUSH_OUT_SQL "; " SQ_SEARCH_FLUSH_IN_SQL
+                      "; " SQ_SEARCH_FLUSH_CLEAR_SQL "; COMMIT;",
+                      why, why_len);
+        if (rc != SQLITE_OK)
+            sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        return rc;
+    }
     if (on == !off)
         return SQLITE_OK;
     const char *sql =
@@ -215,6 +222,14 @@ enum md_err sq_search(struct md_txn *base, const char *tenant, const struct md_s
 enum md_err sq_search_flush(struct sq_txn *t)
 {
     if (((struct sq_store *)t->base.store)->search_off)
+        return MD_OK;
+    sqlite3_stmt *st = sq_stmt(t, S_SEARCH_NOTED);
+    int rc = sqlite3_step(st);
+    int noted = rc == SQLITE_ROW && sqlite3_column_int(st, 0);
+    sq_done(st);
+    if (rc != SQLITE_ROW)
+        return sq_conn_rc(t->c, rc, "search index");
+    if (!noted)
         return MD_OK;
     enum md_err e = sq_run(t, sq_stmt(t, S_SEARCH_FLUSH_OUT), "search index");
     if (!e)

@@ -45,30 +45,30 @@ END;
 -- each command of a batch in a savepoint of its own, so indexing in the triggers themselves
 -- cost a segment per command (about 240 more pages written per batch of 30 creates: half the
 -- create throughput). The triggers note each file a write touches in `search_pending`
--- instead (for a file that was there, its content as the index has it); the writer turns the
--- notes into index changes just before COMMIT, in the same transaction, and empties the table
+-- instead, once per transaction (the first note: for a file that was there, its content as
+-- the index has it; later writes of the same file add nothing); the writer turns the notes
+-- into index changes just before COMMIT, in the same transaction, and empties the table
 -- (sq_search_flush in src/store_sqlite_search.c). So the index is exact at every commit.
 -- `memoryd --search off` drops the three triggers and empties the index; `--search on` (the
 -- default) puts them back and refills it at start (src/store_sqlite_search.c).
 CREATE VIRTUAL TABLE entries_search USING fts5(body, tenant, content = '', detail = none,
     columnsize = 0, tokenize = 'unicode61 remove_diacritics 0 categories ''L* N* M* P* S* Z* Co Cf Cs Cn'' separators '' !"#$%&''''()*+,-./:;<=>?@[\]^_`{|}~''');
 CREATE TABLE search_pending (
-    seq    INTEGER PRIMARY KEY,
-    id     INTEGER NOT NULL,      -- entries.id of a file this transaction wrote
+    id     INTEGER PRIMARY KEY,   -- entries.id of a file this transaction wrote: its first note
     tenant INTEGER,               -- with old: the file's tenant
-    old    BLOB                   -- NULL: a new file; else its content before the write
+    old    BLOB                   -- NULL: a new file; else its content before the transaction
 );
 CREATE TRIGGER entries_search_insert AFTER INSERT ON entries WHEN NEW.kind = 0
 BEGIN
-    INSERT INTO search_pending (id) VALUES (NEW.id);
+    INSERT OR IGNORE INTO search_pending (id) VALUES (NEW.id);
 END;
 CREATE TRIGGER entries_search_delete AFTER DELETE ON entries WHEN OLD.kind = 0
 BEGIN
-    INSERT INTO search_pending (id, tenant, old) VALUES (OLD.id, OLD.tenant, ifnull(OLD.content, x''));
+    INSERT OR IGNORE INTO search_pending (id, tenant, old) VALUES (OLD.id, OLD.tenant, ifnull(OLD.content, x''));
 END;
 CREATE TRIGGER entries_search_update AFTER UPDATE OF content ON entries WHEN OLD.kind = 0
 BEGIN
-    INSERT INTO search_pending (id, tenant, old) VALUES (OLD.id, OLD.tenant, ifnull(OLD.content, x''));
+    INSERT OR IGNORE INTO search_pending (id, tenant, old) VALUES (OLD.id, OLD.tenant, ifnull(OLD.content, x''));
 END;
 INSERT INTO entries_search (rowid, body, tenant)
     SELECT id, content, char(57344) || tenant FROM entries WHERE kind = 0;

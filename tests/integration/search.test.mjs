@@ -414,6 +414,23 @@ describe('--search off, then on again over the same database', () => {
     assert.deepEqual(await client(on, 'alice').paths('q=marmalade'), []);
     await on.stop();
   });
+
+  test('SQLite: notes another writer left in search_pending go into the index at start', { skip: isPg() && 'SQLite only' }, async () => {
+    const srv = await startServer();
+    await client(srv, 'alice').write({ command: 'create', path: '/memories/n.md', file_text: 'alpha\n' });
+    await srv.stop();
+    // The sqlite3 CLI writes the file's content (same length), and the trigger notes it.
+    execFileSync('sqlite3', [srv.dbPath, "UPDATE entries SET content = CAST('gamma' || char(10) AS BLOB) WHERE path = '/memories/n.md'"]);
+    assert.equal(execFileSync('sqlite3', [srv.dbPath, 'SELECT count(*) FROM search_pending'], { encoding: 'utf8' }).trim(), '1');
+    const again = await startServer({ db: srv.dbPath });
+    try {
+      assert.deepEqual(await client(again, 'alice').paths('q=gamma'), ['/memories/n.md']);
+      assert.equal(execFileSync('sqlite3', ['-readonly', srv.dbPath, "SELECT count(*) FROM entries_search WHERE entries_search MATCH 'alpha'"], { encoding: 'utf8' }).trim(), '0');
+      assert.equal(execFileSync('sqlite3', ['-readonly', srv.dbPath, 'SELECT count(*) FROM search_pending'], { encoding: 'utf8' }).trim(), '0');
+    } finally {
+      await again.stop();
+    }
+  });
 });
 
 describe('a tenant of 10,000 files', () => {
