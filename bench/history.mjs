@@ -62,7 +62,8 @@ async function main() {
     const port = await freePort();
     const db = s.db ?? path.join(dir, `${s.name.replace(' ', '-')}.db`);
     s.srv = await startProcess(s.name.replace(' ', '-'), MEMORYD,
-      ['--port', String(port), '--db', db, '--log-level', 'warn', ...BENCH_QUOTA, ...s.args], port);
+      // --search off: the full-text index's cost is bench/search.mjs's; this prices history alone.
+      ['--port', String(port), '--db', db, '--log-level', 'warn', '--search', 'off', ...BENCH_QUOTA, ...s.args], port);
     // The str_replace sets (one per run: a run leaves its files toggled) and the viewed file.
     const p = poster(port);
     const cmds = [{ command: 'create', path: '/memories/bench/file-1k.txt', file_text: kibWith('view me') }];

@@ -494,8 +494,12 @@ static void run(const char *path, enum workload w, enum mode m, int batch, doubl
 {
     remove_db(path);
     /* memoryd's own code creates the schema, so it is exactly memoryd's. */
-    struct md_store_config cfg = {
-        .db = path, .durability = MD_DURABILITY_FULL, .busy_timeout_ms = BUSY_TIMEOUT_MS};
+    /* Without the search index, as bench/history.mjs runs memoryd (--search
+     * off): bench/search.mjs prices the index. */
+    struct md_store_config cfg = {.db = path,
+                                  .durability = MD_DURABILITY_FULL,
+                                  .busy_timeout_ms = BUSY_TIMEOUT_MS,
+                                  .search = MD_SEARCH_OFF};
     struct md_store *store = NULL;
     char why[512];
     if (md_store_sqlite_open(&cfg, &store, why, sizeof why) != MD_OK) {
