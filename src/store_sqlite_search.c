@@ -1,8 +1,10 @@
 /*
  * store_sqlite_search.c — full-text search on SQLite (md_store.h,
  * md_search.h): the FTS5 table entries_search of sql/sqlite/005_search.sql
- * (a word index, contentless, rowid = entries.id, a token per tenant),
- * kept by triggers in the transaction of every write; --search on|off.
+ * (a word index, contentless, rowid = entries.id, a token per tenant):
+ * triggers note the files a write touches, and sq_search_flush writes the
+ * notes into the index before each COMMIT, in the same transaction;
+ * --search on|off.
  */
 #include <stdio.h>
 #include <stdlib.h>
