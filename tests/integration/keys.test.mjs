@@ -9,18 +9,28 @@
 //   - missing, malformed, unknown and revoked keys: 401 with WWW-Authenticate: Bearer;
 //   - `memoryd keys revoke` takes effect at the next request;
 //   - 10 failures from one address within 60 s: 429 with Retry-After, even for a valid key;
+//     per address: another loopback address (127.0.0.2) is served meanwhile, and its own
+//     failures are counted apart;
 //   - `memoryd keys list` shows ids, never a key or its hash; bad CLI input changes nothing;
+//   - the database keeps only a hash: no key made here (with or without `mdk_`, nor its 32
+//     random bytes, nor any 16 characters of it) is in the SQLite files (.db, -wal) or, on
+//     PostgreSQL, in the api_keys rows (every column as text or hex) and row versions;
 //   - no key created here appears in any log line of the test's memoryd processes or CLI runs,
-//     while the request log names the key's id.
+//     while the request log names the key's id; also with --log-level debug, through keys
+//     made, used, revoked, and wrong and near-miss keys presented.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { dbSql } from '../lib/db.mjs';
+import { randomBytes } from 'node:crypto';
+import { postOnce } from '../lib/attack.mjs';
+import { dbSql, isPgUri, sqliteFilesHolding } from '../lib/db.mjs';
+import { pgRowVersionsHolding } from '../lib/pg.mjs';
 import { runMemoryd, startServer } from '../lib/server.mjs';
 
 const servers = []; // running
 const started = []; // every memoryd of this test, for its logs
 const cliOutput = []; // stderr of every CLI run (stdout holds the keys themselves)
 const created = []; // every key made
+const made = []; // every key made, with its id, database and tenant: {key, id, db, tenant}
 
 async function keys(db, ...args) {
   const r = await runMemoryd(['keys', ...args, '--db', db]);
@@ -36,8 +46,23 @@ async function createKey(db, tenant, scope, name) {
   assert.match(lines[1], /^id: key_[0-9a-f]{16}$/);
   assert.equal(lines.length, 3);
   created.push(lines[0]);
+  made.push({ key: lines[0], id: lines[1].slice(4), db, tenant });
   return { key: lines[0], id: lines[1].slice(4) };
 }
+
+// What must never be stored or logged of a key: the key, its secret part (without `mdk_`),
+// and every 16 characters of that part (so that a key cut short or one changed by a character
+// does not slip through).
+function keyPieces(key) {
+  const secret = key.slice(4);
+  const pieces = [key, secret];
+  for (let i = 0; i + 16 <= secret.length; i++) pieces.push(secret.slice(i, i + 16));
+  return pieces;
+}
+// The 32 random bytes a key is made of (its secret part is their base64url).
+const keyBytes = (key) => Buffer.from(key.slice(4), 'base64url');
+// The pieces of `keys` that `text` holds (empty: none).
+const piecesIn = (text, keys) => keys.flatMap((k) => keyPieces(k).filter((p) => text.includes(p)).map((p) => `${p.length} characters of ${k.slice(0, 8)}...`));
 
 async function start(args = []) {
   const s = await startServer({ args: ['--auth', 'keys', ...args] });
@@ -219,6 +244,31 @@ test('failures are rate-limited per address: the 11th attempt within 60 s gets 4
   assert.equal(r.status, 429, r.text);
   assert.deepEqual(r.json, { error: RATE.slice(7) });
   assert.equal(r.headers.get('www-authenticate'), null);
+
+  // Per address: 127.0.0.1's failures do not block 127.0.0.2 (another loopback address, a
+  // connection of its own), whose failures are counted apart: after 9 of its own it is still
+  // served, the 10th blocks it.
+  const from2 = (headers) => postOnce(s.port, view(), { headers, localAddress: '127.0.0.2' });
+  r = await from2(bearer(k));
+  assert.equal(r.status, 200, r.text);
+  for (let i = 0; i < 9; i++) {
+    r = await from2({ authorization: `Bearer mdk_${String(i).repeat(43)}` });
+    assert.deepEqual([r.status, r.json], [401, errorResult('Error: Unknown API key')], `127.0.0.2's failure ${i + 1}`);
+  }
+  r = await from2(bearer(k));
+  assert.equal(r.status, 200, `127.0.0.2 after 9 failures of its own: ${r.text}`);
+  r = await from2({ authorization: 'Bearer mdk_short' });
+  assert.deepEqual([r.status, r.json], [401, errorResult(MALFORMED)], '127.0.0.2\'s 10th failure');
+  r = await from2(bearer(k));
+  assert.deepEqual([r.status, r.json], [429, errorResult(RATE)], '127.0.0.2 after 10 failures');
+  const wait2 = Number(r.headers['retry-after']);
+  assert.ok(wait2 >= 1 && wait2 <= 60, `Retry-After: ${wait2}`);
+  // 127.0.0.1 is still blocked (a header naming another client changes nothing: behind a proxy
+  // the address is the proxy's), and a third address is served.
+  r = await s.post(view(), { headers: { ...bearer(k), 'x-forwarded-for': '203.0.113.9' } });
+  assert.equal(r.status, 429, r.text);
+  r = await postOnce(s.port, view(), { headers: bearer(k), localAddress: '127.0.0.3' });
+  assert.equal(r.status, 200, r.text);
 });
 
 test('memoryd keys list shows ids, tenants, scopes and names, never a key or a hash', async () => {
@@ -265,16 +315,108 @@ test('bad CLI input: a clear message, exit 2 (or 1), nothing created or revoked'
   assert.equal(dbSql(db, 'SELECT count(*) FROM api_keys WHERE revoked_at IS NOT NULL').trim(), '0');
 });
 
+test('--log-level debug: no key in any log line, through keys made, used, revoked, and wrong and near-miss keys presented', async () => {
+  const s = await start(['--log-level', 'debug']);
+  const k = await createKey(s.dbPath, 'erin', 'write', 'erin');
+  const adm = await createKey(s.dbPath, 'erin-ops', 'admin');
+  let r = await s.post(createFile('/memories/e.txt', 'e\n'), { headers: bearer(k) });
+  assert.equal(r.status, 200, r.text);
+  r = await s.post({ command: 'str_replace', path: '/memories/e.txt', old_str: 'e', new_str: 'f' }, { headers: bearer(k) });
+  assert.equal(r.status, 200, r.text);
+  r = await s.post(view('/memories/e.txt'), { headers: bearer(k), tenant: 'erin' });
+  assert.equal(r.status, 200, r.text);
+  r = await s.request('GET', '/v1/history?path=/memories/e.txt', { headers: bearer(k) });
+  assert.equal(r.status, 200, r.text);
+  r = await s.request('GET', '/v1/tenants/erin', { headers: bearer(adm) });
+  assert.equal(r.status, 200, r.text);
+  r = await s.post(view(), { headers: bearer(k), tenant: 'bob' });
+  assert.equal(r.status, 403, r.text);
+  // A wrong key, and near misses of the real one: its last character changed (well formed,
+  // unknown), one character more or fewer, without its prefix, with a lower-case scheme, sent
+  // twice. Fewer than 10 failures: none of these is cut short by the rate limit.
+  const last = k.key.at(-1) === 'A' ? 'B' : 'A';
+  const wrong = `mdk_${randomBytes(32).toString('base64url')}`;
+  const nearMiss = `${k.key.slice(0, -1)}${last}`;
+  const attempts = [
+    [`Bearer ${wrong}`, 'Error: Unknown API key'],
+    [`Bearer ${nearMiss}`, 'Error: Unknown API key'],
+    [`Bearer ${k.key}x`, MALFORMED],
+    [`Bearer ${k.key.slice(0, -1)}`, MALFORMED],
+    [`Bearer ${k.key.slice(4)}`, MALFORMED],
+    [`bearer ${nearMiss}`, 'Error: Unknown API key'],
+    [[`Bearer ${k.key}`, `Bearer ${k.key}`], MALFORMED],
+  ];
+  for (const [auth, text] of attempts) {
+    r = await postOnce(s.port, view(), { headers: { authorization: auth } });
+    assert.deepEqual([r.status, r.json], [401, errorResult(text)], String(auth));
+  }
+  const rv = await keys(s.dbPath, 'revoke', k.id);
+  assert.equal(rv.code, 0, rv.stderr);
+  r = await s.post(view(), { headers: bearer(k) });
+  assert.deepEqual([r.status, r.json], [401, errorResult('Error: This API key has been revoked')]);
+  assert.equal((await s.request('GET', '/healthz')).status, 200);
+  // The last request's line, then stop (stderr drained: every line is in).
+  await s.waitForLogs((logs) => logs.filter((l) => l.msg === 'request' && l.status === 401).length === attempts.length + 1, 'the 401s');
+  await s.stop();
+  servers.splice(servers.indexOf(s), 1);
+  // The most verbose level was in force: debug lines, and the request log of every request.
+  assert.ok(s.logs.some((l) => l.level === 'debug' && l.msg === 'write batch'), 'no debug line');
+  assert.ok(s.logs.some((l) => l.msg === 'request' && l.route === '/healthz'), 'no request line for /healthz');
+  assert.ok(s.logs.some((l) => l.msg === 'request' && l.key_id === k.id && l.status === 200), 'no request line with the key id');
+  const all = [...s.rawStderr, ...cliOutput].join('\n');
+  assert.deepEqual(piecesIn(all, [k.key, adm.key, wrong, nearMiss]), []);
+});
+
+test('the database keeps only a hash of each key: no key, with or without mdk_, in its files or rows', async () => {
+  assert.ok(made.length >= 7, `${made.length} keys`);
+  for (const db of new Set(made.map((m) => m.db))) {
+    const here = made.filter((m) => m.db === db);
+    // Every row, every column as text (the hash as hex): one line per row, "|" between columns.
+    const pg = isPgUri(db);
+    const hash = pg ? "encode(hash, 'hex')" : 'lower(hex(hash))';
+    const rows = dbSql(db, `SELECT id, ${hash}, tenant, scope, name, created_at, revoked_at FROM api_keys`).trim().split('\n').filter(Boolean);
+    // Also what PostgreSQL makes of a whole row as text (any column a SELECT of named ones
+    // would miss).
+    const wholeRows = pg ? dbSql(db, 'SELECT t::text FROM api_keys t') : '';
+    const text = `${rows.join('\n')}\n${wholeRows}`;
+    for (const m of here) {
+      // The key's row is there (but the erased tenant's), with a 32-byte hash.
+      const row = rows.find((l) => l.startsWith(`${m.id}|`));
+      if (m.tenant === 'gone') assert.equal(row, undefined);
+      else assert.match(row?.split('|')[1] ?? '', /^[0-9a-f]{64}$/, `${m.id}: ${row}`);
+      // Neither the key, its secret part, any 16 characters of it, their hex, nor its 32 bytes.
+      assert.deepEqual(piecesIn(text, [m.key]), [], `${m.id}: the key in api_keys`);
+      for (const hex of [Buffer.from(m.key).toString('hex'), Buffer.from(m.key.slice(4)).toString('hex'), keyBytes(m.key).toString('hex')]) {
+        assert.ok(!text.toLowerCase().includes(hex), `${m.id}: the key (hex) in api_keys`);
+      }
+      assert.equal(keyBytes(m.key).length, 32);
+      const needles = [m.key, m.key.slice(4), keyBytes(m.key)];
+      if (pg) {
+        // Every row version of the table, dead ones included (the erased tenant's key).
+        for (const n of needles) assert.deepEqual(pgRowVersionsHolding(db, 'api_keys', n), [], `${m.id}: the key in a row version of api_keys`);
+        if (row) assert.ok(pgRowVersionsHolding(db, 'api_keys', m.id).length > 0, `${m.id}: the search finds the id`);
+      } else {
+        // The database's files, read raw (the WAL too: the keys were written while memoryd ran).
+        for (const n of [...needles, ...keyPieces(m.key).slice(2)]) {
+          assert.deepEqual(sqliteFilesHolding(db, n), {}, `${m.id}: the key in the SQLite files`);
+        }
+        if (row) assert.notDeepEqual(sqliteFilesHolding(db, m.id), {}, `${m.id}: the search finds the id`);
+      }
+    }
+  }
+});
+
 test('no key appears in any log line; the request log names the key id', async () => {
   await srv.post(view(), { headers: bearer(writeA) });
   await srv.waitForLogs((logs) => logs.some((l) => l.msg === 'request' && l.key_id === writeA.id), 'the key id');
   for (const s of servers) await s.stop();
   servers.length = 0;
-  assert.equal(started.length, 3);
+  assert.equal(started.length, 4);
   const all = [...started.flatMap((s) => s.rawStderr), ...cliOutput].join('\n');
-  assert.ok(created.length >= 6);
+  assert.ok(created.length >= 8);
   for (const k of created) {
     assert.ok(!all.includes(k), 'a key in the logs');
     assert.ok(!all.includes(k.slice(4)), 'a key\'s secret part in the logs');
   }
+  assert.deepEqual(piecesIn(all, created), []);
 });

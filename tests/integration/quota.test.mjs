@@ -7,7 +7,10 @@
 // like a write; PUT /v1/tenants/{t}/limits takes effect at once and null gives the default
 // back; GET /v1/tenants/{t} counts bytes and files exactly after creates, edits, deletes of
 // files and directories, renames; 32 writers racing at the edge never take a tenant over its
-// limit by a byte (final usage = the sum of acknowledged writes); bad PUT bodies get 400s
+// limit by a byte (final usage = the sum of acknowledged writes), whether they create files
+// (bytes), create files at the files limit (files = acknowledged creates), or grow files with
+// str_replace and insert (bytes = what the acknowledged edits added); on SQLite and on
+// PostgreSQL (pg/integration/quota) alike; bad PUT bodies get 400s
 // naming the problem and change nothing; a client that is not on loopback (or comes through
 // a proxy) gets 403; 0 is unlimited; the migration's backfill counts existing files.
 import { test, before, after } from 'node:test';
@@ -228,6 +231,97 @@ test('32 writers racing at the edge never take a tenant over its limit by a byte
     assert.ok(u.bytes <= 100000, `${u.bytes} > 100000`);
     assert.deepEqual([u.bytes, u.files], [acked, files]);
     assert.ok(u.bytes > 100000 - 4000, `${u.bytes}: the writers stopped far from the edge`);
+  });
+});
+
+// What the database holds of a tenant's files: [count, bytes of their contents].
+function stored(s, tenant) {
+  const id = `(SELECT id FROM tenants WHERE name = '${tenant}')`;
+  const len = isPgUri(s.dbPath) ? 'octet_length(content)' : 'length(CAST(content AS BLOB))';
+  const [files, size, content] = dbSql(s.dbPath, `SELECT count(*), coalesce(sum(size), 0), coalesce(sum(${len}), 0) FROM entries WHERE kind = 0 AND tenant = ${id}`).trim().split('|').map(Number);
+  assert.equal(content, size, 'the sizes of the files are not their contents\' lengths');
+  return [files, size];
+}
+
+test('32 writers racing at the files limit never take a tenant over it: files = acknowledged creates', async () => {
+  await withServer(['--tenant-max-files', '100'], async (s) => {
+    const t = 'filerace';
+    // 90 files already: 10 left for the 32 writers' first creates.
+    for (let i = 0; i < 90; i++) assert.deepEqual(await run(s, t, create(`/memories/pre/f${i}`, 1)), created(`/memories/pre/f${i}`));
+    let acked = 0, refused = 0;
+    await Promise.all(Array.from({ length: 32 }, async (_, w) => {
+      for (let k = 0; ; k++) {
+        const p = `/memories/w${w}/f${k}.txt`;
+        const r = await run(s, t, create(p, 1));
+        if (r.status === 507) {
+          // Nothing but the limit refuses: the tenant had all its files.
+          assert.deepEqual(r, fullFiles(100, 100));
+          refused++;
+          return;
+        }
+        assert.deepEqual(r, created(p));
+        acked++;
+      }
+    }));
+    assert.equal(refused, 32);
+    assert.equal(acked, 10);
+    const u = await usage(s, t);
+    assert.deepEqual([u.files, u.bytes], [90 + acked, 90 + acked]);
+    assert.deepEqual(stored(s, t), [100, 100]);
+    // Full, and still exact after the race: one more is refused, one deleted makes room for one.
+    assert.deepEqual(await run(s, t, create('/memories/late', 0)), fullFiles(100, 100));
+    assert.equal((await run(s, t, { command: 'delete', path: '/memories/pre/f0' })).status, 200);
+    assert.deepEqual(await run(s, t, create('/memories/late', 0)), created('/memories/late'));
+    assert.deepEqual(await run(s, t, create('/memories/later', 0)), fullFiles(100, 100));
+  });
+});
+
+test('32 writers growing files (str_replace, insert) at the bytes edge never take a tenant over it: bytes = what the acknowledged edits added', async () => {
+  const limit = 60000;
+  await withServer(['--tenant-max-bytes', String(limit)], async (s) => {
+    const t = 'editrace';
+    // 16 files, two writers on each; writer w's marker "#w.m#" is in its file once: a
+    // str_replace moves it to "#w.m+1#" and adds x's after it; an insert puts a line of y's
+    // before the first line (insert_text without "\n" goes in as a whole line: its length + 1).
+    const file = (w) => `/memories/g${w >> 1}.txt`;
+    let initial = 0;
+    for (let f = 0; f < 16; f++) {
+      const text = `#${2 * f}.0#\n#${2 * f + 1}.0#`;
+      assert.deepEqual(await run(s, t, { command: 'create', path: file(2 * f), file_text: text }), created(file(2 * f)));
+      initial += text.length;
+    }
+    let added = 0, edits = 0, refused = 0;
+    await Promise.all(Array.from({ length: 32 }, async (_, w) => {
+      for (let k = 0, m = 0; ; k++) {
+        const n = 1 + Math.floor(Math.random() * 1500);
+        let cmd, growth;
+        if (k % 2 === 0) {
+          const oldStr = `#${w}.${m}#`, newStr = `#${w}.${m + 1}#${'x'.repeat(n)}`;
+          cmd = { command: 'str_replace', path: file(w), old_str: oldStr, new_str: newStr };
+          growth = newStr.length - oldStr.length;
+        } else {
+          cmd = { command: 'insert', path: file(w), insert_line: 0, insert_text: 'y'.repeat(n) };
+          growth = n + 1;
+        }
+        const r = await run(s, t, cmd);
+        if (r.status === 507) {
+          assert.match(r.content, /^Memory is full: [0-9.]+ KiB of 58\.5 KiB used; delete or shorten files first\.$/);
+          refused++;
+          return;
+        }
+        assert.equal(r.status, 200, r.content);
+        if (k % 2 === 0) m++;
+        added += growth;
+        edits++;
+      }
+    }));
+    assert.equal(refused, 32);
+    assert.ok(edits > 32, `${edits} edits`);
+    const u = await usage(s, t);
+    assert.ok(u.bytes <= limit, `${u.bytes} > ${limit}`);
+    assert.deepEqual([u.bytes, u.files], [initial + added, 16]);
+    assert.deepEqual(stored(s, t), [16, initial + added]);
+    assert.ok(u.bytes > limit - 1502, `${u.bytes}: the writers stopped far from the edge`);
   });
 });
 

@@ -1,7 +1,8 @@
 // Run by ctest once the whole suite has run (logs/no-secrets, the cleanup of the fixture
 // `suitelogs`): no secret a test made — every API key `memoryd keys create` printed, and the
 // file contents registered with registerSecret (tests/lib/server.mjs) — appears in any log
-// line of any memoryd the suite started (their stderr, kept in MD_SUITE_LOG_DIR).
+// line of any memoryd the suite started (their stderr, kept in MD_SUITE_LOG_DIR). A key is
+// looked for with and without its `mdk_` prefix (its secret part alone).
 //   node tests/logs/no-secrets.mjs DIR
 import fs from 'node:fs';
 import path from 'node:path';
@@ -27,7 +28,11 @@ const found = [];
 for (const f of logs) {
   const text = fs.readFileSync(path.join(dir, f), 'utf8');
   lines += text.split('\n').length - 1;
-  for (const s of secrets) if (text.includes(s)) found.push(`${f}: ${s.startsWith('mdk_') ? 'an API key' : 'a registered file content'} (${s.slice(0, 8)}...)`);
+  for (const s of secrets) {
+    const key = s.startsWith('mdk_');
+    if (text.includes(s)) found.push(`${f}: ${key ? 'an API key' : 'a registered file content'} (${s.slice(0, 8)}...)`);
+    else if (key && text.includes(s.slice(4))) found.push(`${f}: an API key without its mdk_ prefix (mdk_${s.slice(4, 8)}...)`);
+  }
 }
 console.log(`no-secrets: ${secrets.length} secrets, ${logs.length} logs, ${lines} lines`);
 if (found.length) {
