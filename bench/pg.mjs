@@ -36,12 +36,12 @@
 // Prints the tables and the targets with PASS/FAIL.
 //
 //   node bench/pg.mjs [--seconds N] [--repeat N] [--quick] [--build DIR] [--memoryd BIN] [--json FILE]
-//                     [--no-scale] [--no-history] [--stats]
+//                     [--no-scale] [--no-history] [--stats] [--only ID,...]
 // --repeat: runs of each timed figure (default 3; 1 with --quick), memoryd and its reference in
 // turn; the median counts. --quick (the ctest smoke, bench/smoke.sh): 1 s per run, only the rows
 // with targets and str_replace, a 10,000-file big tenant; the round-trip targets are asserted all
 // the same. --stats: load pg_stat_statements and print what memoryd's statements cost in the
-// server.
+// server. --only: these workloads only (create, str_replace, view_file, view_dir).
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -56,6 +56,7 @@ const opt = (name, dflt) => {
   return i >= 0 ? argv[i + 1] : dflt;
 };
 const QUICK = argv.includes('--quick');
+const ONLY = opt('--only', null)?.split(','); // workload ids (create, str_replace, view_file, view_dir)
 const STATS = argv.includes('--stats');
 const SECONDS = Number(opt('--seconds', QUICK ? 1 : 5));
 const BUILD = path.resolve(ROOT, opt('--build', 'build'));
@@ -724,7 +725,7 @@ async function main() {
         { id: 'view_file', name: 'view 1 KiB file', conns: 16, script: 'view.lua', args: () => ['/memories/bench/file-1k.txt'], ref: 'select', refName: 'PK SELECT, 16 clients' },
         { id: 'view_file', name: 'view 1 KiB file', conns: 64, script: 'view.lua', args: () => ['/memories/bench/file-1k.txt'], ref: 'select', refName: 'PK SELECT, 64 clients', target: 0.7, ceiling: true },
         { id: 'view_dir', name: 'view 100-entry dir', conns: 64, script: 'view.lua', args: () => ['/memories/bench/dir100'], ref: 'select', refName: 'PK SELECT, 64 clients' },
-      ].filter((w) => !QUICK || w.target || w.id === 'str_replace');
+      ].filter((w) => (!QUICK || w.target || w.id === 'str_replace') && (!ONLY || ONLY.includes(w.id)));
       const refRuns = {}; // pgbench runs by reference and clients, shared by the rows that use them
       const refKey = (r, c) => `${r}@${c}`;
       printRow(['workload', 'conns', 'memoryd req/s', 'p50', 'p99', 'pgbench reference', 'ref tx/s', '× ref', 'target']);
@@ -769,24 +770,26 @@ async function main() {
       }
       for (const [key, runs] of Object.entries(refRuns)) results.refs[key] = { median: medianRun(runs), runs: runs.map((r) => r.rps) };
 
-      // (b) and (d): one client, group commits.
+      // (b) and (d): one client, group commits (when the creates ran).
+      const top = results.rows.find((r) => r.workload === 'create' && r.conns === 64);
+      const many = results.refs[refKey('insert', 64)]?.median;
+      const sel = results.refs[refKey('select', 64)]?.median;
+      const line = (what, key, unit = '/s') => (results.refs[key] ? `  ${what.padEnd(59)} ${fmt(results.refs[key].median.rps).padStart(8)}${unit}\n` : '');
+      let bound = null;
+      if (top) {
       const r100 = [];
       for (let k = 0; k < REPEAT; k++) r100.push(measured(() => pgbench(cluster, refDb, scripts.insert100, { clients: 1 })));
       const ins100 = medianRun(r100);
       results.refs['insert100@1'] = { median: ins100, runs: r100.map((r) => r.rps), rows_per_sec: ins100.rps * 100 };
-      const top = results.rows.find((r) => r.workload === 'create' && r.conns === 64);
       const n = Math.max(1, Math.round(top.batch?.mean ?? 32));
       psql(cluster, refDb, `INSERT INTO tenants (name, created_at) VALUES ('bound', 0);
         INSERT INTO entries SELECT id, p, d, 1, 0, 0, NULL FROM tenants, (VALUES ('/memories', 0), ('/memories/bench', 1), ('/memories/bench/bound', 2)) v(p, d) WHERE name = 'bound';`);
       const boundScript = writerBoundScript(work, n);
       const rb = [];
       for (let k = 0; k < REPEAT; k++) rb.push(boundRun(cluster, refDb, boundScript, 'bound', n, {}, measured));
-      const bound = medianRun(rb);
+      bound = medianRun(rb);
       bound.cpu = { memoryd: 0, postgres: bound.cpu.postgres / n, client: bound.cpu.client / n }; // per create
       results.refs.writer_bound = { batch: n, median: bound, runs: rb.map((r) => r.rps), rows_per_sec: bound.rps * n };
-      const many = results.refs[refKey('insert', 64)].median;
-      const sel = results.refs[refKey('select', 64)].median;
-      const line = (what, key, unit = '/s') => (results.refs[key] ? `  ${what.padEnd(59)} ${fmt(results.refs[key].median.rps).padStart(8)}${unit}\n` : '');
       console.log(`\npgbench references (the median of ${REPEAT} runs each; 1 KiB rows of memoryd's entries table, durable commits):\n` +
         line('(a) one-row INSERT, each its own transaction, 1 client', refKey('insert', 1), ' commits/s') +
         line('(a) one-row INSERT, each its own transaction, 64 clients', refKey('insert', 64), ' commits/s') +
@@ -799,17 +802,18 @@ async function main() {
       results.writer_bound_ratio = ratioBound;
       console.log(`memoryd's creates at 64 connections: ${(top.memoryd.rps / many.rps).toFixed(2)}× (a) at 64 clients, ` +
         `${(top.memoryd.rps / (ins100.rps * 100)).toFixed(2)}× (b), ${ratioBound.toFixed(2)}× (d) (which has the cores to itself: no HTTP, no wrk)`);
+      }
 
       // Where the CPU goes: per request, by side.
       const vf = results.rows.find((r) => r.workload === 'view_file' && r.conns === 64);
       const cpuRows = [
-        ['memoryd create, 64 connections', top.memoryd, 'wrk'],
+        ['memoryd create, 64 connections', top?.memoryd, 'wrk'],
         ['pgbench (a) INSERT, 64 clients', many, 'pgbench'],
         ['pgbench (d) the writer\'s bound, per create', bound, 'pgbench'],
-        ['memoryd view of a file, 64 connections', vf.memoryd, 'wrk'],
-        ['ceiling (fixed reply; as memoryd)', vf.ceiling, 'wrk'],
+        ['memoryd view of a file, 64 connections', vf?.memoryd, 'wrk'],
+        ['ceiling (fixed reply; as memoryd)', vf?.ceiling, 'wrk'],
         ['pgbench (c) PK SELECT, 64 clients', sel, 'pgbench'],
-      ];
+      ].filter(([, run]) => run);
       console.log(`\nCPU per request, µs of one core (${cpus.length} cores; the median run of each; server, PostgreSQL, load generator):`);
       for (const [what, run, client] of cpuRows) {
         const c = run.cpu;
@@ -820,6 +824,7 @@ async function main() {
       results.cpu = Object.fromEntries(cpuRows.map(([what, run]) => [what, run.cpu]));
       // The view's bound: an HTTP request that cost no more than the ceiling's fixed reply (wrk
       // included) plus a query that cost no more than pgbench's PK SELECT (pgbench included).
+      if (vf) {
       const perView = vf.ceiling.cpu.memoryd + vf.ceiling.cpu.client + sel.cpu.postgres + sel.cpu.client;
       const viewBound = (cpus.length * 1e6) / perView;
       const ofBound = vf.memoryd.rps / viewBound;
@@ -831,6 +836,7 @@ async function main() {
       const vt = results.targets.find((t) => t.what.startsWith('view 1 KiB file at 64'));
       vt.got += `; ${ofBound.toFixed(2)}× the bound of ${fmt(viewBound)}/s (≥ 0.9× meets it too)`;
       vt.ok ||= ofBound >= 0.9;
+      }
 
       if (STATS) {
         console.log('\nmemoryd\'s statements in the server (pg_stat_statements, the whole run):');

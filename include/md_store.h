@@ -136,6 +136,22 @@ struct md_txn_stats {
 struct md_store;
 struct md_txn;
 
+/* A view fetched before it runs (md_store_view_async). */
+struct md_view_job {
+    /* What will be viewed, as md_txn_view() will be called: borrowed until
+     * `done` is called. */
+    const char *tenant;
+    const char *path; /* canonical */
+    size_t len;
+    size_t max_entries;
+    /* Called once, from a thread of the store's: `t` is a read txn on
+     * which md_txn_view() with the same arguments answers without waiting
+     * (the callee ends it with md_txn_end(), from any thread), or NULL with
+     * the error that kept the view from being fetched (MD_EUNAVAIL, MD_EDB,
+     * MD_ENOMEM). */
+    void (*done)(struct md_view_job *job, struct md_txn *t, enum md_err e);
+};
+
 /* Told of a tenant's committed change (md_store_watch), or NULL: maybe of
  * any tenant. */
 typedef void (*md_watch_cb)(void *ctx, const char *tenant);
@@ -206,6 +222,8 @@ struct md_store_ops {
     enum md_err (*snapshot_begin)(struct md_store *s, struct md_txn **out);
     enum md_err (*scan)(struct md_txn *t, const char *tenant, const char *after, size_t after_len,
                         size_t max_rows, int64_t max_bytes, md_scan_cb cb, void *ctx, int *more);
+    /* Optional (NULL: views are read in the caller's thread). */
+    enum md_err (*view_async)(struct md_store *s, struct md_view_job *job);
 };
 
 /* Every backend's store and txn structs begin with these. */
@@ -319,6 +337,20 @@ static inline enum md_err md_txn_view(struct md_txn *t, const char *tenant, cons
                                       md_list_cb cb, void *ctx, int *complete)
 {
     return t->store->ops->view(t, tenant, path, len, e, max_entries, cb, ctx, complete);
+}
+/* Whether the store fetches views asynchronously: a network backend, whose
+ * reads wait for a round trip, multiplexes them on a few connections
+ * instead of a thread waiting for each. */
+static inline int md_store_has_view_async(const struct md_store *s)
+{
+    return s->ops->view_async != NULL;
+}
+/* Start fetching the view `job` describes; `job->done` is called when it
+ * is ready (possibly before this returns). MD_OK, or an error (MD_ENOMEM)
+ * and `done` is not called. Only where md_store_has_view_async(). */
+static inline enum md_err md_store_view_async(struct md_store *s, struct md_view_job *job)
+{
+    return s->ops->view_async(s, job);
 }
 /* Look up `n` paths at once (and, where asked, their deepest existing
  * ancestors). The root is always found (a directory), also for a tenant

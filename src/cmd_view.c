@@ -63,17 +63,28 @@ static int put_entry(void *ctx, const char *path, size_t len, enum md_kind kind,
     return 0;
 }
 
+/* The bytes of a listing's entries, before the truncation note. */
+static size_t list_budget(const struct md_limits *lim)
+{
+    return lim->max_view > LIST_NOTE_RESERVE ? lim->max_view - LIST_NOTE_RESERVE : 0;
+}
+
+size_t md_cmd_view_entries(const struct md_limits *lim)
+{
+    /* An entry line is at least 15 bytes: more than this cannot fit. */
+    return list_budget(lim) / 12 + 1;
+}
+
 enum md_err cmd_view(struct cmd_ctx *c)
 {
     const struct md_patharg *p = &c->cmd->path;
     size_t max_view = c->lim->max_view;
     struct md_entry ent;
     struct listing l = {c, &ent, 0, 0, 0, 0, MD_OK};
-    l.budget = max_view > LIST_NOTE_RESERVE ? max_view - LIST_NOTE_RESERVE : 0;
+    l.budget = list_budget(c->lim);
     int complete = 1;
-    /* An entry line is at least 15 bytes: more than this cannot fit. */
-    enum md_err e = md_txn_view(c->t, c->tenant, p->canon, p->canon_len, &ent, l.budget / 12 + 1,
-                                put_entry, &l, &complete);
+    enum md_err e = md_txn_view(c->t, c->tenant, p->canon, p->canon_len, &ent,
+                                md_cmd_view_entries(c->lim), put_entry, &l, &complete);
     if (e == MD_ENOENT)
         return cmd_not_found(c->out, "The path ", p->raw,
                              " does not exist. Please provide a valid path.");

@@ -558,6 +558,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         *upload_data_size = 0; /* discard the rest of a refused body */
         return MHD_YES;
     }
+    if (state == ST_READY && r->view_fetched)
+        md_http_view_resumed(r);
     if (state == ST_READY)
         return r->route == R_MEMORY    ? md_http_reply_result(r, md_err_http_status(r->err))
                : r->route == R_MCP     ? md_http_mcp_tool_answer(r)
@@ -712,6 +714,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
             md_log_int(&l, "termination", toe);
         md_log_end(&l);
     }
+    if (r->view_txn)
+        md_txn_end(r->view_txn); /* fetched, never run: the client went */
     md_cmd_free(&r->cmd);
     free(r->mcp_id);
     md_http_body_drop(r);

@@ -123,6 +123,12 @@ struct req {
     struct md_buf out;
     enum md_err err;
     struct md_job job;
+    /* A view fetched asynchronously (md_store_view_async): the store's txn
+     * holding it, or the error, until the resumed request runs it. */
+    struct md_view_job view;
+    struct md_txn *view_txn;
+    enum md_err view_err;
+    int view_fetched;
     _Atomic int state;
     unsigned status;
     size_t bytes_out;
@@ -218,9 +224,15 @@ enum MHD_Result md_http_reply_result(struct req *r, unsigned status);
  * is md_cmd_parse's result and `parse_msg` its message (freed here). A
  * view runs now and 0 is returned with the answer in r->out and r->err (a
  * refusal too: a parse error, a read-only key's write, a storage failure);
- * a write goes to the writer and 1 is returned: the connection is
- * suspended and the route's handler answers once it is resumed. */
+ * a write goes to the writer, and on a store that fetches views
+ * asynchronously a view to the store, and 1 is returned: the connection is
+ * suspended and the route's handler answers once it is resumed (after
+ * md_http_view_resumed). */
 int md_http_cmd_run(struct req *r, enum md_err pe, struct md_buf *parse_msg);
+
+/* A resumed request whose view was fetched (r->view_fetched): run it,
+ * leaving the answer in r->out and r->err as md_http_cmd_run would have. */
+void md_http_view_resumed(struct req *r);
 
 /* http_mcp.c: /mcp, MCP's Streamable HTTP transport (JSON-RPC 2.0). Its
  * sessions live in h->mcp (md_http_mcp_start: 0, or -1 with the reason). */

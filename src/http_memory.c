@@ -212,6 +212,49 @@ enum MHD_Result md_http_memory(struct req *r)
     return md_http_reply_result(r, md_err_http_status(r->err));
 }
 
+/* Run the read command r->cmd on `t` (ended here), or record the error
+ * that kept it from starting. */
+static void run_read(struct req *r, struct md_txn *t, enum md_err e)
+{
+    struct md_http *h = r->h;
+    if (!e && !t)
+        e = MD_EDB;
+    if (!e) {
+        struct md_txn_stats before, after;
+        md_txn_stats(t, &before);
+        e = md_cmd_exec(t, r->tenant, &r->cmd, &h->cfg->limits, &r->out, &r->job.res);
+        md_txn_stats(t, &after);
+        r->cost.statements = after.statements - before.statements;
+        r->cost.round_trips = after.round_trips - before.round_trips;
+        md_txn_end(t);
+    }
+    if (e == MD_EDB || e == MD_ENOMEM || e == MD_EBUSY || e == MD_EUNAVAIL) {
+        e = e == MD_ENOMEM ? MD_EDB : e;
+        set_error(r, e, md_cmd_storage_error_text(e));
+        return;
+    }
+    r->err = e;
+}
+
+/* The store's thread: the view is fetched (or failed). */
+static void view_fetched(struct md_view_job *job, struct md_txn *t, enum md_err e)
+{
+    struct req *r = (struct req *)((char *)job - offsetof(struct req, view));
+    r->view_txn = t;
+    r->view_err = e;
+    r->view_fetched = 1;
+    atomic_store(&r->state, ST_READY);
+    MHD_resume_connection(r->conn);
+}
+
+void md_http_view_resumed(struct req *r)
+{
+    r->view_fetched = 0;
+    struct md_txn *t = r->view_txn;
+    r->view_txn = NULL;
+    run_read(r, t, t ? MD_OK : r->view_err);
+}
+
 int md_http_cmd_run(struct req *r, enum md_err pe, struct md_buf *parse_msg)
 {
     struct md_http *h = r->h;
@@ -238,22 +281,19 @@ int md_http_cmd_run(struct req *r, enum md_err pe, struct md_buf *parse_msg)
         md_http_submit(r);
         return 1;
     }
-    struct md_txn *t;
+    if (r->cmd.kind == MD_CMD_VIEW && md_store_has_view_async(h->store)) {
+        const struct md_patharg *p = &r->cmd.path;
+        r->view = (struct md_view_job){r->tenant, p->canon, p->canon_len,
+                                       md_cmd_view_entries(&h->cfg->limits), view_fetched};
+        atomic_store(&r->state, ST_WAITING);
+        MHD_suspend_connection(r->conn);
+        e = md_store_view_async(h->store, &r->view);
+        if (e)
+            view_fetched(&r->view, NULL, e);
+        return 1;
+    }
+    struct md_txn *t = NULL;
     e = md_store_read_begin(h->store, &t);
-    if (!e) {
-        struct md_txn_stats before, after;
-        md_txn_stats(t, &before);
-        e = md_cmd_exec(t, r->tenant, &r->cmd, &h->cfg->limits, &r->out, &r->job.res);
-        md_txn_stats(t, &after);
-        r->cost.statements = after.statements - before.statements;
-        r->cost.round_trips = after.round_trips - before.round_trips;
-        md_txn_end(t);
-    }
-    if (e == MD_EDB || e == MD_ENOMEM || e == MD_EBUSY || e == MD_EUNAVAIL) {
-        e = e == MD_ENOMEM ? MD_EDB : e;
-        set_error(r, e, md_cmd_storage_error_text(e));
-        return 0;
-    }
-    r->err = e;
+    run_read(r, t, e);
     return 0;
 }

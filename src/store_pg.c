@@ -33,6 +33,7 @@
 #include "md_store_pg.h"
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,8 @@
 #include "store_pg_internal.h"
 
 #define OID_BYTEA_ELEM 17
+/* Connections of the reads thread (views; see store_pg_reads.c). */
+#define READS_CONNS    2
 #define OID_BYTEAARRAY 1001
 
 enum pst {
@@ -574,6 +577,9 @@ struct pg_txn {
     /* A tenant was made in this transaction / since the savepoint: a
      * rollback must forget the ids cached since. */
     int made_tenant_txn, made_tenant_cmd;
+    /* A view fetched asynchronously (pg_view_async): the txn answers from
+     * its results, and has no connection. */
+    struct pg_vjob *answer;
 };
 
 struct pgc {
@@ -597,6 +603,7 @@ struct pg_store {
     struct md_pg_watch *watch; /* LISTENs for other instances' commits */
     int64_t prune_next_tenant; /* the writer's: where pruning by age goes on */
     int search_off;            /* no full-text index (--search off), set at open */
+    struct md_pg_reads *reads; /* views fetched asynchronously (store_pg_reads.c) */
 };
 
 /* History (the section "history" below). */
@@ -616,6 +623,9 @@ enum { VACUUM_REDACTED = 1, VACUUM_ERASED = 2 };
 static void vacuum_versions(struct pg_store *s, int what);
 static enum md_err pg_search(struct md_txn *base, const char *tenant,
                              const struct md_search_terms *q, md_search_cb cb, void *ctx);
+struct pg_vjob;
+static enum md_err answered(struct pg_txn *t, enum pst id);
+static void vjob_free(struct pg_vjob *j);
 
 static int64_t now_ms(void)
 {
@@ -685,9 +695,9 @@ static int is_read_statement(int id)
 
 /* Session settings, then the statements prepared (a writer's all, a
  * reader's those that read), then pipeline mode. */
-static int conn_setup(struct pg_store *s, struct pgc *c, int write, char *why, size_t why_len)
+static int conn_setup(struct pg_store *s, PGconn *pq, int write, char *why, size_t why_len)
 {
-    const char *enc = PQparameterStatus(c->pq, "server_encoding");
+    const char *enc = PQparameterStatus(pq, "server_encoding");
     if (!enc || (strcmp(enc, "UTF8") != 0 && strcmp(enc, "SQL_ASCII") != 0)) {
         snprintf(why, why_len,
                  "the database's encoding is %s: memoryd needs UTF8 (or SQL_ASCII); create it "
@@ -701,11 +711,11 @@ static int conn_setup(struct pg_store *s, struct pgc *c, int write, char *why, s
              " SET max_parallel_workers_per_gather = 0; SET plan_cache_mode = force_generic_plan;"
              " SET default_transaction_isolation = 'read committed'",
              s->cfg.durability == MD_DURABILITY_FULL ? "on" : "off", s->cfg.busy_timeout_ms);
-    PGresult *r = PQexec(c->pq, sql);
+    PGresult *r = PQexec(pq, sql);
     int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
     PQclear(r);
-    if (!ok || !PQenterPipelineMode(c->pq)) {
-        snprintf(why, why_len, "cannot set up the session: %s", PQerrorMessage(c->pq));
+    if (!ok || !PQenterPipelineMode(pq)) {
+        snprintf(why, why_len, "cannot set up the session: %s", PQerrorMessage(pq));
         return -1;
     }
     int prepared = 0;
@@ -715,32 +725,32 @@ static int conn_setup(struct pg_store *s, struct pgc *c, int write, char *why, s
         char name[8];
         snprintf(name, sizeof name, "m%d", i);
         prepared++;
-        if (!PQsendPrepare(c->pq, name, pst[i].sql, pst[i].n, pst[i].types)) {
-            snprintf(why, why_len, "cannot prepare statements: %s", PQerrorMessage(c->pq));
+        if (!PQsendPrepare(pq, name, pst[i].sql, pst[i].n, pst[i].types)) {
+            snprintf(why, why_len, "cannot prepare statements: %s", PQerrorMessage(pq));
             return -1;
         }
     }
-    if (!PQpipelineSync(c->pq)) {
-        snprintf(why, why_len, "cannot prepare statements: %s", PQerrorMessage(c->pq));
+    if (!PQpipelineSync(pq)) {
+        snprintf(why, why_len, "cannot prepare statements: %s", PQerrorMessage(pq));
         return -1;
     }
     int bad = -1;
     for (int i = 0; i < prepared; i++) {
-        r = PQgetResult(c->pq);
+        r = PQgetResult(pq);
         if (PQresultStatus(r) != PGRES_COMMAND_OK && bad < 0) {
             bad = i;
             snprintf(why, why_len, "cannot prepare statements: %s",
-                     r ? PQresultErrorMessage(r) : PQerrorMessage(c->pq));
+                     r ? PQresultErrorMessage(r) : PQerrorMessage(pq));
         }
         PQclear(r);
         if (r)
-            PQclear(PQgetResult(c->pq)); /* the NULL that ends it */
+            PQclear(PQgetResult(pq)); /* the NULL that ends it */
     }
-    r = PQgetResult(c->pq);
+    r = PQgetResult(pq);
     ok = PQresultStatus(r) == PGRES_PIPELINE_SYNC;
     PQclear(r);
     if (!ok && bad < 0)
-        snprintf(why, why_len, "cannot prepare statements: %s", PQerrorMessage(c->pq));
+        snprintf(why, why_len, "cannot prepare statements: %s", PQerrorMessage(pq));
     return ok && bad < 0 ? 0 : -1;
 }
 
@@ -774,7 +784,7 @@ static struct pgc *conn_open(struct pg_store *s, int write, char *why, size_t wh
         return NULL;
     }
     c->pq = md_pg_connect(s->uri, why, why_len);
-    if (!c->pq || conn_setup(s, c, write, why, why_len) != 0) {
+    if (!c->pq || conn_setup(s, c->pq, write, why, why_len) != 0) {
         conn_close(c);
         return NULL;
     }
@@ -1244,6 +1254,10 @@ static enum md_err pg_read_begin(struct md_store *base, struct md_txn **out)
 static void pg_txn_end(struct md_txn *base)
 {
     struct pg_txn *t = (struct pg_txn *)base;
+    if (t->answer) {
+        vjob_free(t->answer);
+        return;
+    }
     if (t->snapshot) {
         t->snapshot = 0;
         if (q_send(t, P_ROLLBACK, NULL) != MD_OK || q_flush(t, P_ROLLBACK) != MD_OK)
@@ -1259,6 +1273,8 @@ static void pg_txn_end(struct md_txn *base)
  * and the statement sent again, once. */
 static enum md_err read_exec(struct pg_txn *t, enum pst id, const struct md_pg_params *p)
 {
+    if (t->answer)
+        return answered(t, id);
     for (int attempt = 0;; attempt++) {
         enum md_err e = q_send(t, id, p);
         if (!e)
@@ -1570,6 +1586,34 @@ static int looks_like_file(const char *path, size_t len)
     return i + 1 < len && memchr(path + i + 1, '.', len - i - 1) != NULL;
 }
 
+/* P_GET's parameters: the entry at `path`. */
+static void get_params(struct md_pg_params *p, const char *tenant, const char *path, size_t len)
+{
+    p->n = 0;
+    md_pg_text(p, tenant);
+    md_pg_bytes(p, path, len);
+}
+
+/* P_VIEW's parameters: the entry at `path` and the listing below it, at
+ * most `limit` children and grandchildren; bounds[0..1] hold the range. */
+static enum md_err view_params(struct md_pg_params *p, struct md_buf bounds_buf[2],
+                               const char *tenant, const char *path, size_t len, int64_t limit)
+{
+    enum md_err err = bounds(&bounds_buf[0], &bounds_buf[1], path, len);
+    if (err)
+        return err;
+    p->n = 0;
+    md_pg_text(p, tenant);
+    md_pg_bytes(p, path, len);
+    md_pg_i32(p, md_path_depth(path, len) + 1);
+    md_pg_bytes(p, bounds_buf[0].data, bounds_buf[0].len);
+    md_pg_bytes(p, bounds_buf[1].data, bounds_buf[1].len);
+    md_pg_i64(p, limit);
+    md_pg_i32(p, utf8_chars(path, len) + 2);
+    md_pg_i32(p, md_path_depth(path, len) + 2);
+    return MD_OK;
+}
+
 static enum md_err pg_view(struct md_txn *base, const char *tenant, const char *path, size_t len,
                            struct md_entry *e, size_t max_entries, md_list_cb cb, void *ctx,
                            int *complete)
@@ -1581,9 +1625,8 @@ static enum md_err pg_view(struct md_txn *base, const char *tenant, const char *
         /* The entry alone (P_GET): a statement of one index scan, where
          * P_VIEW starts and runs three; when it is a directory after all,
          * P_VIEW follows (a second round trip). */
-        struct md_pg_params g = {.n = 0};
-        md_pg_text(&g, tenant);
-        md_pg_bytes(&g, path, len);
+        struct md_pg_params g;
+        get_params(&g, tenant, path, len);
         err = read_exec(t, P_GET, &g);
         if (err)
             return err;
@@ -1599,20 +1642,11 @@ static enum md_err pg_view(struct md_txn *base, const char *tenant, const char *
             return MD_OK;
         }
     }
-    err = bounds(&t->arr[0], &t->arr[1], path, len);
-    if (err)
-        return err;
     int64_t limit = max_entries ? (int64_t)max_entries : 1;
-    struct md_pg_params p = {.n = 0};
-    md_pg_text(&p, tenant);
-    md_pg_bytes(&p, path, len);
-    md_pg_i32(&p, md_path_depth(path, len) + 1);
-    md_pg_bytes(&p, t->arr[0].data, t->arr[0].len);
-    md_pg_bytes(&p, t->arr[1].data, t->arr[1].len);
-    md_pg_i64(&p, limit);
-    md_pg_i32(&p, utf8_chars(path, len) + 2);
-    md_pg_i32(&p, md_path_depth(path, len) + 2);
-    err = read_exec(t, P_VIEW, &p);
+    struct md_pg_params p;
+    err = view_params(&p, t->arr, tenant, path, len, limit);
+    if (!err)
+        err = read_exec(t, P_VIEW, &p);
     if (err)
         return err;
     const PGresult *r = t->res;
@@ -1697,6 +1731,113 @@ static enum md_err pg_view(struct md_txn *base, const char *tenant, const char *
         *complete = 0;
     free(lv);
     return err;
+}
+
+/* ---- views fetched asynchronously (md_store_view_async) ----
+ *
+ * A view's statements go to the reads thread (store_pg_reads.c) instead of
+ * a pooled connection the HTTP thread waits on: P_GET for a path that looks
+ * like a file's, then P_VIEW if it was a directory after all, or P_VIEW at
+ * once; what pg_view would send, in the same order. The job's txn then
+ * answers pg_view from those results (answered()), without a connection.
+ */
+struct pg_vjob {
+    struct pg_txn t; /* t.answer is this job */
+    struct md_view_job *job;
+    struct md_pg_query q;
+    enum pst sent; /* the statement of q */
+    char name[8];  /* its prepared name */
+    PGresult *get, *view;
+};
+
+static void vjob_free(struct pg_vjob *j)
+{
+    PQclear(j->get);
+    PQclear(j->view);
+    for (size_t i = 0; i < sizeof j->t.arr / sizeof j->t.arr[0]; i++)
+        md_buf_free(&j->t.arr[i]);
+    free(j);
+}
+
+/* pg_view's statement `id`, answered from the job's results. */
+static enum md_err answered(struct pg_txn *t, enum pst id)
+{
+    struct pg_vjob *j = t->answer;
+    PGresult *r = id == P_GET ? j->get : id == P_VIEW ? j->view : NULL;
+    if (!r) {
+        md_log_msg(MD_LOG_ERROR, "internal error", "a view asked for a statement not fetched");
+        return MD_EDB;
+    }
+    t->res = r; /* borrowed: the job's until vjob_free */
+    t->st.statements++;
+    t->st.round_trips++;
+    return MD_OK;
+}
+
+static void vjob_send(struct pg_store *s, struct pg_vjob *j, enum pst id)
+{
+    j->sent = id;
+    snprintf(j->name, sizeof j->name, "m%d", (int)id);
+    j->q.stmt = j->name;
+    j->q.resent = j->q.aborts = 0;
+    md_pg_reads_submit(s->reads, &j->q);
+}
+
+static void vjob_done(struct md_pg_query *q, PGresult *res, enum md_err e)
+{
+    struct pg_vjob *j = (struct pg_vjob *)((char *)q - offsetof(struct pg_vjob, q));
+    struct pg_store *s = (struct pg_store *)j->t.base.store;
+    struct md_view_job *job = j->job;
+    if (!e && j->sent == P_GET) {
+        j->get = res;
+        /* A directory after all: its listing too (pg_view's second round
+         * trip). */
+        if (PQntuples(res) == 1 && md_pg_r_i16(res, 0, 0) == MD_KIND_DIR) {
+            int64_t limit = job->max_entries ? (int64_t)job->max_entries : 1;
+            e = view_params(&j->q.p, j->t.arr, job->tenant, job->path, job->len, limit);
+            if (!e) {
+                vjob_send(s, j, P_VIEW);
+                return;
+            }
+        }
+    } else if (!e) {
+        j->view = res;
+    }
+    if (e) {
+        vjob_free(j);
+        job->done(job, NULL, e);
+        return;
+    }
+    job->done(job, &j->t.base, MD_OK);
+}
+
+static enum md_err pg_view_async(struct md_store *base, struct md_view_job *job)
+{
+    struct pg_store *s = (struct pg_store *)base;
+    struct pg_vjob *j = calloc(1, sizeof *j);
+    if (!j)
+        return MD_ENOMEM;
+    j->t.base.store = base;
+    j->t.answer = j;
+    for (size_t i = 0; i < sizeof j->t.arr / sizeof j->t.arr[0]; i++)
+        md_buf_init(&j->t.arr[i], (size_t)64 << 20);
+    j->job = job;
+    j->q.done = vjob_done;
+    enum md_err e = MD_OK;
+    enum pst id = P_GET;
+    if (looks_like_file(job->path, job->len)) {
+        get_params(&j->q.p, job->tenant, job->path, job->len);
+    } else {
+        int64_t limit = job->max_entries ? (int64_t)job->max_entries : 1;
+        e = view_params(&j->q.p, j->t.arr, job->tenant, job->path, job->len, limit);
+        id = P_VIEW;
+    }
+    if (e) {
+        vjob_free(j);
+        return e;
+    }
+    vjob_send(s, j, id);
+    return MD_OK;
 }
 
 /* The tenant's id: cached, or read from the P_LOCATE rows of t->res. */
@@ -2107,6 +2248,7 @@ static void pg_stats(struct md_txn *base, struct md_txn_stats *st)
 static void pg_close(struct md_store *base)
 {
     struct pg_store *s = (struct pg_store *)base;
+    md_pg_reads_stop(s->reads);
     md_pg_watch_stop(s->watch);
     for (struct pgc *c = s->idle, *next; c; c = next) {
         next = c->next_idle;
@@ -3199,7 +3341,14 @@ static const struct md_store_ops pg_ops = {
     .snapshot_begin = pg_snapshot_begin,
     .scan = pg_scan,
     .search = pg_search,
+    .view_async = pg_view_async,
 };
+
+/* A connection of the reads thread: a reader's. */
+static int reads_setup(PGconn *pq, void *ctx, char *why, size_t why_len)
+{
+    return conn_setup(ctx, pq, 0, why, why_len);
+}
 
 enum md_err md_store_pg_open(const struct md_store_config *cfg, struct md_store **out, char *why,
                              size_t why_len)
@@ -3228,6 +3377,13 @@ enum md_err md_store_pg_open(const struct md_store_config *cfg, struct md_store 
     if (!e) {
         s->writer = conn_open(s, 1, why, why_len);
         e = s->writer ? MD_OK : MD_EUNAVAIL;
+    }
+    if (!e) {
+        s->reads = md_pg_reads_start(s->uri, READS_CONNS, reads_setup, s);
+        if (!s->reads) {
+            snprintf(why, why_len, "cannot start the reads thread");
+            e = MD_ENOMEM;
+        }
     }
     if (e) {
         pg_close(&s->base);

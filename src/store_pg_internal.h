@@ -73,6 +73,44 @@ int64_t md_pg_r_i64(const PGresult *r, int row, int col);
 int32_t md_pg_r_i32(const PGresult *r, int row, int col);
 int md_pg_r_i16(const PGresult *r, int row, int col);
 
+/* ---- src/store_pg_reads.c ---- */
+
+/* Reads answered without a thread waiting for them: a thread of its own
+ * keeps up to `nconns` connections (opened as load needs them, each set up
+ * by `setup` and then made nonblocking) and sends each query it is given
+ * on the one with the fewest in flight, the queries given meanwhile
+ * together (one write and one Sync per connection). Each query's result
+ * goes to its callback, on that thread, in the order the connection
+ * answers. A query whose connection breaks before its answer is sent once
+ * more; a query the server refuses fails alone. */
+struct md_pg_reads;
+
+/* Make a new connection ready for the queries (session settings, the
+ * statements prepared, pipeline mode): 0, or -1 with a reason in `why`. */
+typedef int (*md_pg_setup_fn)(PGconn *pq, void *ctx, char *why, size_t why_len);
+
+struct md_pg_query {
+    const char *stmt;      /* a statement `setup` prepared (static) */
+    struct md_pg_params p; /* its parameters (p.v may point into p.num: the query must not move) */
+    /* Called once, on the thread: the result (the callback's, PQclear it;
+     * NULL on error) and MD_OK, MD_EUNAVAIL (the database cannot be
+     * reached) or the class of the server's error (logged). */
+    void (*done)(struct md_pg_query *q, PGresult *res, enum md_err e);
+    /* the thread's */
+    struct md_pg_query *next;
+    int resent, aborts;
+};
+
+/* NULL when the thread cannot be started. */
+struct md_pg_reads *md_pg_reads_start(const char *uri, unsigned nconns, md_pg_setup_fn setup,
+                                      void *ctx);
+/* Give the thread a query (from any thread, also from a callback). The
+ * query is the caller's again once its callback is called. */
+void md_pg_reads_submit(struct md_pg_reads *r, struct md_pg_query *q);
+/* Stop the thread: the queries not answered fail with MD_EUNAVAIL. No
+ * query may be submitted after. */
+void md_pg_reads_stop(struct md_pg_reads *r);
+
 /* ---- src/store_pg_watch.c ---- */
 
 /* Called from the watcher's thread with the name of a tenant whose change
