@@ -1606,16 +1606,17 @@ int md_store_sqlite_synchronous(struct md_store *base, int out[2])
 }
 
 /* Process-wide SQLite settings, before its first use: no memory statistics
- * (their global mutex is taken on every allocation, by every thread); a
- * savepoint's journal (the pages a command changes, as they were: every
- * command of a batch runs in a savepoint) kept in memory up to 4 MiB
- * instead of 64 KiB: past that SQLite makes a temporary file for it, which
- * a batch of 30 creates did every time (a file made, written and removed
- * per commit, about 9 KiB per create). */
+ * (their global mutex is taken on every allocation, by every thread).
+ * Savepoint journals keep SQLite's default spill threshold (64 KiB): a
+ * journal that spills is copied to its temporary file in one write of up
+ * to that size, and Debian's SQLite 3.40.1 keeps only the low 17 bits of
+ * that write's length, so a threshold of 256 KiB or more made a batch of
+ * large edits fail with SQLITE_FULL ("database or disk is full") on a disk
+ * with room to spare (tests/integration/concurrency.test.mjs: growing
+ * edits in one batch). */
 static void sqlite_setup(void)
 {
     sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
-    sqlite3_config(SQLITE_CONFIG_STMTJRNL_SPILL, 4 << 20);
 }
 
 enum md_err md_store_sqlite_open(const struct md_store_config *cfg, struct md_store **out,
