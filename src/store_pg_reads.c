@@ -3,15 +3,18 @@
  * store_pg_internal.h): one thread multiplexes a few connections in
  * libpq's nonblocking pipeline mode, as pgbench's client does.
  *
- * The queries given while the thread was busy are sent together: spread
- * over the connections (each to the one with the fewest in flight), each
- * connection's share in one write and one Sync, so that a server process
- * reads several and answers them in one go. Results come back in order on
- * each connection (a FIFO of the queries sent), and each goes to its
- * query's callback on this thread.
+ * Each connection has at most one group of queries in flight: its queries
+ * sent in one write, then one Sync. Queries given while every connection
+ * is busy are held, and go as the next group of the first connection that
+ * answers; so the busier the server, the larger the groups, and a server
+ * process reads a whole group and answers it in one go. An idle server
+ * gets each query at once. Results come back in order on each connection
+ * (a FIFO of the queries sent), and each goes to its query's callback on
+ * this thread. A query given while every connection has a group in
+ * flight does not wake the thread: the first answer will.
  *
  * Failures: a query the server refuses gets its error; those behind it in
- * the same Sync come back "aborted" and are sent again. A connection that
+ * the same group come back "aborted" and are sent again. A connection that
  * breaks is closed and its queries sent again, each once, on the others or
  * on a new connection; reconnecting is tried at most every RECONNECT_MS
  * while the server cannot be reached, and meanwhile queries fail at once
@@ -19,7 +22,9 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -39,12 +44,14 @@ struct rconn {
     PGconn *pq;
     int fd;
     struct md_pg_query *head, *tail; /* sent, awaiting their results, in order */
-    unsigned inflight;               /* queries in that list */
-    unsigned syncs;                  /* Syncs sent whose answer is not read yet */
+    int synced;                      /* a group is in flight: its Sync not answered */
     PGresult *res;                   /* the head's result, before the NULL that ends it */
     int want_out;                    /* libpq holds data not sent yet: EPOLLOUT wanted */
-    struct md_pg_query *batch;       /* this round's queries for it, not sent yet */
-    struct md_pg_query **batch_tail;
+};
+
+/* A list of queries, in order. */
+struct qlist {
+    struct md_pg_query *head, **tail;
 };
 
 struct md_pg_reads {
@@ -57,9 +64,11 @@ struct md_pg_reads {
     pthread_t th;
     int started;
     pthread_mutex_t mu;
-    struct md_pg_query *pending, **pending_tail; /* given, not taken by the thread yet */
-    int stop;
-    int64_t retry_at_ms; /* no reconnecting before then */
+    struct qlist pending; /* given, not taken by the thread yet (mu) */
+    int stop;             /* (mu) */
+    atomic_int in_flight; /* groups in flight: their answers will wake the thread */
+    struct qlist held;    /* the thread's: taken, waiting for a connection */
+    int64_t retry_at_ms;  /* no reconnecting before then */
 };
 
 static int64_t mono_ms(void)
@@ -69,43 +78,59 @@ static int64_t mono_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void log_conn(const char *msg, const char *why)
+static void ql_init(struct qlist *l)
 {
-    md_log_msg(MD_LOG_ERROR, msg, why);
+    l->head = NULL;
+    l->tail = &l->head;
 }
 
-/* ---- the list of queries given ---- */
-
-void md_pg_reads_submit(struct md_pg_reads *r, struct md_pg_query *q)
+static void ql_push(struct qlist *l, struct md_pg_query *q)
 {
     q->next = NULL;
-    pthread_mutex_lock(&r->mu);
-    int wake = r->pending == NULL; /* else a wake-up is on its way */
-    *r->pending_tail = q;
-    r->pending_tail = &q->next;
-    pthread_mutex_unlock(&r->mu);
-    if (wake) {
-        uint64_t one = 1;
-        ssize_t n = write(r->efd, &one, sizeof one);
-        (void)n; /* the counter cannot overflow: the thread reads it */
-    }
+    *l->tail = q;
+    l->tail = &q->next;
 }
 
-static struct md_pg_query *take_pending(struct md_pg_reads *r, int *stop)
+/* Append list `b` to `a`; `b` is left empty. */
+static void ql_join(struct qlist *a, struct qlist *b)
 {
-    pthread_mutex_lock(&r->mu);
-    struct md_pg_query *q = r->pending;
-    r->pending = NULL;
-    r->pending_tail = &r->pending;
-    *stop = r->stop;
-    pthread_mutex_unlock(&r->mu);
+    if (!b->head)
+        return;
+    *a->tail = b->head;
+    a->tail = b->tail;
+    ql_init(b);
+}
+
+static struct md_pg_query *ql_pop(struct qlist *l)
+{
+    struct md_pg_query *q = l->head;
+    if (q) {
+        l->head = q->next;
+        if (!l->head)
+            l->tail = &l->head;
+        q->next = NULL;
+    }
     return q;
 }
 
-/* Give a query back to the list, to be sent in the next round. */
-static void again(struct md_pg_reads *r, struct md_pg_query *q)
+static void wake(struct md_pg_reads *r)
 {
-    md_pg_reads_submit(r, q);
+    uint64_t one = 1;
+    ssize_t n = write(r->efd, &one, sizeof one);
+    (void)n; /* the counter cannot overflow: the thread reads it */
+}
+
+void md_pg_reads_submit(struct md_pg_reads *r, struct md_pg_query *q)
+{
+    pthread_mutex_lock(&r->mu);
+    int first = r->pending.head == NULL; /* else a wake-up is on its way */
+    ql_push(&r->pending, q);
+    pthread_mutex_unlock(&r->mu);
+    /* While every connection has a group in flight, the first answer wakes
+     * the thread, which then takes what is pending (in_flight is lowered
+     * before that); else a connection is free (or can be opened) now. */
+    if (first && atomic_load(&r->in_flight) < (int)r->nconns)
+        wake(r);
 }
 
 static void finish(struct md_pg_query *q, PGresult *res, enum md_err e)
@@ -114,6 +139,13 @@ static void finish(struct md_pg_query *q, PGresult *res, enum md_err e)
 }
 
 /* ---- connections ---- */
+
+static void set_synced(struct md_pg_reads *r, struct rconn *c, int on)
+{
+    if (c->synced != on)
+        atomic_fetch_add(&r->in_flight, on ? 1 : -1);
+    c->synced = on;
+}
 
 static void conn_drop(struct md_pg_reads *r, struct rconn *c)
 {
@@ -125,35 +157,35 @@ static void conn_drop(struct md_pg_reads *r, struct rconn *c)
     c->pq = NULL;
     c->fd = -1;
     c->res = NULL;
-    c->inflight = c->syncs = 0;
+    set_synced(r, c, 0);
     c->want_out = 0;
     c->head = c->tail = NULL;
 }
 
-/* The connection broke: every query on it (sent or about to be) goes
- * again once; a query that already went again fails. */
+/* The connection broke: every query sent on it goes again once (held for
+ * the next group); a query that already went again fails. */
 static void conn_fail(struct md_pg_reads *r, struct rconn *c, const char *why)
 {
-    log_conn("lost a reader connection", why);
+    md_log_msg(MD_LOG_ERROR, "lost a reader connection", why);
     md_metrics_storage_error();
-    struct md_pg_query *sent = c->head, *unsent = c->batch;
+    struct md_pg_query *q = c->head;
     c->head = c->tail = NULL;
-    c->batch = NULL;
-    c->batch_tail = &c->batch;
     conn_drop(r, c);
-    for (struct md_pg_query *q = sent, *next; q; q = next) {
+    struct qlist again;
+    ql_init(&again);
+    for (struct md_pg_query *next; q; q = next) {
         next = q->next;
         if (q->resent) {
             finish(q, NULL, MD_EUNAVAIL);
         } else {
             q->resent = 1;
-            again(r, q);
+            ql_push(&again, q);
         }
     }
-    for (struct md_pg_query *q = unsent, *next; q; q = next) {
-        next = q->next;
-        again(r, q);
-    }
+    /* Before what is held: they were sent first. */
+    ql_join(&again, &r->held);
+    if (again.head)
+        r->held = again; /* (`again` is not used after: its tail is a node's) */
 }
 
 static int conn_open(struct md_pg_reads *r, struct rconn *c)
@@ -170,45 +202,18 @@ static int conn_open(struct md_pg_reads *r, struct rconn *c)
         pq = NULL;
     }
     if (!pq) {
-        log_conn("cannot open a reader connection", why);
+        md_log_msg(MD_LOG_ERROR, "cannot open a reader connection", why);
         return -1;
     }
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
     c->pq = pq;
     c->fd = PQsocket(pq);
     if (epoll_ctl(r->ep, EPOLL_CTL_ADD, c->fd, &ev) != 0) {
-        log_conn("cannot open a reader connection", strerror(errno));
+        md_log_msg(MD_LOG_ERROR, "cannot open a reader connection", strerror(errno));
         conn_drop(r, c);
         return -1;
     }
     return 0;
-}
-
-/* The connection for the next query: the open one with the fewest in
- * flight, or a closed one opened now when every open one is busy (or none
- * is open). NULL when none can be had. */
-static struct rconn *pick(struct md_pg_reads *r)
-{
-    struct rconn *best = NULL, *closed = NULL;
-    for (unsigned i = 0; i < r->nconns; i++) {
-        struct rconn *c = &r->c[i];
-        if (!c->pq) {
-            if (!closed)
-                closed = c;
-            continue;
-        }
-        if (!best || c->inflight < best->inflight)
-            best = c;
-    }
-    if (closed && (!best || best->inflight > 0)) {
-        int64_t now = mono_ms();
-        if (now >= r->retry_at_ms) {
-            if (conn_open(r, closed) == 0)
-                return closed;
-            r->retry_at_ms = now + RECONNECT_MS;
-        }
-    }
-    return best;
 }
 
 static void want_out(struct md_pg_reads *r, struct rconn *c, int on)
@@ -229,36 +234,28 @@ static void conn_flush(struct md_pg_reads *r, struct rconn *c)
         want_out(r, c, f == 1);
 }
 
-/* Send this round's queries of `c`, then one Sync. */
-static void conn_send(struct md_pg_reads *r, struct rconn *c)
+/* Send the first `n` held queries on idle connection `c` as a group. */
+static void conn_send(struct md_pg_reads *r, struct rconn *c, size_t n)
 {
-    struct md_pg_query *q = c->batch;
-    c->batch = NULL;
-    c->batch_tail = &c->batch;
-    while (q) {
-        struct md_pg_query *next = q->next;
-        q->next = NULL;
+    for (size_t i = 0; i < n; i++) {
+        struct md_pg_query *q = ql_pop(&r->held);
         const struct md_pg_params *p = &q->p;
-        if (!PQsendQueryPrepared(c->pq, q->stmt, p->n, p->v, p->len, p->fmt, 1)) {
-            /* Give the rest back to the batch: conn_fail sends them again. */
-            q->next = next;
-            c->batch = q;
-            conn_fail(r, c, PQerrorMessage(c->pq));
-            return;
-        }
+        /* In the FIFO first: conn_fail gives it back with the others. */
         if (c->tail)
             c->tail->next = q;
         else
             c->head = q;
         c->tail = q;
-        c->inflight++;
-        q = next;
+        if (!PQsendQueryPrepared(c->pq, q->stmt, p->n, p->v, p->len, p->fmt, 1)) {
+            conn_fail(r, c, PQerrorMessage(c->pq));
+            return;
+        }
     }
     if (!PQpipelineSync(c->pq)) {
         conn_fail(r, c, PQerrorMessage(c->pq));
         return;
     }
-    c->syncs++;
+    set_synced(r, c, 1);
     conn_flush(r, c);
 }
 
@@ -269,7 +266,6 @@ static void head_done(struct md_pg_reads *r, struct rconn *c)
     c->head = q->next;
     if (!c->head)
         c->tail = NULL;
-    c->inflight--;
     q->next = NULL;
     PGresult *res = c->res;
     c->res = NULL;
@@ -279,10 +275,10 @@ static void head_done(struct md_pg_reads *r, struct rconn *c)
         return;
     }
     if (st == PGRES_PIPELINE_ABORTED && q->aborts < MAX_ABORTS) {
-        /* Another query of its Sync failed: this one never ran. */
+        /* Another query of its group failed: this one never ran. */
         PQclear(res);
         q->aborts++;
-        again(r, q);
+        ql_push(&r->held, q);
         return;
     }
     enum md_err e = md_pg_classify(c->pq, res);
@@ -308,7 +304,7 @@ static void conn_read(struct md_pg_reads *r, struct rconn *c)
         conn_fail(r, c, PQerrorMessage(c->pq));
         return;
     }
-    while (c->pq && (c->head || c->syncs) && !PQisBusy(c->pq)) {
+    while (c->pq && c->synced && !PQisBusy(c->pq)) {
         PGresult *res = PQgetResult(c->pq);
         if (!res) {
             if (!c->head || !c->res) {
@@ -320,11 +316,11 @@ static void conn_read(struct md_pg_reads *r, struct rconn *c)
         }
         if (PQresultStatus(res) == PGRES_PIPELINE_SYNC) {
             PQclear(res);
-            if (c->syncs == 0 || c->res) {
+            if (c->head || c->res) {
                 conn_fail(r, c, "the server's answers are out of order");
                 return;
             }
-            c->syncs--;
+            set_synced(r, c, 0); /* idle: ready for the next group */
             continue;
         }
         if (c->res || !c->head) { /* one result per statement */
@@ -340,29 +336,51 @@ static void conn_read(struct md_pg_reads *r, struct rconn *c)
 
 /* ---- the thread ---- */
 
-/* Send the queries given since the last round. */
-static void dispatch(struct md_pg_reads *r, struct md_pg_query *q)
+/* Send what is held: split over the idle connections, opening one when
+ * none is idle and fewer than nconns are open; fail it all when the
+ * database cannot be reached. */
+static void dispatch(struct md_pg_reads *r)
 {
-    while (q) {
-        struct md_pg_query *next = q->next;
-        q->next = NULL;
-        struct rconn *c = pick(r);
-        if (!c) {
-            finish(q, NULL, MD_EUNAVAIL);
-        } else {
-            *c->batch_tail = q;
-            c->batch_tail = &q->next;
-            c->inflight++; /* counted for pick(); conn_send counts it again */
+    while (r->held.head) {
+        struct rconn *idle[MAX_CONNS];
+        unsigned nidle = 0, nopen = 0;
+        struct rconn *closed = NULL;
+        for (unsigned i = 0; i < r->nconns; i++) {
+            struct rconn *c = &r->c[i];
+            if (c->pq) {
+                nopen++;
+                if (!c->synced)
+                    idle[nidle++] = c;
+            } else if (!closed) {
+                closed = c;
+            }
         }
-        q = next;
-    }
-    for (unsigned i = 0; i < r->nconns; i++) {
-        struct rconn *c = &r->c[i];
-        if (!c->batch)
-            continue;
-        for (struct md_pg_query *b = c->batch; b; b = b->next)
-            c->inflight--;
-        conn_send(r, c);
+        if (nidle == 0 && closed) {
+            int64_t now = mono_ms();
+            if (now >= r->retry_at_ms) {
+                if (conn_open(r, closed) == 0) {
+                    idle[nidle++] = closed;
+                    nopen++;
+                } else {
+                    r->retry_at_ms = now + RECONNECT_MS;
+                }
+            }
+        }
+        if (nidle == 0) {
+            if (nopen > 0)
+                return; /* the groups in flight will answer first */
+            for (struct md_pg_query *q; (q = ql_pop(&r->held));)
+                finish(q, NULL, MD_EUNAVAIL);
+            return;
+        }
+        size_t n = 0;
+        for (struct md_pg_query *q = r->held.head; q; q = q->next)
+            n++;
+        for (unsigned i = 0; i < nidle && r->held.head; i++) {
+            size_t share = (n + nidle - i - 1) / (nidle - i);
+            conn_send(r, idle[i], share);
+            n -= share;
+        }
     }
 }
 
@@ -373,7 +391,7 @@ static void *loop(void *arg)
     for (;;) {
         int n = epoll_wait(r->ep, ev, MAX_CONNS + 1, -1);
         if (n < 0 && errno != EINTR) {
-            log_conn("the reader thread cannot wait", strerror(errno));
+            md_log_msg(MD_LOG_ERROR, "the reader thread cannot wait", strerror(errno));
             break;
         }
         for (int i = 0; i < n; i++) {
@@ -387,16 +405,13 @@ static void *loop(void *arg)
             if (c->pq)
                 conn_read(r, c); /* also flushes what is left to send */
         }
-        int stop;
-        struct md_pg_query *q = take_pending(r, &stop);
-        if (stop) {
-            for (struct md_pg_query *next; q; q = next) {
-                next = q->next;
-                finish(q, NULL, MD_EUNAVAIL);
-            }
+        pthread_mutex_lock(&r->mu);
+        int stop = r->stop;
+        ql_join(&r->held, &r->pending);
+        pthread_mutex_unlock(&r->mu);
+        if (stop)
             break;
-        }
-        dispatch(r, q);
+        dispatch(r);
     }
     return NULL;
 }
@@ -411,14 +426,14 @@ struct md_pg_reads *md_pg_reads_start(const char *uri, unsigned nconns, md_pg_se
     r->setup = setup;
     r->setup_ctx = ctx;
     r->nconns = nconns < 1 ? 1 : nconns > MAX_CONNS ? MAX_CONNS : nconns;
-    r->pending_tail = &r->pending;
+    ql_init(&r->pending);
+    ql_init(&r->held);
+    atomic_init(&r->in_flight, 0);
     r->ep = epoll_create1(EPOLL_CLOEXEC);
     r->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     pthread_mutex_init(&r->mu, NULL);
-    for (unsigned i = 0; i < MAX_CONNS; i++) {
+    for (unsigned i = 0; i < MAX_CONNS; i++)
         r->c[i].fd = -1;
-        r->c[i].batch_tail = &r->c[i].batch;
-    }
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
     if (!r->uri || r->ep < 0 || r->efd < 0 || epoll_ctl(r->ep, EPOLL_CTL_ADD, r->efd, &ev) != 0 ||
         pthread_create(&r->th, NULL, loop, r) != 0) {
@@ -437,12 +452,10 @@ void md_pg_reads_stop(struct md_pg_reads *r)
         pthread_mutex_lock(&r->mu);
         r->stop = 1;
         pthread_mutex_unlock(&r->mu);
-        uint64_t one = 1;
-        ssize_t n = write(r->efd, &one, sizeof one);
-        (void)n;
+        wake(r);
         pthread_join(r->th, NULL);
     }
-    /* What is still in flight fails: nothing answers it now. */
+    /* What is still in flight or held fails: nothing answers it now. */
     for (unsigned i = 0; i < r->nconns; i++) {
         struct rconn *c = &r->c[i];
         struct md_pg_query *q = c->head;
@@ -453,6 +466,9 @@ void md_pg_reads_stop(struct md_pg_reads *r)
             finish(q, NULL, MD_EUNAVAIL);
         }
     }
+    ql_join(&r->held, &r->pending);
+    for (struct md_pg_query *q; (q = ql_pop(&r->held));)
+        finish(q, NULL, MD_EUNAVAIL);
     if (r->ep >= 0)
         close(r->ep);
     if (r->efd >= 0)
