@@ -6,10 +6,12 @@
  * Connections (libpq): one writer, used by the writer thread only, running
  * a batch of commands as one transaction with a savepoint per command, its
  * statements sent in pipelines so that a command costs a fixed number of
- * round trips; and a pool of reader connections (cfg->readers at most kept
- * open), one per concurrent read. A connection that breaks is dropped and
- * opened again on the next use: while the database cannot be reached,
- * operations fail with MD_EUNAVAIL.
+ * round trips; a pool of reader connections (cfg->readers at most kept
+ * open), one per concurrent read; and the connections of the views' thread
+ * (md_store_view_async: two, in nonblocking pipeline mode, see
+ * src/store_pg_reads.c). A connection that breaks is dropped and opened
+ * again on the next use: while the database cannot be reached, operations
+ * fail with MD_EUNAVAIL.
  *
  * Tenants: each write transaction takes a transaction-level advisory lock
  * per tenant it writes (pg_advisory_xact_lock, keyed by
