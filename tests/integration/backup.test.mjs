@@ -21,6 +21,10 @@
 //     replaces an existing target; --help;
 //   - interrupted: SIGTERM while the copy is being written (its temporary file exists) ends
 //     it with exit 1 and `interrupted`, and removes the temporary file: nothing is left.
+// Under valgrind (scripts/valgrind.sh), which looks for memory errors, the same paths with less
+// data: one file of 1 MiB and one of 300,000 bytes and 8 notes per known tree, 3 writers; and
+// the interrupted backup, itself under valgrind there (some 30 times slower), copies 4 MiB
+// instead of 40.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -29,10 +33,11 @@ import path from 'node:path';
 import { makeClient, readText } from '../lib/client.mjs';
 import { dbInconsistencies } from '../lib/db.mjs';
 import { spawn } from 'node:child_process';
-import { BIN, runMemoryd, startServer, tempDir } from '../lib/server.mjs';
+import { memorydCommand, runMemoryd, startServer, tempDir } from '../lib/server.mjs';
+import { volume } from '../lib/util.mjs';
 
 const ARGS = ['--max-view', '4M'];
-const WRITERS = 6;
+const WRITERS = volume(6, 3);
 const dirs = [];
 const scratch = (name) => {
   const d = tempDir(`memoryd-backup-${name}-`);
@@ -64,8 +69,9 @@ function knownSet() {
     const files = new Map();
     const cmds = [];
     const create = (p, text) => { cmds.push({ command: 'create', path: p, file_text: text }); files.set(p, text); };
-    for (let i = 0; i < 10; i++) create(`/memories/big/${tenant}-${i}.txt`, textOf(`${tenant} big ${i}`, i < 6 ? 1 << 20 : 300000));
-    for (let i = 0; i < 30; i++) create(`/memories/notes/d${i % 4}/n${i}.md`, `# ${tenant} note ${i}\n- item ${i}`);
+    const [big, large] = volume([10, 6], [2, 1]); // files, of which 1 MiB (the others 300,000 bytes)
+    for (let i = 0; i < big; i++) create(`/memories/big/${tenant}-${i}.txt`, textOf(`${tenant} big ${i}`, i < large ? 1 << 20 : 300000));
+    for (let i = 0; i < volume(30, 8); i++) create(`/memories/notes/d${i % 4}/n${i}.md`, `# ${tenant} note ${i}\n- item ${i}`);
     cmds.push({ command: 'str_replace', path: '/memories/notes/d0/n0.md', old_str: '- item 0', new_str: '- item zero, edited' });
     files.set('/memories/notes/d0/n0.md', `# ${tenant} note 0\n- item zero, edited`);
     cmds.push({ command: 'insert', path: '/memories/notes/d1/n1.md', insert_line: 1, insert_text: 'inserted line' });
@@ -288,13 +294,13 @@ test('memoryd backup: SIGTERM while it copies leaves nothing behind', { timeout:
   const db = path.join(dir, 'memoryd.db');
   const srv = await serve({ db });
   const c = makeClient(srv.port, { tenant: 'big' });
-  for (let i = 0; i < 40; i++) {
+  for (let i = 0; i < volume(40, 4); i++) {
     const r = await c.post({ command: 'create', path: `/memories/f${i}.txt`, file_text: textOf(`file ${i}`, 1 << 20) });
     assert.equal(r.status, 200, r.text);
   }
   c.close();
   const out = scratch('signal-out');
-  const p = spawn(BIN, ['backup', '--db', db, '--to', path.join(out, 'copy.db')]);
+  const p = spawn(...memorydCommand(['backup', '--db', db, '--to', path.join(out, 'copy.db')]));
   let stdout = '', stderr = '';
   p.stdout.on('data', (d) => { stdout += d; });
   p.stderr.on('data', (d) => { stderr += d; });

@@ -21,6 +21,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import { dbSql } from '../lib/db.mjs';
 import { startServer } from '../lib/server.mjs';
+import { volume } from '../lib/util.mjs';
 
 const TIME_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -243,7 +244,7 @@ describe('change feed', () => {
 
   test('a reader following the feed while 8 writers write sees every acknowledged write exactly once, in commit order', async (t) => {
     const WRITERS = 8;
-    const EACH = 60;
+    const EACH = volume(60, 20); // (20 under valgrind, which looks for memory errors)
     const tenant = 'c-follow';
     const reader = client(srv, tenant, new http.Agent({ keepAlive: true, maxSockets: 1 }));
     const seen = [];

@@ -14,6 +14,11 @@
 //   (e) failing commands (409/404/422) mixed into the same batches as successful ones: every
 //       acknowledged success is visible and no failure changed anything.
 // Every scenario runs against the default settings and with --threads 1 --max-batch 1.
+// Under valgrind (scripts/valgrind.sh), which looks for memory errors, (a)-(e) run the same
+// commands with fewer clients and rounds (tests/lib/util.mjs volume()): 6 clients, 10 inserts
+// each in (a), 2 of the 10 alike paths in (b), 5 rounds and 2 swaps each in (c), 3 writers, 3
+// viewers and 30 operations each in (d) (every kind of operation among them), 6 steps in (e)
+// (every kind of failure and success).
 // Then growing edits in one batch: 32 writers grow 16 files of 250 KB at once, so that one batch
 // rewrites about 4 MB (on SQLite, a savepoint journal past 4 MiB): every edit a 200, the files
 // as modelled, no error logged.
@@ -24,9 +29,10 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { makeClient, readLines, readText } from '../lib/client.mjs';
 import { startServer } from '../lib/server.mjs';
-import { formatSize, mulberry32 } from '../lib/util.mjs';
+import { formatSize, mulberry32, underValgrind, volume } from '../lib/util.mjs';
 
-const CLIENTS = 16;
+const CLIENTS = volume(16, 6);
+const INSERTS = volume(50, 10); // per client in (a)
 
 function makeClients(port, tenant, n = CLIENTS) {
   return Array.from({ length: n }, () => makeClient(port, { tenant }));
@@ -119,7 +125,7 @@ for (const setting of SETTINGS) {
       fs.rmSync(srv.dir, { recursive: true, force: true });
     });
 
-    test('(a) 16 clients × 50 inserts into one file: every line present exactly once', async () => {
+    test(`(a) ${CLIENTS} clients × ${INSERTS} inserts into one file: every line present exactly once`, async () => {
       const clients = makeClients(srv.port, 'conc-a');
       const path = '/memories/shared/lines.txt';
       const original = ['orig-1', 'orig-2', 'orig-3', 'orig-4', 'orig-5'];
@@ -129,7 +135,7 @@ for (const setting of SETTINGS) {
       // (lines are only added, so the file has at least the original lines plus its own).
       await Promise.all(clients.map(async (client, c) => {
         const random = mulberry32(1000 + c);
-        for (let k = 0; k < 50; k++) {
+        for (let k = 0; k < INSERTS; k++) {
           const known = original.length + k;
           const at = c % 2 === 0 ? 0 : Math.floor(random() * (known + 1));
           const text = k % 3 === 0 ? `c${pad(c)}-l${pad(k)}\n` : `c${pad(c)}-l${pad(k)}`; // one trailing \n is dropped
@@ -139,23 +145,24 @@ for (const setting of SETTINGS) {
       }));
       const lines = await readLines(clients[0], path);
       const expected = [...original];
-      for (let c = 0; c < CLIENTS; c++) for (let k = 0; k < 50; k++) expected.push(`c${pad(c)}-l${pad(k)}`);
-      assert.equal(lines.length, CLIENTS * 50 + original.length);
+      for (let c = 0; c < CLIENTS; c++) for (let k = 0; k < INSERTS; k++) expected.push(`c${pad(c)}-l${pad(k)}`);
+      assert.equal(lines.length, CLIENTS * INSERTS + original.length);
       assert.deepEqual([...lines].sort(), expected.sort());
       // Existing lines never move relative to each other.
       assert.deepEqual(lines.filter((l) => l.startsWith('orig-')), original);
       for (let c = 0; c < CLIENTS; c += 2) {
         const mine = lines.filter((l) => l.startsWith(`c${pad(c)}-`));
-        assert.deepEqual(mine, Array.from({ length: 50 }, (_, k) => `c${pad(c)}-l${pad(49 - k)}`), `order of client ${c}`);
+        assert.deepEqual(mine, Array.from({ length: INSERTS }, (_, k) => `c${pad(c)}-l${pad(INSERTS - 1 - k)}`), `order of client ${c}`);
       }
       closeClients(clients);
     });
 
-    test('(b) 16 simultaneous creates of one path: one 200, fifteen 409, the winner\'s content', async () => {
+    test(`(b) ${CLIENTS} simultaneous creates of one path: one 200, ${CLIENTS - 1} × 409, the winner's content`, async () => {
       const clients = makeClients(srv.port, 'conc-b');
+      const RACE3 = volume(10, 2); // alike paths, each a race of its own
       const paths = ['/memories/race.txt', '/memories/race/a.txt', '/memories/race/new/deeper/b.txt',
         '/memories/race2/x/y/z.txt', '/memories/race2/x/y/w.txt',
-        ...Array.from({ length: 10 }, (_, i) => `/memories/race3/r${i}/deep/f.txt`)];
+        ...Array.from({ length: RACE3 }, (_, i) => `/memories/race3/r${i}/deep/f.txt`)];
       for (const path of paths) {
         const results = await Promise.all(clients.map((client, c) =>
           client.post({ command: 'create', path, file_text: `written by client ${c}\nfor ${path}\n` })));
@@ -173,7 +180,7 @@ for (const setting of SETTINGS) {
       const entries = parseListing(root.content, '/memories');
       assert.deepEqual(entries.map((e) => e.path), ['/memories', '/memories/race', '/memories/race/a.txt',
         '/memories/race/new', '/memories/race.txt', '/memories/race2', '/memories/race2/x', '/memories/race3',
-        ...Array.from({ length: 10 }, (_, i) => `/memories/race3/r${i}`)]);
+        ...Array.from({ length: RACE3 }, (_, i) => `/memories/race3/r${i}`)]);
       checkListingSums(entries, '/memories');
       closeClients(clients);
     });
@@ -181,7 +188,7 @@ for (const setting of SETTINGS) {
     test('(c) str_replace never loses an update: own tokens and a shared compare-and-swap counter', async () => {
       const clients = makeClients(srv.port, 'conc-c');
       const path = '/memories/tokens.md';
-      const ROUNDS = 20;
+      const ROUNDS = volume(20, 5);
       const initial = Array.from({ length: CLIENTS }, (_, c) => `token [c${pad(c)}=0] end`).join('\n');
       assert.equal((await clients[0].post({ command: 'create', path, file_text: initial })).status, 200);
       await Promise.all(clients.map(async (client, c) => {
@@ -199,7 +206,7 @@ for (const setting of SETTINGS) {
       // match (409) and retries. Each success moves the counter by exactly one.
       const counter = '/memories/counter.txt';
       assert.equal((await clients[0].post({ command: 'create', path: counter, file_text: 'header\ncounter=0\nfooter\n' })).status, 200);
-      const EACH = 5;
+      const EACH = volume(5, 2);
       let successes = 0;
       await Promise.all(clients.map(async (client) => {
         for (let done = 0; done < EACH;) {
@@ -221,7 +228,7 @@ for (const setting of SETTINGS) {
     });
 
     test('(d) mixed creates/renames/deletes with concurrent views: consistent snapshots and final sizes', async () => {
-      const WRITERS = 8, VIEWERS = 8, OPS = 100, DIRS = 4;
+      const WRITERS = volume(8, 3), VIEWERS = volume(8, 3), OPS = volume(100, 30), DIRS = 4;
       const clients = makeClients(srv.port, 'conc-d', WRITERS + VIEWERS);
       for (let d = 0; d < DIRS; d++) {
         assert.equal((await clients[0].post({ command: 'create', path: `/memories/d${d}/keep.txt`, file_text: 'k' })).status, 200);
@@ -329,7 +336,7 @@ for (const setting of SETTINGS) {
         { command: 'create', path: '/memories/e/log.txt', file_text: 'log' },
       ];
       for (const cmd of setup) assert.equal((await clients[0].post(cmd)).status, 200);
-      const STEPS = 12;
+      const STEPS = volume(12, 6); // k % 6 and k % 3 take every value
       // Step k of client c: a failing command when (c + k) is even, else a succeeding one.
       const stepOf = (c, k) => {
         const tag = `c${pad(c)}-k${pad(k)}`;
@@ -401,7 +408,6 @@ for (const setting of SETTINGS) {
 // batch. Here every edit is a 200, some batch holds more than 16 commands, the files are
 // exactly the model of the edits, the tenant's bytes their sum, and memoryd logs no error.
 // Under valgrind (scripts/valgrind.sh), which looks for memory errors, one round of 40 KB files.
-const underValgrind = (process.env.MD_TEST_WRAPPER ?? '').includes('valgrind');
 test('growing edits in one batch: 32 writers grow 16 files of 250 KB at once, every edit a 200, the files as modelled, no error logged', async () => {
   const FILES = 16, ROUNDS = underValgrind ? 1 : 3, WORDS = underValgrind ? 10 : 60, GROW = 3000;
   const tenant = 'conc-grow';

@@ -12,6 +12,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import http from 'node:http';
 import { startServer, runMemoryd, tempDir } from '../lib/server.mjs';
+import { underValgrind } from '../lib/util.mjs';
 
 const MiB = 1024 * 1024;
 let dflt; // default limits
@@ -366,19 +367,26 @@ test('zero or invalid limit values: exit status 2 and a message (flags and MEMOR
     'max-segment': [1, 65536],
   };
   // Every case: [what, args, env, expected stderr]; run four at a time (each a memoryd start,
-  // seconds apiece under valgrind), every answer asserted exactly.
+  // seconds apiece under valgrind), every answer asserted exactly. The five flags share one
+  // parser (src/config.c, set_opt) and differ in their bounds: under valgrind, which looks for
+  // memory errors, the first flag gets every form and the others two each (a bound given as a
+  // flag, a malformed variable): 19 memoryd starts instead of 55.
   const cases = [];
-  for (const [flag, [min, max]] of Object.entries(ranges)) {
+  for (const [i, [flag, [min, max]]] of Object.entries(ranges).entries()) {
     const env = `MEMORYD_${flag.toUpperCase().replace('-', '_')}`;
+    const every = i === 0 || !underValgrind;
     cases.push([`--${flag} 0`, [...base, `--${flag}`, '0'], {}, `memoryd: --${flag} must be between ${min} and ${max}, got 0\n`]);
-    cases.push([`${env}=0`, base, { [env]: '0' }, `memoryd: ${env} must be between ${min} and ${max}, got 0\n`]);
-    cases.push([`--${flag}=2G`, [...base, `--${flag}=2G`], {}, `memoryd: --${flag} must be between ${min} and ${max}, got 2G\n`]);
-    for (const bad of ['abc', '-1', '1.5', '10X', '', '4 K']) {
-      cases.push([`--${flag}=${bad}`, [...base, `--${flag}=${bad}`], {}, `memoryd: invalid value for --${flag}: '${bad}' (expected BYTES)\n`]);
+    if (every) {
+      cases.push([`${env}=0`, base, { [env]: '0' }, `memoryd: ${env} must be between ${min} and ${max}, got 0\n`]);
+      cases.push([`--${flag}=2G`, [...base, `--${flag}=2G`], {}, `memoryd: --${flag} must be between ${min} and ${max}, got 2G\n`]);
+      for (const bad of ['abc', '-1', '1.5', '10X', '', '4 K']) {
+        cases.push([`--${flag}=${bad}`, [...base, `--${flag}=${bad}`], {}, `memoryd: invalid value for --${flag}: '${bad}' (expected BYTES)\n`]);
+      }
     }
     cases.push([`${env}=lots`, base, { [env]: 'lots' }, `memoryd: invalid value for ${env}: 'lots' (expected BYTES)\n`]);
-    cases.push([`--${flag}`, [...base, `--${flag}`], {}, `memoryd: --${flag} needs a value (BYTES)\n`]);
+    if (every) cases.push([`--${flag}`, [...base, `--${flag}`], {}, `memoryd: --${flag} needs a value (BYTES)\n`]);
   }
+  assert.equal(cases.length, underValgrind ? 19 : 55);
   const queue = [...cases];
   await Promise.all(Array.from({ length: 4 }, async () => {
     for (let c; (c = queue.shift());) {

@@ -19,6 +19,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import { dbSql, isPgUri } from '../lib/db.mjs';
 import { startServer } from '../lib/server.mjs';
+import { underValgrind } from '../lib/util.mjs';
 
 const MiB = 1024 * 1024;
 let srv; // --tenant-max-bytes 10000 --tenant-max-files 5
@@ -118,7 +119,10 @@ test('sizes: bytes, KiB, MiB, whole when exact, else one decimal rounded down', 
   });
 });
 
-test('the default limit is 64 MiB: "Memory is full: 63.9 MiB of 64 MiB used"', async () => {
+// 64 MiB through memoryd: under valgrind (scripts/valgrind.sh) this size is left to the plain and
+// ASan runs; the limit's check and its message in MiB take the same code with the small limits
+// of the tests around it, which valgrind does check.
+test('the default limit is 64 MiB: "Memory is full: 63.9 MiB of 64 MiB used"', { skip: underValgrind && 'sizes left to the plain and ASan runs' }, async () => {
   await withServer(['--max-file', '32M', '--max-body', '40M'], async (s) => {
     assert.deepEqual(await run(s, 'big', create('/memories/a', 32 * MiB)), created('/memories/a'));
     const b = Math.floor(31.9 * MiB) + 1000; // 63.9 MiB and a little

@@ -53,10 +53,12 @@ export function registerSecret(secret) {
 
 // [file, args] to spawn memoryd with `args`, through the given wrapper, then the
 // environment's (e.g. setpriv, then valgrind), if any.
-function command(args, wrapper = []) {
-  const w = [...wrapper, ...ENV_WRAPPER];
+function command(args, wrapper = [], envWrapper = ENV_WRAPPER) {
+  const w = [...wrapper, ...envWrapper];
   return w.length ? [w[0], [...w.slice(1), BIN, ...args]] : [BIN, args];
 }
+// The same for a test that spawns memoryd itself: spawn(...memorydCommand(args)).
+export const memorydCommand = (args, wrapper) => command(args, wrapper);
 
 export async function startServer({ args = [], env = {}, db, wrapper, startTimeoutMs = 20000, bare = false, cwd } = {}) {
   const pg = !bare && pgCluster();
@@ -145,10 +147,11 @@ export async function startServer({ args = [], env = {}, db, wrapper, startTimeo
   return { port, url, dbPath, dir, proc, logs, rawStderr, request, post, stop, kill, waitForLogs, exited: () => exited };
 }
 
-// Run a CLI invocation of memoryd to completion: {code, stdout, stderr}.
-export function runMemoryd(args, { env = {}, wrapper } = {}) {
+// Run a CLI invocation of memoryd to completion: {code, stdout, stderr}. `unwrapped`: without the
+// environment's wrapper (valgrind), for a test that repeats a command already checked under it.
+export function runMemoryd(args, { env = {}, wrapper, unwrapped = false } = {}) {
   return new Promise((resolve) => {
-    const [file, argv] = command(args, wrapper);
+    const [file, argv] = unwrapped ? command(args, wrapper, []) : command(args, wrapper);
     const p = spawn(file, argv, { env: { ...process.env, ...env } });
     let stdout = '', stderr = '';
     p.stdout.on('data', (d) => { stdout += d; });

@@ -3,6 +3,8 @@
 //                      1536 -> "1.5K".
 //   mulberry32(seed)   a deterministic PRNG: returns () => a number in [0, 1), the same
 //                      sequence for the same seed on every run.
+//   underValgrind      true when memoryd runs under valgrind (scripts/valgrind.sh)
+//   volume(full, vg)   `full`, or `vg` under valgrind: the size of a test's load
 
 // Size format of docs/behaviour.md §4.1: <1024 "{n}B"; else one decimal rounded half up,
 // K/M/G (1024-based); the unit is the largest whose unrounded value is >= 1.
@@ -31,3 +33,12 @@ export function mulberry32(seed) {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+// Under valgrind (scripts/valgrind.sh sets MD_TEST_WRAPPER to its command line) memoryd runs some
+// 30 times slower, and each memoryd start costs seconds. That pass looks for memory errors in the
+// code paths memoryd takes, which do not need the volume that the plain and sanitizer runs use to
+// find races, limits and lost updates: there, tests scale their repetitions (clients, rounds,
+// sizes, restarts) down to what still takes every path at least once, with every assertion kept.
+// The plain and ASan runs keep the full volume.
+export const underValgrind = (process.env.MD_TEST_WRAPPER ?? '').includes('valgrind');
+export const volume = (full, vg) => (underValgrind ? vg : full);
