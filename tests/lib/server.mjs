@@ -32,6 +32,12 @@ export function tempDir(prefix = 'memoryd-test-') {
 }
 
 const ENV_WRAPPER = (process.env.MD_TEST_WRAPPER ?? '').split(' ').filter(Boolean);
+// MD_TEST_TEMPLATE_DB (set by scripts/valgrind.sh): a SQLite database as memoryd makes a fresh
+// one, every migration applied. A server started here without a database of its own starts on a
+// copy of it, so that the migrations, the same for every new database and half a second apiece
+// under valgrind, are not run again for every such server; a test that names its database, or
+// starts memoryd bare or through a wrapper of its own, gets memoryd's own first start.
+const TEMPLATE_DB = process.env.MD_TEST_TEMPLATE_DB;
 
 // The suite's logs (MD_SUITE_LOG_DIR, set by ctest): the stderr of every memoryd started
 // here, and the secrets the tests made (the API keys `memoryd keys create` printed, and what
@@ -64,6 +70,7 @@ export async function startServer({ args = [], env = {}, db, wrapper, startTimeo
   const pg = !bare && pgCluster();
   const dir = cwd ?? (db && !pg ? path.dirname(db) : tempDir());
   const dbPath = db ?? (pg ? await createDatabase(pg) : path.join(dir, 'memoryd.db'));
+  if (TEMPLATE_DB && !db && !pg && !bare && !wrapper && !fs.existsSync(dbPath)) fs.copyFileSync(TEMPLATE_DB, dbPath);
   const inherited = bare ? Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('MEMORYD_'))) : process.env;
   const childEnv = { ...inherited, ...env };
   const [file, argv] = command(bare ? args : ['--port', '0', '--db', dbPath, ...args], wrapper);
