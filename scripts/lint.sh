@@ -76,22 +76,36 @@ run_tidy() {
     # One clang-tidy process per file: clang-tidy 14's static analyzer carries state from one
     # file to the next (after bench/*.c it reports a false valist.Uninitialized in src/buf.c).
     # As many at once as there are CPUs (a file's analysis takes seconds; in turn, the whole
-    # check took minutes). Each process's output is written whole when it ends, so reports of
-    # files do not interleave. (Its "N warnings generated" lines count suppressed warnings in
-    # system headers.)
-    local failed=0 jobs
+    # check took minutes), the fuzz targets in the same pool, the largest file first: the
+    # analysis time grows with the file (src/store_pg.c alone takes about a minute,
+    # tests/unit/test_store.c 40 s, most files a second or two), so the long ones start at once
+    # and the short ones fill in beside them, instead of the longest starting last in name
+    # order and running alone at the end. Each process's output is written whole when it ends,
+    # so reports of files do not interleave. (Its "N warnings generated" lines count suppressed
+    # warnings in system headers.)
+    local failed=0 jobs kind list
     jobs=$(nproc)
-    if ((${#in_db[@]})); then
+    local order=()
+    mapfile -t order < <(
+        for kind in db fuzz; do
+            if [[ $kind == db ]]; then list=("${in_db[@]}"); else list=("${fuzz[@]}"); fi
+            for f in "${list[@]}"; do printf '%s %s %s\n' "$(stat -c %s "$f")" "$kind" "$f"; done
+        done | LC_ALL=C sort -k1,1nr -k3,3 | cut -d' ' -f2-
+    )
+    if ((${#order[@]})); then
         # shellcheck disable=SC2016 # the inner script's variables are its own
-        printf '%s\0' "${in_db[@]}" |
-            xargs -0 -P "$jobs" -I{} sh -c 'out=$(clang-tidy -p "$1" --quiet "$2" 2>&1); rc=$?;
+        for f in "${order[@]}"; do printf '%s\0%s\0' "${f%% *}" "${f#* }"; done |
+            LINT_BUILD=$build LINT_FUZZ_FLAGS="${fuzz_flags[*]}" xargs -0 -n 2 -P "$jobs" sh -c '
+                if [ "$1" = fuzz ]; then
+                    # (the flags unquoted: one word each)
+                    out=$(clang-tidy --quiet "$2" -- $LINT_FUZZ_FLAGS -I "$LINT_BUILD/generated" 2>&1)
+                else
+                    out=$(clang-tidy -p "$LINT_BUILD" --quiet "$2" 2>&1)
+                fi
+                rc=$?
                 printf "%s\n" "$out" | grep -v " warnings\{0,1\} generated\.$" | grep -v "^$" >&2; exit $rc' \
-                sh "$build" {} || failed=1
+                sh || failed=1
     fi
-    for f in "${fuzz[@]}"; do
-        clang-tidy --quiet "$f" -- "${fuzz_flags[@]}" -I "$build/generated" \
-            2> >(grep -v ' warnings\? generated\.$' >&2) || failed=1
-    done
     return "$failed"
 }
 
