@@ -34,9 +34,10 @@ export function tempDir(prefix = 'memoryd-test-') {
 const ENV_WRAPPER = (process.env.MD_TEST_WRAPPER ?? '').split(' ').filter(Boolean);
 // MD_TEST_TEMPLATE_DB (set by scripts/valgrind.sh): a SQLite database as memoryd makes a fresh
 // one, every migration applied. A server started here without a database of its own starts on a
-// copy of it, so that the migrations, the same for every new database and half a second apiece
-// under valgrind, are not run again for every such server; a test that names its database, or
-// starts memoryd bare or through a wrapper of its own, gets memoryd's own first start.
+// copy of it, so that the migrations, the same for every new database and a quarter of a second
+// apiece under valgrind, are not run again for every such server; a test that names its
+// database, or starts memoryd bare or through a wrapper of its own, gets memoryd's own first
+// start.
 const TEMPLATE_DB = process.env.MD_TEST_TEMPLATE_DB;
 
 // The suite's logs (MD_SUITE_LOG_DIR, set by ctest): the stderr of every memoryd started
