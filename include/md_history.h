@@ -55,6 +55,7 @@ struct md_pruned {
     size_t versions;    /* history versions */
     size_t changes;     /* change-feed entries */
     size_t idempotency; /* stored answers of Idempotency-Keys */
+    int more;           /* work was left: queued paths, or the budget ran out */
 };
 
 static inline size_t md_pruned_total(const struct md_pruned *p)
@@ -189,5 +190,7 @@ void md_hist_touch(struct md_hist *h, int64_t tenant, const char *path, size_t l
 typedef void (*md_hist_touched_cb)(void *ctx, int64_t tenant, const char *path, size_t len,
                                    int subtree);
 size_t md_hist_take_touched(struct md_hist *h, size_t max, md_hist_touched_cb cb, void *ctx);
+/* How many paths are queued. */
+size_t md_hist_touched_count(const struct md_hist *h);
 
 #endif

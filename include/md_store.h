@@ -486,7 +486,8 @@ static inline enum md_err md_txn_redact(struct md_txn *t, const char *tenant, in
 /* In a write transaction of its own: delete up to `budget` rows that
  * retention no longer keeps (versions past --history-versions per file or
  * older than --history-days, change-feed entries, idempotency keys older
- * than a day). *deleted: how many of each kind. */
+ * than a day). *deleted: how many of each kind, and whether work was left
+ * for another call (deleted->more). */
 static inline enum md_err md_txn_prune(struct md_txn *t, int64_t now_ms, size_t budget,
                                        struct md_pruned *deleted)
 {

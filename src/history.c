@@ -228,6 +228,11 @@ void md_hist_touch(struct md_hist *h, int64_t tenant, const char *path, size_t l
     h->count++;
 }
 
+size_t md_hist_touched_count(const struct md_hist *h)
+{
+    return h->count;
+}
+
 size_t md_hist_take_touched(struct md_hist *h, size_t max, md_hist_touched_cb cb, void *ctx)
 {
     size_t taken = 0;

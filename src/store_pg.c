@@ -3071,7 +3071,7 @@ static enum md_err pg_prune(struct md_txn *base, int64_t now_ms, size_t budget,
     struct pg_txn *t = (struct pg_txn *)base;
     struct pg_store *s = store_of(t);
     const struct md_retention *r = &s->cfg.history;
-    struct pg_pruner pr = {t, history_on(t) ? r->versions : 0, {0, 0, 0}, MD_OK};
+    struct pg_pruner pr = {t, history_on(t) ? r->versions : 0, {0}, MD_OK};
     md_hist_take_touched(t->hist, budget / 8 + 1, pg_prune_touched, &pr);
     enum md_err e = pr.err;
     int64_t versions_cutoff = history_on(t) ? now_ms - (int64_t)r->days * 24 * 3600 * 1000 : now_ms;
@@ -3104,6 +3104,7 @@ static enum md_err pg_prune(struct md_txn *base, int64_t now_ms, size_t budget,
             pr.deleted.idempotency += (size_t)PQntuples(t->res);
     }
     *deleted = pr.deleted;
+    deleted->more = md_hist_touched_count(t->hist) > 0 || md_pruned_total(deleted) >= budget;
     return e;
 }
 

@@ -578,9 +578,10 @@ enum md_err sq_prune(struct md_txn *base, int64_t now_ms, size_t budget, struct 
     struct sq_txn *t = (struct sq_txn *)base;
     struct sq_store *s = store_of(t);
     const struct md_retention *r = &s->cfg.history;
-    struct pruner p = {t, history_on(t) ? r->versions : 0, {0, 0, 0}, MD_OK};
-    /* By count: the paths written since the last time. */
-    md_hist_take_touched(t->hist, budget / 4 + 1, prune_touched, &p);
+    struct pruner p = {t, history_on(t) ? r->versions : 0, {0}, MD_OK};
+    /* By count: the paths written since the last time, as many as the
+     * budget's rows (one indexed lookup each when nothing is to go). */
+    md_hist_take_touched(t->hist, budget, prune_touched, &p);
     enum md_err e = p.err;
     /* By age, a few tenants each time, round the tenants. */
     int64_t versions_cutoff = history_on(t) ? now_ms - (int64_t)r->days * 24 * 3600 * 1000 : now_ms;
@@ -613,5 +614,6 @@ enum md_err sq_prune(struct md_txn *base, int64_t now_ms, size_t budget, struct 
             p.deleted.idempotency += (size_t)sqlite3_changes(t->c->db);
     }
     *deleted = p.deleted;
+    deleted->more = md_hist_touched_count(t->hist) > 0 || md_pruned_total(deleted) >= budget;
     return e;
 }

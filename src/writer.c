@@ -13,7 +13,9 @@
 #include "md_tenant_cache.h"
 
 /* Retention runs between batches, at most this often, deleting at most
- * PRUNE_BUDGET rows each time: bounded work on the write path. */
+ * PRUNE_BUDGET rows each time: bounded work on the write path. An idle
+ * writer runs it back to back while work is left (a burst of writes queues
+ * more paths than one run takes), then once a second. */
 #define PRUNE_EVERY_MS 100
 #define PRUNE_BUDGET   256
 
@@ -31,6 +33,7 @@ struct md_writer {
     unsigned long long batches, jobs, pruned;
     uint64_t exec_us, commit_us; /* time spent running commands / committing */
     uint64_t pruned_at;          /* when retention last ran (writer's) */
+    int prune_more;              /* it left work for the next run (writer's) */
     md_writer_commit_cb on_commit;
     void *on_commit_ctx;
 };
@@ -328,22 +331,25 @@ static void run_batch(struct md_writer *w, struct md_job *batch, size_t n, uint6
     }
 }
 
-/* Retention (md_txn_prune) in a transaction of its own, when due. */
-static void maybe_prune(struct md_writer *w)
+/* Retention (md_txn_prune) in a transaction of its own, when due (always
+ * when `now`). */
+static void maybe_prune(struct md_writer *w, int now_please)
 {
     uint64_t now = now_us();
-    if (now - w->pruned_at < (uint64_t)PRUNE_EVERY_MS * 1000)
+    if (!now_please && now - w->pruned_at < (uint64_t)PRUNE_EVERY_MS * 1000)
         return;
     w->pruned_at = now;
+    w->prune_more = 0;
     struct md_txn *t = NULL;
     if (md_store_write_begin(w->store, &t) != MD_OK)
         return; /* the next batch will tell */
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    struct md_pruned pruned = {0, 0, 0};
+    struct md_pruned pruned = {0};
     enum md_err e =
         md_txn_prune(t, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, PRUNE_BUDGET, &pruned);
     size_t deleted = md_pruned_total(&pruned);
+    w->prune_more = !e && pruned.more;
     if (e) {
         md_txn_rollback(t);
         md_log_msg(MD_LOG_WARN, "retention: pruning failed", md_strerror(e));
@@ -353,8 +359,10 @@ static void maybe_prune(struct md_writer *w)
         md_txn_rollback(t); /* nothing to make durable */
         return;
     }
-    if (md_txn_commit(t) != MD_OK)
+    if (md_txn_commit(t) != MD_OK) {
+        w->prune_more = 0;
         return;
+    }
     md_metrics_pruned(&pruned);
     pthread_mutex_lock(&w->mu);
     w->pruned += deleted;
@@ -367,13 +375,19 @@ static void *writer_main(void *arg)
     pthread_mutex_lock(&w->mu);
     for (;;) {
         while (!w->head && !w->stopping) {
+            if (w->prune_more) { /* idle with work left: at once */
+                pthread_mutex_unlock(&w->mu);
+                maybe_prune(w, 1);
+                pthread_mutex_lock(&w->mu);
+                continue;
+            }
             /* Idle: retention still runs, once a second. */
             struct timespec until;
             clock_gettime(CLOCK_REALTIME, &until);
             until.tv_sec += 1;
             if (pthread_cond_timedwait(&w->cv, &w->mu, &until) != 0 && !w->head && !w->stopping) {
                 pthread_mutex_unlock(&w->mu);
-                maybe_prune(w);
+                maybe_prune(w, 1);
                 pthread_mutex_lock(&w->mu);
             }
         }
@@ -416,7 +430,7 @@ static void *writer_main(void *arg)
         w->done_tail = last;
         pthread_cond_signal(&w->done_cv);
         pthread_mutex_unlock(&w->mu);
-        maybe_prune(w);
+        maybe_prune(w, 0);
         pthread_mutex_lock(&w->mu);
     }
     pthread_mutex_unlock(&w->mu);

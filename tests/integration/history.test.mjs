@@ -685,6 +685,26 @@ describe('retention by count (--history-versions 3)', () => {
     assert.deepEqual((await c.history(p)).versions.map((v) => v.version), [13, 12, 11]);
   });
 
+  // One retention run takes a bounded number of the written paths; a burst of writes queues
+  // more than that. An idle writer works through them at once (run after run), not one run a
+  // second: the file edited last, behind 1,500 new files, is pruned as soon as memoryd is idle.
+  test('a burst of 1,500 new files, then 10 edits of one: pruned as soon as memoryd is idle', async (t) => {
+    const c = client(srv, 'keep3-burst');
+    const files = Array.from({ length: 1500 }, (_, i) => `/memories/burst/${i}.txt`);
+    for (let i = 0; i < files.length; i += 16) await Promise.all(files.slice(i, i + 16).map((f) => c.create(f, 'x')));
+    const p = '/memories/last.txt';
+    await c.create(p, 'n=0');
+    for (let i = 1; i <= 10; i++) await c.write({ command: 'str_replace', path: p, old_str: `n=${i - 1}`, new_str: `n=${i}` });
+    const t0 = Date.now();
+    await until('pruning of the last file to 3 versions', async () => {
+      const seen = (await c.history(p)).versions.map((v) => v.version);
+      return { done: seen.length <= 3, seen };
+    });
+    t.diagnostic(`pruned by count after ${Date.now() - t0} ms`);
+    assert.deepEqual((await c.history(p)).versions.map((v) => v.version), [1511, 1510, 1509]);
+    assert.equal((await c.history(files[0])).versions.length, 1); // each new file's one version is kept
+  });
+
   test('a directory delete is pruned per file too', async () => {
     const c = client(srv, 'keep3-dir');
     for (const f of ['a', 'b']) {

@@ -82,7 +82,7 @@ static void test_writer_and_gauges(void)
     md_metrics_refused(MD_MR_GLOBAL);
     md_metrics_refused(MD_MR_GLOBAL);
     md_metrics_storage_error();
-    struct md_pruned p = {4, 2, 1};
+    struct md_pruned p = {4, 2, 1, 0};
     md_metrics_pruned(&p);
     md_metrics_pruned(&p);
     struct md_metrics_gauges g = {12345, "sqlite", 64};
