@@ -115,9 +115,12 @@ test('a directory renamed on one instance while the others write inside it: one 
     for (let k = 0; k < 25; k++) {
       const name = `w${i}-${k}.txt`;
       const content = `writer ${i} file ${k}`;
+      // Sent after the rename was acknowledged: it must land after it. (One sent before may
+      // commit before the rename and still be answered after it: the two overlap.)
+      const afterRename = renamed;
       const r = await w.post({ command: 'create', path: `/memories/dir/${name}`, file_text: content });
       assert.equal(r.status, 200, r.text); // the parent is made again after the rename
-      acked.push({ name, content, afterRename: renamed });
+      acked.push({ name, content, afterRename });
     }
   }));
   await new Promise((r) => setTimeout(r, 20));
@@ -126,7 +129,7 @@ test('a directory renamed on one instance while the others write inside it: one 
   renamed = true;
   await writing;
   // Every acknowledged file is in exactly one of the two directories, with its content; a file
-  // created after the rename was acknowledged is in the new /memories/dir.
+  // whose create was sent after the rename was acknowledged is in the new /memories/dir.
   const views = await Promise.all(servers.map((s) => tree(makeClient(s.port, { tenant }))));
   for (const v of views.slice(1)) assert.deepEqual([...v.files].sort(), [...views[0].files].sort(), 'every instance shows the same tree');
   const files = views[0].files;
@@ -137,11 +140,12 @@ test('a directory renamed on one instance while the others write inside it: one 
     const now = files.get(`/memories/dir/${a.name}`);
     assert.ok((old === undefined) !== (now === undefined), `${a.name} is in ${old === undefined ? 'neither' : 'both'} directories`);
     assert.equal(old ?? now, a.content);
-    if (a.afterRename) assert.equal(now, a.content, `${a.name}, created after the rename, is not under /memories/dir`);
+    if (a.afterRename) assert.equal(now, a.content, `${a.name}, sent after the rename was acknowledged, is not under /memories/dir`);
     if (old !== undefined) before++;
   }
   assert.equal(files.size, acked.length + 1);
   assert.ok(before > 0, 'the rename happened before any create: the test did not race them');
+  assert.ok(acked.some((a) => a.afterRename), 'no create was sent after the rename: the test did not race them');
   assert.deepEqual(pgInconsistencies(uri), []);
   renamer.close();
   closeAll(writers);
