@@ -81,7 +81,7 @@ static const struct opt opts[] = {
     {"max-segment", "MEMORYD_MAX_SEGMENT", O_SIZE, OFF(limits.path.max_segment), 1, 65536, "BYTES",
      "longest path segment (400 beyond)                  [255]"},
     {"threads", "MEMORYD_THREADS", O_UINT, OFF(threads), 1, 1024, "N",
-     "HTTP worker threads            [CPUs; PostgreSQL: 4 x CPUs, <= 32]"},
+     "HTTP worker threads            [CPUs; PostgreSQL: 2 x CPUs, <= 32]"},
     {"max-connections", "MEMORYD_MAX_CONNECTIONS", O_UINT, OFF(max_connections), 1, 1000000, "N",
      "open connections at most                           [1024]"},
     {"max-connections-per-ip", "MEMORYD_MAX_CONNECTIONS_PER_IP", O_UINT,
@@ -420,13 +420,15 @@ enum md_config_result md_config_load(struct md_config *cfg, int argc, char **arg
         return MD_CONFIG_EXIT_USAGE;
     }
     if (cfg->threads == 0) {
-        /* On PostgreSQL a request's thread waits for the server's answer
-         * (a round trip over the socket): four per CPU keep the cores
-         * busy meanwhile (bench/pg.mjs: views at 64 connections went
-         * from ~14k/s with one thread per CPU to ~17k/s), up to 32 (each
-         * may hold a database connection) or the CPUs when more. */
+        /* On PostgreSQL the reads other than views hold their thread
+         * while they wait for the server's answer: two per CPU keep the
+         * cores busy meanwhile. Views are suspended and resumed
+         * (store_pg_reads.c), which costs more the more threads there
+         * are (bench/pg.mjs, views of a file at 64 connections on 2
+         * CPUs: 35k/s with 2 or 4 threads, 28.5k/s with 8). Up to 32
+         * (each may hold a database connection) or the CPUs when more. */
         unsigned cpus = ncpu > 0 ? (unsigned)ncpu : 2;
-        unsigned pg = 4 * cpus < 32 ? 4 * cpus : (cpus > 32 ? cpus : 32);
+        unsigned pg = 2 * cpus < 32 ? 2 * cpus : (cpus > 32 ? cpus : 32);
         cfg->threads = md_store_is_pg_uri(cfg->db) ? pg : cpus;
     }
     if (cfg->metrics_tenant_labels && !cfg->metrics_listen) {
