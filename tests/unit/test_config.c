@@ -365,7 +365,7 @@ static void test_config_defaults(void)
     CHECK_EQ_INT(cfg.log_level, MD_LOG_INFO);
 }
 
-/* On PostgreSQL, four HTTP threads per CPU unless --threads says otherwise. */
+/* On PostgreSQL, two HTTP threads per CPU unless --threads says otherwise. */
 static void test_config_threads_pg(void)
 {
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -375,7 +375,7 @@ static void test_config_threads_pg(void)
     clear_env();
     run_load(&cfg, &res, 3, pg);
     CHECK_EQ_INT(res.r, MD_CONFIG_RUN);
-    CHECK_EQ_INT(cfg.threads, 4 * cpus < 32 ? 4 * cpus : (cpus > 32 ? cpus : 32));
+    CHECK_EQ_INT(cfg.threads, 2 * cpus < 32 ? 2 * cpus : (cpus > 32 ? cpus : 32));
     char *pg2[] = {"memoryd", "--db", "postgres://db.example/memoryd", "--threads", "3", NULL};
     run_load(&cfg, &res, 5, pg2);
     CHECK_EQ_INT(res.r, MD_CONFIG_RUN);
