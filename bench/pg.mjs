@@ -688,7 +688,7 @@ async function main() {
     const version = psql(cluster, 'postgres', 'SHOW server_version');
     results.postgres = version;
     console.log(`memoryd benchmark on PostgreSQL — ${new Date().toISOString()}\nmachine: ${machine}; load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}\n` +
-      `memoryd: ${path.relative(ROOT, MEMORYD)} (its defaults: durability full, history on, 4 HTTP threads per CPU on PostgreSQL; --log-level debug for its batch lines)\n` +
+      `memoryd: ${path.relative(ROOT, MEMORYD)} (its defaults: durability full, history on, 2 HTTP threads per CPU on PostgreSQL; --log-level debug for its batch lines)\n` +
       `PostgreSQL ${version}, a cluster of this run's own on the same machine: ${Object.entries(cluster.settings).map(([k, v]) => `${k}=${v}`).join(', ')}\n` +
       `wrk and pgbench on the same cores; ${SECONDS} s per run; the median of ${REPEAT} runs, memoryd and its reference in turn\n`);
 
