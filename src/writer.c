@@ -14,9 +14,10 @@
 
 /* Retention runs between batches, at most this often, deleting at most
  * PRUNE_BUDGET rows each time: bounded work on the write path. An idle
- * writer runs it back to back while work is left (a burst of writes queues
- * more paths than one run takes), then once a second. */
+ * writer runs it every PRUNE_IDLE_MS while work is left (a burst of writes
+ * queues more paths than one run takes), then once a second. */
 #define PRUNE_EVERY_MS 100
+#define PRUNE_IDLE_MS  10
 #define PRUNE_BUDGET   256
 
 struct md_writer {
@@ -375,16 +376,22 @@ static void *writer_main(void *arg)
     pthread_mutex_lock(&w->mu);
     for (;;) {
         while (!w->head && !w->stopping) {
-            if (w->prune_more) { /* idle with work left: at once */
-                pthread_mutex_unlock(&w->mu);
-                maybe_prune(w, 1);
-                pthread_mutex_lock(&w->mu);
-                continue;
-            }
-            /* Idle: retention still runs, once a second. */
+            /* Idle: retention still runs, once a second, or after
+             * PRUNE_IDLE_MS of quiet while it has work left. Not at once:
+             * under load the queue is empty for a moment after every
+             * commit (the callers are being told), and a retention run
+             * there would hold up the next batch. */
             struct timespec until;
             clock_gettime(CLOCK_REALTIME, &until);
-            until.tv_sec += 1;
+            if (w->prune_more) {
+                until.tv_nsec += (long)PRUNE_IDLE_MS * 1000000L;
+                if (until.tv_nsec >= 1000000000L) {
+                    until.tv_sec++;
+                    until.tv_nsec -= 1000000000L;
+                }
+            } else {
+                until.tv_sec += 1;
+            }
             if (pthread_cond_timedwait(&w->cv, &w->mu, &until) != 0 && !w->head && !w->stopping) {
                 pthread_mutex_unlock(&w->mu);
                 maybe_prune(w, 1);
