@@ -100,7 +100,9 @@ enum pst {
     P_CHANGES,
     P_CHANGES_META,
     P_REDACT,
-    P_PRUNE_COUNT_MANY,
+    P_PRUNE_COUNT_FIND,
+    P_PRUNE_COUNT_DEL,
+    P_PRUNE_MARK,
     P_PRUNE_SUBTREE_PATHS,
     P_TENANT_NEXT,
     P_PRUNE_AGE_SCAN,
@@ -379,27 +381,19 @@ static const struct {
                   " WHERE tenant = (SELECT id FROM tenants WHERE name = $1) AND version = $2",
                   2,
                   {OID_TEXT, OID_INT8}},
-    /* Retention by count for a list of (tenant, path), in one statement:
-     * for each path with more than $3 versions, `through` is the newest
-     * to go; the older ones are deleted, and the oldest kept is marked
-     * with it. The two changes touch different rows and see the same
-     * snapshot (hence first_kept is found above `through`). Answers the
-     * number of versions deleted. */
-    [P_PRUNE_COUNT_MANY] =
-        {"WITH cut AS MATERIALIZED (SELECT u.tenant, u.path, x.through,"
-         " (SELECT min(w.version) FROM versions w WHERE w.tenant = u.tenant AND w.path = u.path"
-         " AND w.version > x.through) AS first_kept"
-         " FROM (SELECT DISTINCT a.tenant, a.path FROM unnest($1::int8[], $2::text[])"
-         " AS a(tenant, path)) u,"
-         " LATERAL (SELECT v.version AS through FROM versions v WHERE v.tenant = u.tenant"
-         " AND v.path = u.path ORDER BY v.version DESC LIMIT 1 OFFSET $3) x),"
-         " d AS (DELETE FROM versions v USING cut WHERE v.tenant = cut.tenant"
-         " AND v.path = cut.path AND v.version <= cut.through RETURNING 1),"
-         " m AS (UPDATE versions v SET pruned_through = greatest(v.pruned_through, cut.through)"
-         " FROM cut WHERE v.tenant = cut.tenant AND v.version = cut.first_kept RETURNING 1)"
-         " SELECT (SELECT count(*) FROM d), (SELECT count(*) FROM m)",
-         3,
-         {OID_INT8ARRAY, OID_TEXTARRAY, OID_INT8}},
+    [P_PRUNE_COUNT_FIND] = {"SELECT version FROM versions WHERE tenant = $1 AND path = $2"
+                            " ORDER BY version DESC LIMIT 1 OFFSET $3",
+                            3,
+                            {OID_INT8, OID_TEXT, OID_INT8}},
+    [P_PRUNE_COUNT_DEL] = {"DELETE FROM versions WHERE tenant = $1 AND path = $2 AND version <= $3"
+                           " RETURNING 1",
+                           3,
+                           {OID_INT8, OID_TEXT, OID_INT8}},
+    [P_PRUNE_MARK] = {"UPDATE versions SET pruned_through = greatest(pruned_through, $3)"
+                      " WHERE tenant = $1 AND version = (SELECT min(version) FROM versions"
+                      " WHERE tenant = $1 AND path = $2)",
+                      3,
+                      {OID_INT8, OID_TEXT, OID_INT8}},
     [P_PRUNE_SUBTREE_PATHS] = {"SELECT path FROM versions WHERE tenant = $1 AND path > $2"
                                " AND path < $3 GROUP BY path HAVING count(*) > $4 LIMIT 256",
                                4,
@@ -2984,9 +2978,6 @@ struct pg_pruner {
     unsigned keep;
     struct md_pruned deleted;
     enum md_err err;
-    /* The paths to prune by count, for one P_PRUNE_COUNT_MANY. */
-    struct md_buf tenants, paths;
-    size_t n;
 };
 
 /* One statement with its rows in t->res (the prune transaction's). */
@@ -2996,40 +2987,31 @@ static enum md_err prune_exec(struct pg_txn *t, enum pst id, const struct md_pg_
     return e ? e : q_flush(t, id);
 }
 
-/* Add (tenant, path) to the paths pruned by count. */
 static void pg_prune_path(struct pg_pruner *pr, int64_t tenant, const char *path, size_t len)
 {
+    struct pg_txn *t = pr->t;
     if (pr->err)
         return;
-    if (pr->n == 0) {
-        pr->err = md_pg_arr_begin(&pr->tenants, OID_INT8, 1); /* counted when sent */
-        if (!pr->err)
-            pr->err = md_pg_arr_begin(&pr->paths, OID_TEXT, 1);
-    }
-    if (!pr->err)
-        pr->err = md_pg_arr_i64(&pr->tenants, tenant);
-    if (!pr->err)
-        pr->err = md_pg_arr_elem(&pr->paths, path, len);
-    if (!pr->err)
-        pr->n++;
-}
-
-/* Prune the paths gathered, in one round trip. */
-static void pg_prune_paths(struct pg_pruner *pr)
-{
-    struct pg_txn *t = pr->t;
-    if (pr->err || pr->n == 0)
-        return;
-    md_pg_arr_count(&pr->tenants, pr->n);
-    md_pg_arr_count(&pr->paths, pr->n);
     struct md_pg_params p = {.n = 0};
-    md_pg_bytes(&p, pr->tenants.data, pr->tenants.len);
-    md_pg_bytes(&p, pr->paths.data, pr->paths.len);
+    md_pg_i64(&p, tenant);
+    md_pg_bytes(&p, path, len);
     md_pg_i64(&p, pr->keep);
-    if ((pr->err = prune_exec(t, P_PRUNE_COUNT_MANY, &p)) != MD_OK)
+    if ((pr->err = prune_exec(t, P_PRUNE_COUNT_FIND, &p)) != MD_OK)
         return;
-    if (t->res && PQntuples(t->res) == 1)
-        pr->deleted.versions += (size_t)md_pg_r_i64(t->res, 0, 0);
+    if (!t->res || PQntuples(t->res) != 1)
+        return; /* no more than `keep` */
+    int64_t through = md_pg_r_i64(t->res, 0, 0);
+    p = (struct md_pg_params){.n = 0};
+    md_pg_i64(&p, tenant);
+    md_pg_bytes(&p, path, len);
+    md_pg_i64(&p, through);
+    pr->err = q_send(t, P_PRUNE_COUNT_DEL, &p);
+    if (!pr->err)
+        pr->err = q_send(t, P_PRUNE_MARK, &p);
+    if (!pr->err)
+        pr->err = q_flush(t, P_PRUNE_COUNT_DEL);
+    if (!pr->err && t->res)
+        pr->deleted.versions += (size_t)PQntuples(t->res); /* RETURNING 1 */
 }
 
 static void pg_prune_touched(void *ctx, int64_t tenant, const char *path, size_t len, int subtree)
@@ -3089,16 +3071,8 @@ static enum md_err pg_prune(struct md_txn *base, int64_t now_ms, size_t budget,
     struct pg_txn *t = (struct pg_txn *)base;
     struct pg_store *s = store_of(t);
     const struct md_retention *r = &s->cfg.history;
-    struct pg_pruner pr = {t, history_on(t) ? r->versions : 0, {0}, MD_OK, {0}, {0}, 0};
-    md_buf_init(&pr.tenants, (size_t)1 << 20);
-    md_buf_init(&pr.paths, (size_t)64 << 20);
-    /* By count: the paths written since the last time, as many as the
-     * budget's rows, in one statement (one round trip; a subtree costs
-     * one more, to list its paths). */
-    md_hist_take_touched(t->hist, budget, pg_prune_touched, &pr);
-    pg_prune_paths(&pr);
-    md_buf_free(&pr.tenants);
-    md_buf_free(&pr.paths);
+    struct pg_pruner pr = {t, history_on(t) ? r->versions : 0, {0}, MD_OK};
+    md_hist_take_touched(t->hist, budget / 8 + 1, pg_prune_touched, &pr);
     enum md_err e = pr.err;
     int64_t versions_cutoff = history_on(t) ? now_ms - (int64_t)r->days * 24 * 3600 * 1000 : now_ms;
     int64_t changes_cutoff = now_ms - md_history_changes_ms(r);
