@@ -793,6 +793,11 @@ ${gAgain.start}
 attach "$PID_G2" eth0 br-backend ${pgAddress}/24
 ${gAgain.ready}
 ${healthy(gAgain, gHealth, 600)}
+# The first PostgreSQL's network namespace, with the same address, goes away a moment after
+# its process (the kernel frees it later), and this namespace may still have its MAC address
+# for that address: forget it, and wait until the address answers from this side too.
+ip neigh flush to ${pgAddress} 2>/dev/null || true
+for i in $(seq 1 100); do ${psql('reach', 'memoryd', password, 'SELECT 1').replace(/^rec reach /, '')} >/dev/null 2>&1 && break; sleep 0.1; ip neigh flush to ${pgAddress} 2>/dev/null || true; done
 ${psql('again_files', 'memoryd', password, FILES)}
 kill -INT "$PID_G2"; ${waitExit('PID_G2', 'g2_exit')}
 
