@@ -190,7 +190,8 @@ void md_hist_touch(struct md_hist *h, int64_t tenant, const char *path, size_t l
 typedef void (*md_hist_touched_cb)(void *ctx, int64_t tenant, const char *path, size_t len,
                                    int subtree);
 size_t md_hist_take_touched(struct md_hist *h, size_t max, md_hist_touched_cb cb, void *ctx);
-/* How many paths are queued. */
-size_t md_hist_touched_count(const struct md_hist *h);
+/* Whether a retention run that deleted `deleted` of `budget` rows left
+ * work for the next (paths still queued, or the budget ran out). */
+int md_hist_prune_more(const struct md_hist *h, const struct md_pruned *deleted, size_t budget);
 
 #endif

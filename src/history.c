@@ -228,9 +228,9 @@ void md_hist_touch(struct md_hist *h, int64_t tenant, const char *path, size_t l
     h->count++;
 }
 
-size_t md_hist_touched_count(const struct md_hist *h)
+int md_hist_prune_more(const struct md_hist *h, const struct md_pruned *deleted, size_t budget)
 {
-    return h->count;
+    return h->count > 0 || md_pruned_total(deleted) >= budget;
 }
 
 size_t md_hist_take_touched(struct md_hist *h, size_t max, md_hist_touched_cb cb, void *ctx)

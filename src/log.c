@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "md_clock.h"
 #include "md_json.h"
 
 static atomic_int g_level = MD_LOG_INFO;
@@ -181,13 +182,7 @@ static void *async_main(void *arg)
         if (g_async.len == 0)
             break; /* stopping, nothing left */
         if (!g_async.stop && !g_async.flush && g_async.len < ASYNC_CAP / 2) {
-            struct timespec until;
-            clock_gettime(CLOCK_REALTIME, &until);
-            until.tv_nsec += GATHER_MS * 1000000L;
-            if (until.tv_nsec >= 1000000000L) {
-                until.tv_sec++;
-                until.tv_nsec -= 1000000000L;
-            }
+            struct timespec until = md_deadline_ms(GATHER_MS);
             g_async.gathering = 1;
             while (!g_async.stop && !g_async.flush && g_async.len < ASYNC_CAP / 2 &&
                    pthread_cond_timedwait(&g_async.ready, &g_async.mu, &until) == 0)

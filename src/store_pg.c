@@ -3104,7 +3104,7 @@ static enum md_err pg_prune(struct md_txn *base, int64_t now_ms, size_t budget,
             pr.deleted.idempotency += (size_t)PQntuples(t->res);
     }
     *deleted = pr.deleted;
-    deleted->more = md_hist_touched_count(t->hist) > 0 || md_pruned_total(deleted) >= budget;
+    deleted->more = md_hist_prune_more(t->hist, deleted, budget);
     return e;
 }
 

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "md_clock.h"
 #include "md_log.h"
 #include "md_metrics.h"
 #include "md_path.h"
@@ -1387,13 +1388,7 @@ static void *ckpt_main(void *arg)
          * make it find the checkpoint lock taken: wait for it (or for idle). */
         int handed_over = atomic_load_explicit(&s->ckpt_catchup, memory_order_acquire);
         if (s->wal_pages < CKPT_BUSY_PAGES || handed_over) {
-            struct timespec until;
-            clock_gettime(CLOCK_REALTIME, &until);
-            until.tv_nsec += (long)CKPT_IDLE_MS * 1000000 / 2;
-            if (until.tv_nsec >= 1000000000) {
-                until.tv_sec++;
-                until.tv_nsec -= 1000000000;
-            }
+            struct timespec until = md_deadline_ms((long)CKPT_IDLE_MS / 2);
             pthread_cond_timedwait(&s->ckpt_cv, &s->ckpt_mu, &until);
         }
         if (s->ckpt_stop || s->wal_pages == 0)

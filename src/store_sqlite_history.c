@@ -614,6 +614,6 @@ enum md_err sq_prune(struct md_txn *base, int64_t now_ms, size_t budget, struct 
             p.deleted.idempotency += (size_t)sqlite3_changes(t->c->db);
     }
     *deleted = p.deleted;
-    deleted->more = md_hist_touched_count(t->hist) > 0 || md_pruned_total(deleted) >= budget;
+    deleted->more = md_hist_prune_more(t->hist, deleted, budget);
     return e;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "md_clock.h"
 #include "md_log.h"
 #include "md_metrics.h"
 #include "md_store_pg.h"
@@ -333,7 +334,7 @@ static void run_batch(struct md_writer *w, struct md_job *batch, size_t n, uint6
 }
 
 /* Retention (md_txn_prune) in a transaction of its own, when due (always
- * when `now`). */
+ * when `now_please`). */
 static void maybe_prune(struct md_writer *w, int now_please)
 {
     uint64_t now = now_us();
@@ -381,17 +382,7 @@ static void *writer_main(void *arg)
              * under load the queue is empty for a moment after every
              * commit (the callers are being told), and a retention run
              * there would hold up the next batch. */
-            struct timespec until;
-            clock_gettime(CLOCK_REALTIME, &until);
-            if (w->prune_more) {
-                until.tv_nsec += (long)PRUNE_IDLE_MS * 1000000L;
-                if (until.tv_nsec >= 1000000000L) {
-                    until.tv_sec++;
-                    until.tv_nsec -= 1000000000L;
-                }
-            } else {
-                until.tv_sec += 1;
-            }
+            struct timespec until = md_deadline_ms(w->prune_more ? PRUNE_IDLE_MS : 1000);
             if (pthread_cond_timedwait(&w->cv, &w->mu, &until) != 0 && !w->head && !w->stopping) {
                 pthread_mutex_unlock(&w->mu);
                 maybe_prune(w, 1);
