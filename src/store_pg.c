@@ -100,9 +100,7 @@ enum pst {
     P_CHANGES,
     P_CHANGES_META,
     P_REDACT,
-    P_PRUNE_COUNT_FIND,
-    P_PRUNE_COUNT_DEL,
-    P_PRUNE_MARK,
+    P_PRUNE_PATH,
     P_PRUNE_SUBTREE_PATHS,
     P_TENANT_NEXT,
     P_PRUNE_AGE_SCAN,
@@ -381,17 +379,21 @@ static const struct {
                   " WHERE tenant = (SELECT id FROM tenants WHERE name = $1) AND version = $2",
                   2,
                   {OID_TEXT, OID_INT8}},
-    [P_PRUNE_COUNT_FIND] = {"SELECT version FROM versions WHERE tenant = $1 AND path = $2"
-                            " ORDER BY version DESC LIMIT 1 OFFSET $3",
-                            3,
-                            {OID_INT8, OID_TEXT, OID_INT8}},
-    [P_PRUNE_COUNT_DEL] = {"DELETE FROM versions WHERE tenant = $1 AND path = $2 AND version <= $3"
-                           " RETURNING 1",
-                           3,
-                           {OID_INT8, OID_TEXT, OID_INT8}},
-    [P_PRUNE_MARK] = {"UPDATE versions SET pruned_through = greatest(pruned_through, $3)"
-                      " WHERE tenant = $1 AND version = (SELECT min(version) FROM versions"
-                      " WHERE tenant = $1 AND path = $2)",
+    /* Retention by count of one path, in one statement (so that a run's
+     * paths go in one round trip): `cut` is the newest version to go (none
+     * when the path has at most $3); the older ones are deleted, and the
+     * oldest kept is marked with it. The two changes touch different rows
+     * and see the same snapshot (hence the oldest kept is found above
+     * `cut`). A row per version deleted. */
+    [P_PRUNE_PATH] = {"WITH cut AS (SELECT version FROM versions WHERE tenant = $1 AND path = $2"
+                      " ORDER BY version DESC LIMIT 1 OFFSET $3),"
+                      " d AS (DELETE FROM versions WHERE tenant = $1 AND path = $2"
+                      " AND version <= (SELECT version FROM cut) RETURNING 1),"
+                      " m AS (UPDATE versions SET pruned_through = greatest(pruned_through,"
+                      " (SELECT version FROM cut)) WHERE tenant = $1 AND version ="
+                      " (SELECT min(version) FROM versions WHERE tenant = $1 AND path = $2"
+                      " AND version > (SELECT version FROM cut)))"
+                      " SELECT 1 FROM d",
                       3,
                       {OID_INT8, OID_TEXT, OID_INT8}},
     [P_PRUNE_SUBTREE_PATHS] = {"SELECT path FROM versions WHERE tenant = $1 AND path > $2"
@@ -547,6 +549,10 @@ struct pg_txn {
     enum pst *q; /* statements sent whose results are not read yet */
     size_t nq, capq;
     PGresult *res;             /* the last wanted result; borrowed out */
+    /* Rows answered by every statement `counted_id` read by a flush, added
+     * up in `counted` (P_COUNT: none; the pruner's). */
+    enum pst counted_id;
+    size_t counted;
     struct md_dirsizes *sizes; /* the writer's; NULL for readers */
     struct md_buf arr[3];      /* array parameters */
     /* Optimistic batches (md_txn_pg_prefetch; the writer only). */
@@ -774,6 +780,7 @@ static struct pgc *conn_open(struct pg_store *s, int write, char *why, size_t wh
     for (size_t i = 0; i < sizeof c->txn.ck / sizeof c->txn.ck[0]; i++)
         md_buf_init(&c->txn.ck[i], (size_t)64 << 20);
     c->txn.bulk = P_COUNT;
+    c->txn.counted_id = P_COUNT;
     if (write) {
         c->txn.sizes = md_dirsizes_new();
         c->txn.hist = md_hist_new();
@@ -1009,6 +1016,8 @@ static enum md_err q_flush_at(struct pg_txn *t, enum pst want, enum pst *failed)
         }
         if (!err && t->q[i] == P_COMMIT && strcmp(PQcmdStatus(r), "COMMIT") != 0)
             err = MD_EDB; /* the transaction had failed: COMMIT rolled it back */
+        if (t->q[i] == t->counted_id && st == PGRES_TUPLES_OK)
+            t->counted += (size_t)PQntuples(r);
         if (t->q[i] == want && !t->res && st == PGRES_TUPLES_OK)
             t->res = r;
         else
@@ -2987,31 +2996,17 @@ static enum md_err prune_exec(struct pg_txn *t, enum pst id, const struct md_pg_
     return e ? e : q_flush(t, id);
 }
 
+/* Queue the pruning of one path by count (its rows are counted at the
+ * next flush: t->counted). */
 static void pg_prune_path(struct pg_pruner *pr, int64_t tenant, const char *path, size_t len)
 {
-    struct pg_txn *t = pr->t;
     if (pr->err)
         return;
     struct md_pg_params p = {.n = 0};
     md_pg_i64(&p, tenant);
     md_pg_bytes(&p, path, len);
     md_pg_i64(&p, pr->keep);
-    if ((pr->err = prune_exec(t, P_PRUNE_COUNT_FIND, &p)) != MD_OK)
-        return;
-    if (!t->res || PQntuples(t->res) != 1)
-        return; /* no more than `keep` */
-    int64_t through = md_pg_r_i64(t->res, 0, 0);
-    p = (struct md_pg_params){.n = 0};
-    md_pg_i64(&p, tenant);
-    md_pg_bytes(&p, path, len);
-    md_pg_i64(&p, through);
-    pr->err = q_send(t, P_PRUNE_COUNT_DEL, &p);
-    if (!pr->err)
-        pr->err = q_send(t, P_PRUNE_MARK, &p);
-    if (!pr->err)
-        pr->err = q_flush(t, P_PRUNE_COUNT_DEL);
-    if (!pr->err && t->res)
-        pr->deleted.versions += (size_t)PQntuples(t->res); /* RETURNING 1 */
+    pr->err = q_send(pr->t, P_PRUNE_PATH, &p);
 }
 
 static void pg_prune_touched(void *ctx, int64_t tenant, const char *path, size_t len, int subtree)
@@ -3072,11 +3067,14 @@ static enum md_err pg_prune(struct md_txn *base, int64_t now_ms, size_t budget,
     struct pg_store *s = store_of(t);
     const struct md_retention *r = &s->cfg.history;
     struct pg_pruner pr = {t, history_on(t) ? r->versions : 0, {0}, MD_OK};
+    /* The paths' statements go with the next flush, their rows counted. */
+    t->counted_id = P_PRUNE_PATH;
+    t->counted = 0;
     md_hist_take_touched(t->hist, budget / 8 + 1, pg_prune_touched, &pr);
     enum md_err e = pr.err;
     int64_t versions_cutoff = history_on(t) ? now_ms - (int64_t)r->days * 24 * 3600 * 1000 : now_ms;
     int64_t changes_cutoff = now_ms - md_history_changes_ms(r);
-    for (int i = 0; !e && i < 8 && md_pruned_total(&pr.deleted) < budget; i++) {
+    for (int i = 0; !e && i < 8 && md_pruned_total(&pr.deleted) + t->counted < budget; i++) {
         struct md_pg_params p = {.n = 0};
         md_pg_i64(&p, s->prune_next_tenant);
         e = prune_exec(t, P_TENANT_NEXT, &p);
@@ -3094,6 +3092,10 @@ static enum md_err pg_prune(struct md_txn *base, int64_t now_ms, size_t budget,
             e = pg_prune_old(t, tenant, P_PRUNE_CHANGES_SCAN, P_PRUNE_CHANGES_DEL, changes_cutoff,
                              &pr.deleted.changes);
     }
+    if (!e && t->nq)
+        e = q_flush(t, P_COUNT);
+    pr.deleted.versions += t->counted;
+    t->counted_id = P_COUNT;
     size_t total = md_pruned_total(&pr.deleted);
     if (!e && total < budget) {
         struct md_pg_params p = {.n = 0};
