@@ -548,7 +548,7 @@ struct pg_txn {
     struct md_txn_stats st, wire;
     enum pst *q; /* statements sent whose results are not read yet */
     size_t nq, capq;
-    PGresult *res;             /* the last wanted result; borrowed out */
+    PGresult *res; /* the last wanted result; borrowed out */
     /* Rows answered by every statement `counted_id` read by a flush, added
      * up in `counted` (P_COUNT: none; the pruner's). */
     enum pst counted_id;
