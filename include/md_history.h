@@ -21,13 +21,17 @@
  * its commit (md_hist_dirty_*). Savepoints: md_hist_mark()/md_hist_restore()
  * as for directory sizes (md_dirsizes.h).
  *
- * Pruning by count happens in the background (md_store_prune): a write that
- * records a version of a path queues (tenant, path) here (md_hist_touch);
- * the pruner takes them (md_hist_take_touched). The queue is bounded: a
- * path left out is pruned the next time it is written.
+ * Pruning by count happens in the background (md_txn_prune): a write that
+ * records a version of a path queues (tenant, path) (md_hist_touch); the
+ * pruner takes them (md_hist_take_touched). The queue is bounded: a path
+ * left out is pruned the next time it is written. It is its own object
+ * (struct md_touched), which a store may share between its writer's
+ * connection and a pruner's of its own (md_store_prune_begin).
  *
  * Ownership: md_hist_new() allocates, md_hist_free() frees; strings given
- * are copied. Not thread-safe (one per write connection).
+ * are copied. A md_hist is not thread-safe (one per write connection); the
+ * touched queue is (a mutex of its own), and outlives every md_hist given
+ * it: md_touched_new() allocates it, md_touched_free() frees it.
  */
 #ifndef MD_HISTORY_H
 #define MD_HISTORY_H
@@ -142,8 +146,13 @@ struct md_idem {
 /* ---- a write transaction's bookkeeping ---- */
 
 struct md_hist;
+struct md_touched;
 
-struct md_hist *md_hist_new(void);
+struct md_touched *md_touched_new(void); /* NULL: out of memory */
+void md_touched_free(struct md_touched *q);
+
+/* With `shared` NULL, the md_hist has a touched queue of its own. */
+struct md_hist *md_hist_new(struct md_touched *shared);
 void md_hist_free(struct md_hist *h);
 
 /* A new transaction (or after a commit or rollback): forget the counters

@@ -206,6 +206,8 @@ struct md_store_ops {
     enum md_err (*redact)(struct md_txn *t, const char *tenant, int64_t version);
     enum md_err (*prune)(struct md_txn *t, int64_t now_ms, size_t budget,
                          struct md_pruned *deleted);
+    /* NULL: retention runs in the writer's transactions (between batches). */
+    enum md_err (*prune_begin)(struct md_store *s, struct md_txn **out);
     enum md_err (*db_size)(struct md_store *s, int64_t *bytes);
     enum md_err (*watch)(struct md_store *s, md_watch_cb cb, void *ctx);
     /* Quotas (md_quota.h); see the wrappers below. */
@@ -287,6 +289,21 @@ static inline enum md_err md_store_snapshot_begin(struct md_store *s, struct md_
 static inline enum md_err md_store_write_begin(struct md_store *s, struct md_txn **t)
 {
     return s->ops->write_begin(s, t);
+}
+/* Whether retention (md_txn_prune) can run beside the writer, in
+ * transactions of its own from md_store_prune_begin: on a connection of
+ * its own (PostgreSQL). Otherwise it runs in md_store_write_begin's
+ * transactions, between the writer's batches (SQLite: one writer). */
+static inline int md_store_prunes_apart(const struct md_store *s)
+{
+    return s->ops->prune_begin != NULL;
+}
+/* A write transaction for md_txn_prune alone (md_store_prunes_apart), on
+ * the pruner's connection; ended by md_txn_commit or md_txn_rollback. One
+ * at a time (one pruner thread). */
+static inline enum md_err md_store_prune_begin(struct md_store *s, struct md_txn **t)
+{
+    return s->ops->prune_begin(s, t);
 }
 /* MD_OK when the database answers and writes can be done. */
 static inline enum md_err md_store_ping(struct md_store *s)

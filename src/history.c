@@ -1,6 +1,7 @@
 /* history.c — a write transaction's history bookkeeping (see md_history.h). */
 #include "md_history.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +20,13 @@ struct touched {
     int subtree;
 };
 
+/* Paths to prune by count: a ring, shared by a store's write connections. */
+struct md_touched {
+    pthread_mutex_t mu;
+    struct touched ring[TOUCHED_MAX];
+    size_t head, count;
+};
+
 struct md_hist {
     struct tenant_counters *t;
     size_t n, cap;
@@ -30,9 +38,8 @@ struct md_hist {
     struct md_write_meta meta;
     char *actor; /* meta.actor, copied */
     int64_t first_version, versions, bytes;
-    /* Paths to prune by count: a ring. */
-    struct touched ring[TOUCHED_MAX];
-    size_t head, count;
+    struct md_touched *q; /* the queue of paths to prune */
+    int owns_q;
 };
 
 int64_t md_history_changes_ms(const struct md_retention *r)
@@ -41,17 +48,44 @@ int64_t md_history_changes_ms(const struct md_retention *r)
     return (int64_t)days * 24 * 3600 * 1000;
 }
 
-struct md_hist *md_hist_new(void)
+struct md_touched *md_touched_new(void)
 {
-    return calloc(1, sizeof(struct md_hist));
+    struct md_touched *q = calloc(1, sizeof *q);
+    if (q)
+        pthread_mutex_init(&q->mu, NULL);
+    return q;
+}
+
+void md_touched_free(struct md_touched *q)
+{
+    if (!q)
+        return;
+    for (size_t i = 0; i < q->count; i++)
+        free(q->ring[(q->head + i) % TOUCHED_MAX].path);
+    pthread_mutex_destroy(&q->mu);
+    free(q);
+}
+
+struct md_hist *md_hist_new(struct md_touched *shared)
+{
+    struct md_hist *h = calloc(1, sizeof(struct md_hist));
+    if (!h)
+        return NULL;
+    h->q = shared ? shared : md_touched_new();
+    h->owns_q = !shared;
+    if (!h->q) {
+        free(h);
+        return NULL;
+    }
+    return h;
 }
 
 void md_hist_free(struct md_hist *h)
 {
     if (!h)
         return;
-    for (size_t i = 0; i < h->count; i++)
-        free(h->ring[(h->head + i) % TOUCHED_MAX].path);
+    if (h->owns_q)
+        md_touched_free(h->q);
     free(h->t);
     free(h->mark);
     free(h->actor);
@@ -214,36 +248,55 @@ void md_hist_restore(struct md_hist *h)
 
 void md_hist_touch(struct md_hist *h, int64_t tenant, const char *path, size_t len, int subtree)
 {
-    if (h->count == TOUCHED_MAX)
+    struct md_touched *q = h->q;
+    char *copy = malloc(len + 1); /* the ring owns it until md_hist_take_touched */
+    if (!copy)
         return;
-    struct touched *t = &h->ring[(h->head + h->count) % TOUCHED_MAX];
-    t->path = malloc(len + 1); /* the ring owns it until md_hist_take_touched */
-    if (!t->path)
+    memcpy(copy, path, len);
+    copy[len] = '\0';
+    pthread_mutex_lock(&q->mu);
+    if (q->count == TOUCHED_MAX) {
+        pthread_mutex_unlock(&q->mu);
+        free(copy);
         return;
-    memcpy(t->path, path, len);
-    t->path[len] = '\0';
-    t->tenant = tenant;
-    t->len = len;
-    t->subtree = subtree;
-    h->count++;
+    }
+    q->ring[(q->head + q->count) % TOUCHED_MAX] = (struct touched){tenant, copy, len, subtree};
+    q->count++;
+    pthread_mutex_unlock(&q->mu);
 }
 
 int md_hist_prune_more(const struct md_hist *h, const struct md_pruned *deleted, size_t budget)
 {
-    return h->count > 0 || md_pruned_total(deleted) >= budget;
+    pthread_mutex_lock(&h->q->mu);
+    int queued = h->q->count > 0;
+    pthread_mutex_unlock(&h->q->mu);
+    return queued || md_pruned_total(deleted) >= budget;
 }
 
 size_t md_hist_take_touched(struct md_hist *h, size_t max, md_hist_touched_cb cb, void *ctx)
 {
-    size_t taken = 0;
-    while (taken < max && h->count > 0) {
-        struct touched *t = &h->ring[h->head];
-        cb(ctx, t->tenant, t->path, t->len, t->subtree);
-        free(t->path);
-        t->path = NULL;
-        h->head = (h->head + 1) % TOUCHED_MAX;
-        h->count--;
-        taken++;
+    /* Taken out under the lock, told without it (a callback may wait on
+     * the database while writers queue more). */
+    struct md_touched *q = h->q;
+    struct touched taken[64];
+    size_t total = 0;
+    while (total < max) {
+        size_t n = 0;
+        pthread_mutex_lock(&q->mu);
+        while (n < sizeof taken / sizeof taken[0] && total + n < max && q->count > 0) {
+            taken[n++] = q->ring[q->head];
+            q->ring[q->head].path = NULL;
+            q->head = (q->head + 1) % TOUCHED_MAX;
+            q->count--;
+        }
+        pthread_mutex_unlock(&q->mu);
+        if (n == 0)
+            break;
+        for (size_t i = 0; i < n; i++) {
+            cb(ctx, taken[i].tenant, taken[i].path, taken[i].len, taken[i].subtree);
+            free(taken[i].path);
+        }
+        total += n;
     }
-    return taken;
+    return total;
 }

@@ -580,6 +580,7 @@ struct pg_txn {
     size_t nnotify, capnotify;
     int vacuum;
     const char *cmd_tenant; /* the running command's (borrowed) */
+    int pruner;             /* the pruner's transaction (pg_prune_begin) */
     /* A tenant was made in this transaction / since the savepoint: a
      * rollback must forget the ids cached since. */
     int made_tenant_txn, made_tenant_cmd;
@@ -606,6 +607,12 @@ struct pg_store {
     struct pgc *writer;
     pthread_mutex_t write_mu; /* one write transaction at a time; guards writer */
     unsigned long heal_failures;
+    /* Retention's own connection (pg_prune_begin), beside the writer's;
+     * the paths to prune, queued by the writer, taken by the pruner. */
+    struct pgc *pruner;
+    pthread_mutex_t prune_mu; /* guards pruner */
+    unsigned long prune_heal_failures;
+    struct md_touched *touched;
     struct md_pg_watch *watch; /* LISTENs for other instances' commits */
     int64_t prune_next_tenant; /* the writer's: where pruning by age goes on */
     int search_off;            /* no full-text index (--search off), set at open */
@@ -783,7 +790,7 @@ static struct pgc *conn_open(struct pg_store *s, int write, char *why, size_t wh
     c->txn.counted_id = P_COUNT;
     if (write) {
         c->txn.sizes = md_dirsizes_new();
-        c->txn.hist = md_hist_new();
+        c->txn.hist = md_hist_new(s->touched);
     }
     if (!c->tenants || (write && (!c->txn.sizes || !c->txn.hist))) {
         snprintf(why, why_len, "out of memory");
@@ -1306,33 +1313,37 @@ static enum md_err read_exec(struct pg_txn *t, enum pst id, const struct md_pg_p
 
 /* ---- writer ---- */
 
-/* Reopen a broken writer connection; write_mu is held. Failures are logged
- * the first time and then every 1000th time. */
-static enum md_err writer_heal(struct pg_store *s)
+/* Reopen a broken write connection (*slot: the writer's or the pruner's,
+ * its mutex held). Failures are logged the first time and then every
+ * 1000th time. */
+static enum md_err conn_heal(struct pg_store *s, struct pgc **slot, unsigned long *failures,
+                             const char *what)
 {
-    if (s->writer && !s->writer->broken)
+    if (*slot && !(*slot)->broken)
         return MD_OK;
-    char why[512] = "";
+    char why[512] = "", msg[64];
     struct pgc *c = conn_open(s, 1, why, sizeof why);
     if (!c) {
-        if (s->heal_failures++ % 1000 == 0) {
+        if ((*failures)++ % 1000 == 0) {
             struct md_logline l;
-            md_log_begin(&l, MD_LOG_ERROR, "cannot reopen the writer connection");
+            snprintf(msg, sizeof msg, "cannot reopen the %s connection", what);
+            md_log_begin(&l, MD_LOG_ERROR, msg);
             md_log_str(&l, "detail", why);
-            md_log_int(&l, "attempts", (int64_t)s->heal_failures);
+            md_log_int(&l, "attempts", (int64_t)*failures);
             md_log_end(&l);
         }
         return MD_EUNAVAIL;
     }
-    if (s->writer) {
+    if (*slot) {
         struct md_logline l;
-        md_log_begin(&l, MD_LOG_WARN, "writer connection reopened");
-        md_log_int(&l, "failed_attempts", (int64_t)s->heal_failures);
+        snprintf(msg, sizeof msg, "%s connection reopened", what);
+        md_log_begin(&l, MD_LOG_WARN, msg);
+        md_log_int(&l, "failed_attempts", (int64_t)*failures);
         md_log_end(&l);
     }
-    conn_close(s->writer);
-    s->writer = c;
-    s->heal_failures = 0;
+    conn_close(*slot);
+    *slot = c;
+    *failures = 0;
     return MD_OK;
 }
 
@@ -1352,30 +1363,53 @@ static void writer_done(struct pg_store *s, struct pg_txn *t, int failed)
     if (failed && t->made_tenant_txn)
         md_tenant_cache_clear(t->c->tenants);
     t->made_tenant_txn = t->made_tenant_cmd = 0;
-    pthread_mutex_unlock(&s->write_mu);
+    pthread_mutex_unlock(t->pruner ? &s->prune_mu : &s->write_mu);
+}
+
+/* A write transaction on connection `c` (its mutex held): BEGIN queued. */
+static enum md_err txn_start(struct pgc *c, struct md_txn **out)
+{
+    struct pg_txn *t = &c->txn;
+    md_dirsizes_reset(t->sizes);
+    hist_reset(t);
+    t->nq = t->cmd_base = 0;
+    t->opt = 0;
+    t->abandoned = MD_OK;
+    t->bulk_rows = t->bulk_bytes = 0;
+    t->bulk = P_COUNT;
+    enum md_err e = q_send(t, P_BEGIN, NULL);
+    if (!e)
+        *out = &t->base;
+    return e;
 }
 
 static enum md_err pg_write_begin(struct md_store *base, struct md_txn **out)
 {
     struct pg_store *s = (struct pg_store *)base;
     pthread_mutex_lock(&s->write_mu);
-    enum md_err e = writer_heal(s);
+    enum md_err e = conn_heal(s, &s->writer, &s->heal_failures, "writer");
+    if (!e)
+        e = txn_start(s->writer, out);
+    if (e)
+        pthread_mutex_unlock(&s->write_mu);
+    return e;
+}
+
+/* Retention's transactions, on a connection of their own (opened at the
+ * first), beside the writer's: pruning holds no tenant's lock and touches
+ * only rows the writer no longer reads (old versions, old change-feed
+ * entries, expired keys), as another instance's pruner does. */
+static enum md_err pg_prune_begin(struct md_store *base, struct md_txn **out)
+{
+    struct pg_store *s = (struct pg_store *)base;
+    pthread_mutex_lock(&s->prune_mu);
+    enum md_err e = conn_heal(s, &s->pruner, &s->prune_heal_failures, "pruner");
     if (!e) {
-        struct pg_txn *t = &s->writer->txn;
-        md_dirsizes_reset(t->sizes);
-        hist_reset(t);
-        t->nq = t->cmd_base = 0;
-        t->opt = 0;
-        t->abandoned = MD_OK;
-        t->bulk_rows = t->bulk_bytes = 0;
-        t->bulk = P_COUNT;
-        e = q_send(t, P_BEGIN, NULL);
-        if (!e) {
-            *out = &t->base;
-            return MD_OK;
-        }
+        s->pruner->txn.pruner = 1;
+        e = txn_start(s->pruner, out);
     }
-    pthread_mutex_unlock(&s->write_mu);
+    if (e)
+        pthread_mutex_unlock(&s->prune_mu);
     return e;
 }
 
@@ -2264,8 +2298,11 @@ static void pg_close(struct md_store *base)
         conn_close(c);
     }
     conn_close(s->writer);
+    conn_close(s->pruner);
+    md_touched_free(s->touched);
     pthread_mutex_destroy(&s->pool_mu);
     pthread_mutex_destroy(&s->write_mu);
+    pthread_mutex_destroy(&s->prune_mu);
     free(s->uri);
     free(s);
 }
@@ -3335,6 +3372,7 @@ static const struct md_store_ops pg_ops = {
     .changes = pg_changes,
     .redact = pg_redact,
     .prune = pg_prune,
+    .prune_begin = pg_prune_begin,
     .db_size = pg_db_size,
     .watch = pg_watch,
     .usage = pg_usage,
@@ -3369,8 +3407,14 @@ enum md_err md_store_pg_open(const struct md_store_config *cfg, struct md_store 
         s->cfg.readers = 1;
     pthread_mutex_init(&s->pool_mu, NULL);
     pthread_mutex_init(&s->write_mu, NULL);
+    pthread_mutex_init(&s->prune_mu, NULL);
+    s->touched = md_touched_new();
     enum md_err e = MD_EUNAVAIL;
-    PGconn *m = s->uri ? md_pg_connect(s->uri, why, why_len) : NULL;
+    if (!s->touched) {
+        snprintf(why, why_len, "out of memory");
+        e = MD_ENOMEM;
+    }
+    PGconn *m = s->uri && s->touched ? md_pg_connect(s->uri, why, why_len) : NULL;
     if (m) {
         e = md_pg_migrate(m, why, why_len) == 0 ? MD_OK : MD_EDB;
         if (!e && md_pg_search_setting(m, cfg->search, &s->search_off, why, why_len))

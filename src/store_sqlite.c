@@ -452,7 +452,7 @@ static int conn_open(struct sq_store *s, enum role role, struct sq_conn **out, c
     c->tenants = md_tenant_cache_new();
     if (role != ROLE_READER) {
         c->txn.sizes = md_dirsizes_new();
-        c->txn.hist = md_hist_new();
+        c->txn.hist = md_hist_new(NULL);
     }
     if (!c->tenants || (role != ROLE_READER && (!c->txn.sizes || !c->txn.hist))) {
         snprintf(why, why_len, "out of memory");

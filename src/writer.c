@@ -16,7 +16,10 @@
 /* Retention runs between batches, at most this often, deleting at most
  * PRUNE_BUDGET rows each time: bounded work on the write path. An idle
  * writer runs it every PRUNE_IDLE_MS while work is left (a burst of writes
- * queues more paths than one run takes), then once a second. */
+ * queues more paths than one run takes), then once a second. A store that
+ * prunes apart (md_store_prunes_apart: PostgreSQL) has it run by a thread
+ * of its own on the same schedule, beside the batches instead of between
+ * them: the writer waits for none of it. */
 #define PRUNE_EVERY_MS 100
 #define PRUNE_IDLE_MS  10
 #define PRUNE_BUDGET   256
@@ -38,6 +41,9 @@ struct md_writer {
     int prune_more;              /* it left work for the next run (writer's) */
     md_writer_commit_cb on_commit;
     void *on_commit_ctx;
+    int prune_apart; /* retention in the pruner thread (set before it starts) */
+    pthread_t pruner;
+    pthread_cond_t prune_cv;
 };
 
 static uint64_t now_us(void)
@@ -343,7 +349,9 @@ static void maybe_prune(struct md_writer *w, int now_please)
     w->pruned_at = now;
     w->prune_more = 0;
     struct md_txn *t = NULL;
-    if (md_store_write_begin(w->store, &t) != MD_OK)
+    enum md_err b =
+        w->prune_apart ? md_store_prune_begin(w->store, &t) : md_store_write_begin(w->store, &t);
+    if (b != MD_OK)
         return; /* the next batch will tell */
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -376,6 +384,8 @@ static void *writer_main(void *arg)
     struct md_writer *w = arg;
     pthread_mutex_lock(&w->mu);
     for (;;) {
+        while (!w->head && !w->stopping && w->prune_apart)
+            pthread_cond_wait(&w->cv, &w->mu);
         while (!w->head && !w->stopping) {
             /* Idle: retention still runs, once a second, or after
              * PRUNE_IDLE_MS of quiet while it has work left. Not at once:
@@ -427,8 +437,36 @@ static void *writer_main(void *arg)
             w->done_head = batch;
         w->done_tail = last;
         pthread_cond_signal(&w->done_cv);
+        if (!w->prune_apart) {
+            pthread_mutex_unlock(&w->mu);
+            maybe_prune(w, 0);
+            pthread_mutex_lock(&w->mu);
+        }
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+/* Retention beside the writer (prune_apart): every PRUNE_EVERY_MS while
+ * work is left and batches go on, every PRUNE_IDLE_MS when none went since
+ * the last run, once a second when nothing is left. */
+static void *pruner_main(void *arg)
+{
+    struct md_writer *w = arg;
+    pthread_mutex_lock(&w->mu);
+    unsigned long long seen = w->batches;
+    while (!w->stopping) {
+        int busy = w->batches != seen;
+        seen = w->batches;
+        struct timespec until = md_deadline_ms(!w->prune_more ? 1000
+                                               : busy         ? PRUNE_EVERY_MS
+                                                              : PRUNE_IDLE_MS);
+        while (!w->stopping && pthread_cond_timedwait(&w->prune_cv, &w->mu, &until) == 0)
+            ;
+        if (w->stopping)
+            break;
         pthread_mutex_unlock(&w->mu);
-        maybe_prune(w, 0);
+        maybe_prune(w, 1);
         pthread_mutex_lock(&w->mu);
     }
     pthread_mutex_unlock(&w->mu);
@@ -500,7 +538,19 @@ static void writer_free(struct md_writer *w)
     pthread_mutex_destroy(&w->mu);
     pthread_cond_destroy(&w->cv);
     pthread_cond_destroy(&w->done_cv);
+    pthread_cond_destroy(&w->prune_cv);
     free(w);
+}
+
+/* Stop the pruner thread, if any (w->stopping is set). */
+static void pruner_finish(struct md_writer *w)
+{
+    if (!w->prune_apart)
+        return;
+    pthread_mutex_lock(&w->mu);
+    pthread_cond_signal(&w->prune_cv);
+    pthread_mutex_unlock(&w->mu);
+    pthread_join(w->pruner, NULL);
 }
 
 struct md_writer *md_writer_start(struct md_store *store, const struct md_limits *lim,
@@ -516,11 +566,19 @@ struct md_writer *md_writer_start(struct md_store *store, const struct md_limits
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->cv, NULL);
     pthread_cond_init(&w->done_cv, NULL);
+    pthread_cond_init(&w->prune_cv, NULL);
     if (pthread_create(&w->notifier, NULL, notifier_main, w) != 0) {
         writer_free(w);
         return NULL;
     }
+    /* Without its thread, retention runs in the writer's. */
+    w->prune_apart =
+        md_store_prunes_apart(store) && pthread_create(&w->pruner, NULL, pruner_main, w) == 0;
     if (pthread_create(&w->thread, NULL, writer_main, w) != 0) {
+        pthread_mutex_lock(&w->mu);
+        w->stopping = 1;
+        pthread_mutex_unlock(&w->mu);
+        pruner_finish(w);
         notifier_finish(w);
         writer_free(w);
         return NULL;
@@ -563,6 +621,7 @@ void md_writer_stop(struct md_writer *w, struct md_writer_stats *final)
     pthread_cond_signal(&w->cv);
     pthread_mutex_unlock(&w->mu);
     pthread_join(w->thread, NULL);
+    pruner_finish(w);
     notifier_finish(w);
     if (final)
         md_writer_stats(w, final);
