@@ -7,7 +7,8 @@
  *
  * The database (URI) gets memoryd's schema from memoryd's own migrations
  * (md_pg_migrate), without the full-text index (md_pg_search_setting, as
- * `memoryd --search off`, which bench/history.mjs runs); each run makes a tenant of its own, "floor-<mode>-<pid>",
+ * `memoryd --search off`, which bench/history.mjs runs); each run makes a
+ * tenant of its own, "floor-<mode>-<pid>",
  * with the directories /memories, /memories/bench, /memories/bench/sr and
  * FILES files /memories/bench/sr/f<i>.txt of 1 KiB (bench/lib.mjs's
  * kibWith("state=on"): 16 lines of 63 characters, the ninth the marker),
@@ -307,13 +308,17 @@ static void kib_text(void)
     char *o = kib_on;
     for (int l = 0; l < 16; l++) {
         char line[64];
+        static const char letters[] = "abcdefghi", dot = '.';
         if (l == 8)
             snprintf(line, sizeof line, "%-63s", "state=on");
         else
             for (int i = 0; i < 63; i++)
-                line[i] = (char)('a' + i % 9);
+                line[i] = letters[i % 9];
         for (int i = 0; i < 63; i++)
-            *o++ = l == 8 && line[i] == ' ' ? '.' : line[i];
+            if (l == 8 && line[i] == ' ')
+                line[i] = dot;
+        memcpy(o, line, 63);
+        o += 63;
         *o++ = '\n';
     }
 }
@@ -378,6 +383,26 @@ static void arrays(struct md_buf *a, const Oid *types, int n, size_t rows)
             die("out of memory", NULL);
 }
 
+/* A whole number argument (-1 when it is not one). */
+static int number(const char *s)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    return *s && !*end && v >= 0 && v <= 1000000 ? (int)v : -1;
+}
+
+/* The sweeps' order: xorshift64*, seeded from the clock (not for secrets). */
+static uint64_t next_random(void)
+{
+    static uint64_t x;
+    if (!x)
+        x = now_ms() | 1u;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    return x * 0x2545F4914F6CDD1DULL;
+}
+
 /* A NULL element of a binary array (the actor: none). */
 static enum md_err arr_null(struct md_buf *b)
 {
@@ -399,10 +424,10 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *uri = argv[1], *mode = argv[5];
-    int seconds = atoi(argv[2]), batch = atoi(argv[3]), files = atoi(argv[4]);
+    int seconds = number(argv[2]), batch = number(argv[3]), files = number(argv[4]);
     int history = strcmp(mode, "off") != 0, prune = strcmp(mode, "on") == 0;
     if (seconds < 1 || batch < 1 || batch > 120 || files < batch ||
-        (!history && strcmp(mode, "off")))
+        (history && !prune && strcmp(mode, "on-noprune") != 0))
         die("bad arguments", NULL);
     kib_text();
     char why[512];
@@ -440,14 +465,13 @@ int main(int argc, char **argv)
         die("out of memory", NULL);
     for (int i = 0; i < files; i++)
         order[i] = i;
-    srand((unsigned)getpid());
     int pos = files;
     long commands = 0;
     uint64_t t0 = now_ms(), end = t0 + (uint64_t)seconds * 1000u;
     while (now_ms() < end) {
         if (pos + batch > files) { /* a new sweep, shuffled */
             for (int i = files - 1; i > 0; i--) {
-                int j = rand() % (i + 1), x = order[i];
+                int j = (int)(next_random() % (uint64_t)(i + 1)), x = order[i];
                 order[i] = order[j];
                 order[j] = x;
             }
@@ -467,7 +491,8 @@ int main(int argc, char **argv)
                 snprintf(paths[i - 3], sizeof paths[0], "/memories/bench/sr/f%d.txt", f[i - 3]);
             const char *path = i < 3 ? ANCESTORS[i] : paths[i - 3];
             if (md_pg_arr_elem(&a[0], tenant, strlen(tenant)) ||
-                md_pg_arr_elem(&a[1], path, strlen(path)) || md_pg_arr_i16(&a[2], i >= 3))
+                md_pg_arr_elem(&a[1], path, strlen(path)) ||
+                md_pg_arr_i16(&a[2], (int16_t)(i >= 3)))
                 die("out of memory", NULL);
         }
         params_of(&p, a, 3);
@@ -490,7 +515,7 @@ int main(int argc, char **argv)
             arrays(a, ver_types, 10, (size_t)batch);
         arrays(c9, ch_types, 9, (size_t)batch);
         arrays(s6, set_types, 6, (size_t)batch);
-        int e = 0;
+        unsigned e = 0;
         for (int i = 0; i < batch; i++) {
             int row = i + 3; /* ord is the position: rows come in order */
             const char *old = PQgetvalue(pre, row, 4);
