@@ -30,8 +30,8 @@
  * the paths edited since (a queue of 4096, as md_hist's), and deletes the
  * versions past 20 a path with P_PRUNE_PATH, all in one round trip with
  * its BEGIN and COMMIT. Mode on-noprune leaves that out (versions only
- * pile up: the easier bound). The statements are memoryd's
- * (src/store_pg.c's table), verbatim.
+ * pile up: the easier bound). The statements are memoryd's own, taken
+ * from its table (md_pg_statement).
  *
  * Prints one JSON line:
  *   {"mode":"on","batch":30,"files":510,"commands":N,"seconds":S,
@@ -53,101 +53,16 @@
 #include "md_sha256.h"
 #include "store_pg_internal.h"
 
-#define OID_BYTEAARRAY 1001
 #define KEEP           20  /* --history-versions' default */
 #define PRUNE_EVERY_MS 100 /* src/writer.c */
 #define PRUNE_PATHS    33  /* pg_prune: budget / 8 + 1 of 256 */
 #define QUEUE_MAX      4096
 
-enum {
-    Q_BEGIN,
-    Q_COMMIT,
-    Q_LOCK,
-    Q_PREFETCH,
-    Q_VER_MANY,
-    Q_CHANGES_MANY,
-    Q_SET_MANY,
-    Q_COUNTERS_SET,
-    Q_NOTIFY,
-    Q_SIZES,
-    Q_PRUNE_PATH,
-    Q_COUNT
-};
-
-/* memoryd's statements (the table pst in src/store_pg.c), verbatim. */
-/* NOLINTBEGIN(bugprone-suspicious-missing-comma): statements over several lines */
-static const struct {
-    const char *sql;
-    int n;
-    Oid types[10];
-} Q[Q_COUNT] = {
-    [Q_BEGIN] = {"BEGIN", 0, {0}},
-    [Q_COMMIT] = {"COMMIT", 0, {0}},
-    [Q_LOCK] = {"SELECT pg_advisory_xact_lock($1)", 1, {OID_INT8}},
-    [Q_PREFETCH] = {"SELECT w.ord, t.id, e.kind, e.size,"
-                    " CASE WHEN w.want = 1 AND e.kind = 0 AND e.size <= $4 THEN e.content END,"
-                    " w.want = 1 AND e.kind = 0 AND e.size > $4, e.sha256, t.last_version,"
-                    " t.last_seq, t.files, t.max_bytes, t.max_files"
-                    " FROM unnest($1::text[], $2::text[], $3::int2[]) WITH ORDINALITY"
-                    " AS w(tenant, path, want, ord)"
-                    " JOIN tenants t ON t.name = w.tenant"
-                    " LEFT JOIN LATERAL (SELECT kind, size, content, sha256 FROM entries"
-                    " WHERE tenant = t.id AND path = w.path OFFSET 0) e ON true",
-                    4,
-                    {OID_TEXTARRAY, OID_TEXTARRAY, OID_INT2ARRAY, OID_INT8}},
-    [Q_VER_MANY] = {"INSERT INTO versions (tenant, version, path, existed, sha256, size, time,"
-                    " command, actor, content) SELECT u.tenant, u.version, u.path, u.existed,"
-                    " u.sha256, nullif(u.size, -1), u.time, u.command, u.actor, u.content"
-                    " FROM unnest($1::int8[], $2::int8[], $3::text[], $4::bool[], $5::bytea[],"
-                    " $6::int8[], $7::int8[], $8::text[], $9::text[], $10::bytea[])"
-                    " AS u(tenant, version, path, existed, sha256, size, time, command, actor,"
-                    " content)",
-                    10,
-                    {OID_INT8ARRAY, OID_INT8ARRAY, OID_TEXTARRAY, OID_BOOLARRAY, OID_BYTEAARRAY,
-                     OID_INT8ARRAY, OID_INT8ARRAY, OID_TEXTARRAY, OID_TEXTARRAY, OID_BYTEAARRAY}},
-    [Q_CHANGES_MANY] = {"INSERT INTO changes (tenant, seq, version, versions, history_bytes, time,"
-                        " command, paths, actor) SELECT u.tenant, u.seq, nullif(u.version, 0),"
-                        " u.versions, u.bytes, u.time, u.command, u.paths, u.actor"
-                        " FROM unnest($1::int8[], $2::int8[], $3::int8[], $4::int8[], $5::int8[],"
-                        " $6::int8[], $7::text[], $8::text[], $9::text[])"
-                        " AS u(tenant, seq, version, versions, bytes, time, command, paths, actor)",
-                        9,
-                        {OID_INT8ARRAY, OID_INT8ARRAY, OID_INT8ARRAY, OID_INT8ARRAY, OID_INT8ARRAY,
-                         OID_INT8ARRAY, OID_TEXTARRAY, OID_TEXTARRAY, OID_TEXTARRAY}},
-    [Q_SET_MANY] = {"UPDATE entries e SET content = u.content, size = u.size, mtime = u.mtime,"
-                    " sha256 = u.sha256 FROM unnest($1::int8[], $2::text[], $3::bytea[],"
-                    " $4::int8[], $5::int8[], $6::bytea[])"
-                    " AS u(tenant, path, content, size, mtime, sha256)"
-                    " WHERE e.tenant = u.tenant AND e.path = u.path COLLATE \"C\" AND e.kind = 0",
-                    6,
-                    {OID_INT8ARRAY, OID_TEXTARRAY, OID_BYTEAARRAY, OID_INT8ARRAY, OID_INT8ARRAY,
-                     OID_BYTEAARRAY}},
-    [Q_COUNTERS_SET] = {"UPDATE tenants t SET last_version = u.v, last_seq = u.s"
-                        " FROM unnest($1::int8[], $2::int8[], $3::int8[]) AS u(id, v, s)"
-                        " WHERE t.id = u.id",
-                        3,
-                        {OID_INT8ARRAY, OID_INT8ARRAY, OID_INT8ARRAY}},
-    [Q_NOTIFY] = {"SELECT pg_notify('memoryd_changes', n) FROM unnest($1::text[]) AS n",
-                  1,
-                  {OID_TEXTARRAY}},
-    [Q_SIZES] = {"UPDATE entries e SET size = e.size + u.delta"
-                 " FROM unnest($1::int8[], $2::text[], $3::int8[]) AS u(tenant, path, delta)"
-                 " WHERE e.tenant = u.tenant AND e.path = u.path",
-                 3,
-                 {OID_INT8ARRAY, OID_TEXTARRAY, OID_INT8ARRAY}},
-    [Q_PRUNE_PATH] = {"WITH cut AS (SELECT version FROM versions WHERE tenant = $1 AND path = $2"
-                      " ORDER BY version DESC LIMIT 1 OFFSET $3),"
-                      " d AS (DELETE FROM versions WHERE tenant = $1 AND path = $2"
-                      " AND version <= (SELECT version FROM cut) RETURNING 1),"
-                      " m AS (UPDATE versions SET pruned_through = greatest(pruned_through,"
-                      " (SELECT version FROM cut)) WHERE tenant = $1 AND version ="
-                      " (SELECT min(version) FROM versions WHERE tenant = $1 AND path = $2"
-                      " AND version > (SELECT version FROM cut)))"
-                      " SELECT 1 FROM d",
-                      3,
-                      {OID_INT8, OID_TEXT, OID_INT8}},
-};
-/* NOLINTEND(bugprone-suspicious-missing-comma) */
+/* The statements replayed: memoryd's own (md_pg_statement), prepared as
+ * "q<id>". */
+static const enum pst REPLAYED[] = {P_BEGIN,    P_COMMIT,       P_LOCK,      P_PREFETCH,
+                                    P_VER_MANY, P_CHANGES_MANY, P_SET_MANY,  P_COUNTERS_SET,
+                                    P_NOTIFY,   P_SIZES,        P_PRUNE_PATH};
 
 static const char *const ANCESTORS[3] = {"/memories", "/memories/bench", "/memories/bench/sr"};
 
@@ -180,12 +95,15 @@ static PGconn *open_conn(const char *uri)
     if (PQresultStatus(r) != PGRES_COMMAND_OK)
         die("session settings", c);
     PQclear(r);
-    for (int i = 0; i < Q_COUNT; i++) {
+    for (size_t i = 0; i < sizeof REPLAYED / sizeof REPLAYED[0]; i++) {
+        int n;
+        const Oid *types;
+        const char *sql = md_pg_statement(REPLAYED[i], &n, &types);
         char name[8];
-        snprintf(name, sizeof name, "q%d", i);
-        r = PQprepare(c, name, Q[i].sql, Q[i].n, Q[i].types);
+        snprintf(name, sizeof name, "q%d", (int)REPLAYED[i]);
+        r = PQprepare(c, name, sql, n, types);
         if (PQresultStatus(r) != PGRES_COMMAND_OK)
-            die(Q[i].sql, c);
+            die(sql, c);
         PQclear(r);
     }
     if (!PQenterPipelineMode(c))
@@ -195,13 +113,20 @@ static PGconn *open_conn(const char *uri)
 
 /* ---- one round trip ---- */
 
+static const char *sql_of(enum pst id)
+{
+    int n;
+    const Oid *types;
+    return md_pg_statement(id, &n, &types);
+}
+
 struct trip {
     PGconn *c;
-    int ids[64];
+    enum pst ids[64];
     int n;
 };
 
-static void send_q(struct trip *t, int id, const struct md_pg_params *p)
+static void send_q(struct trip *t, enum pst id, const struct md_pg_params *p)
 {
     char name[8];
     snprintf(name, sizeof name, "q%d", id);
@@ -209,13 +134,14 @@ static void send_q(struct trip *t, int id, const struct md_pg_params *p)
     if (!p)
         p = &none;
     if (!PQsendQueryPrepared(t->c, name, p->n, p->v, p->len, p->fmt, 1))
-        die(Q[id].sql, t->c);
+        die(sql_of(id), t->c);
     t->ids[t->n++] = id;
 }
 
 /* Sync and read every result; the rows of statement `keep` go to *kept
- * (the caller clears them); returns the rows of statement `count`. */
-static long trip_end(struct trip *t, int keep, PGresult **kept, int count)
+ * (the caller clears them); returns the rows of statement `count` (P_COUNT:
+ * none for either). */
+static long trip_end(struct trip *t, enum pst keep, PGresult **kept, enum pst count)
 {
     if (!PQpipelineSync(t->c))
         die("sync", t->c);
@@ -224,7 +150,7 @@ static long trip_end(struct trip *t, int keep, PGresult **kept, int count)
         PGresult *r = PQgetResult(t->c);
         ExecStatusType st = PQresultStatus(r);
         if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
-            fprintf(stderr, "pg_history_floor: %s: %s\n", Q[t->ids[i]].sql,
+            fprintf(stderr, "pg_history_floor: %s: %s\n", sql_of(t->ids[i]),
                     r ? PQresultErrorMessage(r) : PQerrorMessage(t->c));
             exit(1);
         }
@@ -282,7 +208,7 @@ static void *pruner_main(void *arg)
         pthread_mutex_unlock(&qmu);
         if (n == 0)
             continue;
-        send_q(&t, Q_BEGIN, NULL);
+        send_q(&t, P_BEGIN, NULL);
         char path[64];
         for (size_t i = 0; i < n; i++) {
             struct md_pg_params p = {.n = 0};
@@ -290,10 +216,10 @@ static void *pruner_main(void *arg)
             md_pg_i64(&p, a->tenant);
             md_pg_text(&p, path);
             md_pg_i64(&p, KEEP);
-            send_q(&t, Q_PRUNE_PATH, &p);
+            send_q(&t, P_PRUNE_PATH, &p);
         }
-        send_q(&t, Q_COMMIT, NULL);
-        atomic_fetch_add(&pruned, trip_end(&t, -1, NULL, Q_PRUNE_PATH));
+        send_q(&t, P_COMMIT, NULL);
+        atomic_fetch_add(&pruned, trip_end(&t, P_COUNT, NULL, P_PRUNE_PATH));
     }
     PQfinish(t.c);
     return NULL;
@@ -481,9 +407,9 @@ int main(int argc, char **argv)
         pos += batch;
         /* 1: BEGIN, the lock, the prefetch. */
         struct md_pg_params p = {.n = 0};
-        send_q(&t, Q_BEGIN, NULL);
+        send_q(&t, P_BEGIN, NULL);
         md_pg_i64(&p, id);
-        send_q(&t, Q_LOCK, &p);
+        send_q(&t, P_LOCK, &p);
         static const Oid pre_types[3] = {OID_TEXT, OID_TEXT, OID_INT2};
         arrays(a, pre_types, 3, (size_t)batch + 3);
         for (int i = 0; i < batch + 3; i++) {
@@ -497,9 +423,9 @@ int main(int argc, char **argv)
         }
         params_of(&p, a, 3);
         md_pg_i64(&p, 65536);
-        send_q(&t, Q_PREFETCH, &p);
+        send_q(&t, P_PREFETCH, &p);
         PGresult *pre = NULL;
-        trip_end(&t, Q_PREFETCH, &pre, -1);
+        trip_end(&t, P_PREFETCH, &pre, P_COUNT);
         if (!pre || PQntuples(pre) != batch + 3)
             die("the prefetch", NULL);
         int64_t last_version = md_pg_r_i64(pre, 0, 7), last_seq = md_pg_r_i64(pre, 0, 8);
@@ -550,13 +476,13 @@ int main(int argc, char **argv)
             die("out of memory", NULL);
         if (history) {
             params_of(&p, a, 10);
-            send_q(&t, Q_VER_MANY, &p);
+            send_q(&t, P_VER_MANY, &p);
         }
         params_of(&p, c9, 9);
-        send_q(&t, Q_CHANGES_MANY, &p);
+        send_q(&t, P_CHANGES_MANY, &p);
         params_of(&p, s6, 6);
-        send_q(&t, Q_SET_MANY, &p);
-        trip_end(&t, -1, NULL, -1);
+        send_q(&t, P_SET_MANY, &p);
+        trip_end(&t, P_COUNT, NULL, P_COUNT);
         PQclear(pre);
         /* 3: counters, the notification, the sizes, COMMIT. */
         static const Oid cnt_types[3] = {OID_INT8, OID_INT8, OID_INT8};
@@ -565,12 +491,12 @@ int main(int argc, char **argv)
             md_pg_arr_i64(&s6[1], history ? last_version + batch : last_version) |
             md_pg_arr_i64(&s6[2], last_seq + batch);
         params_of(&p, s6, 3);
-        send_q(&t, Q_COUNTERS_SET, &p);
+        send_q(&t, P_COUNTERS_SET, &p);
         static const Oid n_types[1] = {OID_TEXT};
         arrays(c9, n_types, 1, 1);
         e |= md_pg_arr_elem(&c9[0], tenant, strlen(tenant));
         params_of(&p, c9, 1);
-        send_q(&t, Q_NOTIFY, &p);
+        send_q(&t, P_NOTIFY, &p);
         static const Oid sz_types[3] = {OID_INT8, OID_TEXT, OID_INT8};
         arrays(a, sz_types, 3, 3);
         for (int i = 0; i < 3; i++)
@@ -580,9 +506,9 @@ int main(int argc, char **argv)
         if (e)
             die("out of memory", NULL);
         params_of(&p, a, 3);
-        send_q(&t, Q_SIZES, &p);
-        send_q(&t, Q_COMMIT, NULL);
-        trip_end(&t, -1, NULL, -1);
+        send_q(&t, P_SIZES, &p);
+        send_q(&t, P_COMMIT, NULL);
+        trip_end(&t, P_COUNT, NULL, P_COUNT);
         commands += batch;
         if (prune)
             for (int i = 0; i < batch; i++)

@@ -52,73 +52,7 @@
 
 #define OID_BYTEA_ELEM 17
 /* Connections of the reads thread (views; see store_pg_reads.c). */
-#define READS_CONNS    2
-#define OID_BYTEAARRAY 1001
-
-enum pst {
-    P_BEGIN,
-    P_COMMIT,
-    P_ROLLBACK,
-    P_SAVEPOINT,
-    P_RELEASE,
-    P_ROLLBACK_TO,
-    P_LOCK,
-    P_TENANT_NEW,
-    P_LOCATE,
-    P_INSERT,
-    P_SET_CONTENT,
-    P_SIZES,
-    P_REMOVE_ONE,
-    P_REMOVE_BELOW,
-    P_MOVE_ONE,
-    P_MOVE_BELOW,
-    P_VIEW,
-    P_GET,
-    P_LIST,
-    P_PING,
-    P_DB_SIZE,
-    P_PREFETCH,
-    P_INSERT_MANY,
-    P_SET_MANY,
-    /* history, the change feed, idempotency (see "history" below) */
-    P_COUNTERS,
-    P_TENANT_ID,
-    P_COUNTERS_SET,
-    P_VER_MANY,
-    P_VER_COPY,
-    P_VER_SUBTREE,
-    P_VER_SUBTREE_MOVE,
-    P_CHANGES_MANY,
-    P_NOTIFY,
-    P_IDEM_GET,
-    P_IDEM_PUT,
-    P_IDEM_SCRUB,
-    P_HISTORY,
-    P_VERSION_GET,
-    P_SNAP_BEFORE,
-    P_STATE_BEFORE,
-    P_CHANGES,
-    P_CHANGES_META,
-    P_REDACT,
-    P_PRUNE_PATH,
-    P_PRUNE_SUBTREE_PATHS,
-    P_TENANT_NEXT,
-    P_PRUNE_AGE_SCAN,
-    P_PRUNE_AGE_DEL,
-    P_PRUNE_CHANGES_SCAN,
-    P_PRUNE_CHANGES_DEL,
-    P_PRUNE_IDEM,
-    P_USAGE,
-    P_LIMITS_SET,
-    P_TENANTS_LIST,
-    P_ERASE,
-    P_SNAPSHOT,
-    P_SCAN,
-    P_SEARCH,
-    P_SEARCH_SCAN,
-    P_SEARCH_CAND,
-    P_COUNT
-};
+#define READS_CONNS 2
 
 /* The subtree of $3 (the entry itself, and what is between $4 and $5),
  * files only: two searches of the key. */
@@ -510,6 +444,13 @@ static const struct {
          8,
          {OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXTARRAY, OID_INT8, OID_INT8}},
 };
+
+const char *md_pg_statement(enum pst id, int *nparams, const Oid **types)
+{
+    *nparams = pst[id].n;
+    *types = pst[id].types;
+    return pst[id].sql;
+}
 
 /* A bulk statement is sent when its contents reach this many bytes. */
 #define BULK_MAX_BYTES ((size_t)1 << 20)

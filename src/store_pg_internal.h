@@ -20,17 +20,91 @@
 #define MD_PG_ERASED     "erased:"
 #define MD_PG_ERASED_LEN 7
 
-#define OID_INT2      21
-#define OID_INT4      23
-#define OID_INT8      20
-#define OID_TEXT      25
-#define OID_BYTEA     17
-#define OID_TEXTARRAY 1009
-#define OID_INT8ARRAY 1016
-#define OID_INT4ARRAY 1007
-#define OID_INT2ARRAY 1005
-#define OID_BOOL      16
-#define OID_BOOLARRAY 1000
+#define OID_INT2       21
+#define OID_INT4       23
+#define OID_INT8       20
+#define OID_TEXT       25
+#define OID_BYTEA      17
+#define OID_TEXTARRAY  1009
+#define OID_INT8ARRAY  1016
+#define OID_INT4ARRAY  1007
+#define OID_INT2ARRAY  1005
+#define OID_BOOL       16
+#define OID_BOOLARRAY  1000
+#define OID_BYTEAARRAY 1001
+
+/* ---- src/store_pg.c ---- */
+
+/* memoryd's prepared statements (the table in store_pg.c). */
+enum pst {
+    P_BEGIN,
+    P_COMMIT,
+    P_ROLLBACK,
+    P_SAVEPOINT,
+    P_RELEASE,
+    P_ROLLBACK_TO,
+    P_LOCK,
+    P_TENANT_NEW,
+    P_LOCATE,
+    P_INSERT,
+    P_SET_CONTENT,
+    P_SIZES,
+    P_REMOVE_ONE,
+    P_REMOVE_BELOW,
+    P_MOVE_ONE,
+    P_MOVE_BELOW,
+    P_VIEW,
+    P_GET,
+    P_LIST,
+    P_PING,
+    P_DB_SIZE,
+    P_PREFETCH,
+    P_INSERT_MANY,
+    P_SET_MANY,
+    /* history, the change feed, idempotency (see "history" below) */
+    P_COUNTERS,
+    P_TENANT_ID,
+    P_COUNTERS_SET,
+    P_VER_MANY,
+    P_VER_COPY,
+    P_VER_SUBTREE,
+    P_VER_SUBTREE_MOVE,
+    P_CHANGES_MANY,
+    P_NOTIFY,
+    P_IDEM_GET,
+    P_IDEM_PUT,
+    P_IDEM_SCRUB,
+    P_HISTORY,
+    P_VERSION_GET,
+    P_SNAP_BEFORE,
+    P_STATE_BEFORE,
+    P_CHANGES,
+    P_CHANGES_META,
+    P_REDACT,
+    P_PRUNE_PATH,
+    P_PRUNE_SUBTREE_PATHS,
+    P_TENANT_NEXT,
+    P_PRUNE_AGE_SCAN,
+    P_PRUNE_AGE_DEL,
+    P_PRUNE_CHANGES_SCAN,
+    P_PRUNE_CHANGES_DEL,
+    P_PRUNE_IDEM,
+    P_USAGE,
+    P_LIMITS_SET,
+    P_TENANTS_LIST,
+    P_ERASE,
+    P_SNAPSHOT,
+    P_SCAN,
+    P_SEARCH,
+    P_SEARCH_SCAN,
+    P_SEARCH_CAND,
+    P_COUNT
+};
+
+/* Statement `id`: its SQL, and the number and types of its parameters.
+ * For programs that replay memoryd's statements as memoryd sends them
+ * (bench/pg_history_floor.c); the strings are static. */
+const char *md_pg_statement(enum pst id, int *nparams, const Oid **types);
 
 /* ---- src/pg_wire.c ---- */
 
