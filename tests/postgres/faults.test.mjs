@@ -8,10 +8,15 @@
 //     no acknowledged write of either is lost, the data stays consistent;
 //   - the connection lost during COMMIT (a proxy on the socket that cuts it there): the answer
 //     is "may or may not have been applied", true both ways;
-//   - a command that fails in the database, in a batch with others: it alone fails.
+//   - a command that fails in the database, in a batch with others: it alone fails;
+//   - retention held up by a lock another session holds on the versions it must delete: the
+//     writer goes on (retention runs beside it, on a connection of its own), every write of
+//     that time is acknowledged while retention still waits, and retention finishes once the
+//     lock goes.
 // Runs only on PostgreSQL (MD_TEST_PG; tests/CMakeLists.txt).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -319,6 +324,59 @@ test('a command that fails in the database fails alone; the others of its batche
   const stopped = srv.logs.find((l) => l.msg === 'stopped');
   assert.ok(stopped.write_batches < stopped.write_commands, `no batch held several commands: ${JSON.stringify(stopped)}`);
   assert.deepEqual(pgInconsistencies(uri), []);
+});
+
+test('retention held up by a lock: the writer goes on, retention finishes once the lock goes', async (t) => {
+  const uri = await createDatabase();
+  // Retention waits for the lock as long as the busy timeout allows: a minute.
+  const srv = await startServer({ db: uri, args: ['--history-versions', '2', '--busy-timeout', '60000'] });
+  t.after(() => srv.stop());
+  const c = makeClient(srv.port, { tenant: 'held' });
+  const ok = async (cmd, text) => {
+    const r = await c.post(cmd);
+    assert.deepEqual([r.status, r.content], [200, text], JSON.stringify(cmd));
+  };
+  const x = '/memories/x.txt';
+  const edited = (n) => `The memory file has been edited. Here is the snippet showing the change (with line numbers):\n     1\tn=${n}`;
+  await ok({ command: 'create', path: x, file_text: 'n=0' }, `File created successfully at: ${x}`);
+  await ok({ command: 'str_replace', path: x, old_str: 'n=0', new_str: 'n=1' }, edited(1));
+  // Another session locks x's two versions (what retention will have to delete).
+  const holder = spawn('psql', ['-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-d', uri], { stdio: ['pipe', 'pipe', 'inherit'] });
+  t.after(() => holder.kill());
+  let out = '';
+  holder.stdout.on('data', (d) => { out += d; });
+  holder.stdin.write(`BEGIN;\nSELECT count(*) FROM (SELECT 1 FROM versions WHERE path = '${x}' FOR UPDATE) s;\n\\echo locked\n`);
+  const deadline = Date.now() + 10000;
+  while (!out.includes('locked') && Date.now() < deadline) await sleep(20);
+  assert.equal(out.trim(), '2\nlocked', 'the two versions locked');
+  // Two more edits: x has four versions, two to prune, and they are locked.
+  await ok({ command: 'str_replace', path: x, old_str: 'n=1', new_str: 'n=2' }, edited(2));
+  await ok({ command: 'str_replace', path: x, old_str: 'n=2', new_str: 'n=3' }, edited(3));
+  const waiting = () => Number(psql(uri, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()
+    AND application_name = 'memoryd' AND wait_event_type = 'Lock' AND query LIKE '%DELETE FROM versions%'`));
+  const until = Date.now() + 10000;
+  while (waiting() === 0 && Date.now() < until) await sleep(50);
+  assert.equal(waiting(), 1, 'retention waits for the lock');
+  // Meanwhile every write is acknowledged, edits of x among them (the writer only inserts
+  // versions), and a view answers.
+  for (let i = 0; i < 10; i++) {
+    await ok({ command: 'create', path: `/memories/y${i}.txt`, file_text: `y${i}` }, `File created successfully at: /memories/y${i}.txt`);
+  }
+  await ok({ command: 'str_replace', path: x, old_str: 'n=3', new_str: 'n=4' }, edited(4));
+  await ok({ command: 'delete', path: '/memories/y0.txt' }, 'Successfully deleted /memories/y0.txt');
+  await ok({ command: 'view', path: x }, `Here's the content of ${x} with line numbers:\n     1\tn=4`);
+  assert.equal(waiting(), 1, 'retention still waits: the writes did not wait for it');
+  // The lock goes: retention deletes what it waited for, and x keeps its 2 newest versions.
+  holder.stdin.end('COMMIT;\n');
+  await new Promise((resolve) => holder.on('close', resolve));
+  const done = Date.now() + 10000;
+  const kept = () => psql(uri, `SELECT string_agg(version::text, ',' ORDER BY version) FROM versions WHERE path = '${x}'`).trim();
+  // x's versions: 1 (its absence), 2 and 3 (before the edits made before the lock), 4 and 15
+  // (before the two after; the creates and the delete took 5-14 and 16).
+  while (kept() !== '4,15' && Date.now() < done) await sleep(50);
+  assert.equal(kept(), '4,15');
+  assert.equal(srv.logs.filter((l) => l.msg === 'retention: pruning failed').length, 0);
+  c.close();
 });
 
 function closeAllClients(clients) {
