@@ -571,9 +571,11 @@ struct md_writer *md_writer_start(struct md_store *store, const struct md_limits
         writer_free(w);
         return NULL;
     }
-    /* Without its thread, retention runs in the writer's. */
-    w->prune_apart =
-        md_store_prunes_apart(store) && pthread_create(&w->pruner, NULL, pruner_main, w) == 0;
+    /* Set before the thread reads it; without its thread, retention runs
+     * in the writer's. */
+    w->prune_apart = md_store_prunes_apart(store);
+    if (w->prune_apart && pthread_create(&w->pruner, NULL, pruner_main, w) != 0)
+        w->prune_apart = 0;
     if (pthread_create(&w->thread, NULL, writer_main, w) != 0) {
         pthread_mutex_lock(&w->mu);
         w->stopping = 1;
