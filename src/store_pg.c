@@ -575,6 +575,7 @@ static enum md_err tenant_lookup(struct pg_txn *t, const char *tenant, int64_t *
 static enum md_err hist_commit_send(struct pg_txn *t);
 enum { VACUUM_REDACTED = 1, VACUUM_ERASED = 2 };
 static void vacuum_versions(struct pg_store *s, int what);
+static void vacuum_now(struct pg_store *s, int what);
 static enum md_err pg_search(struct md_txn *base, const char *tenant,
                              const struct md_search_terms *q, md_search_cb cb, void *ctx);
 struct pg_vjob;
@@ -2589,8 +2590,17 @@ static enum md_err hist_commit_send(struct pg_txn *t)
 /* After a commit that redacted: VACUUM the versions table (and its TOAST
  * table), so that the dead row versions holding the content are removed,
  * on a connection of its own (VACUUM cannot run in a transaction). After
- * an erasure, every table that held the tenant's rows. */
+ * an erasure, every table that held the tenant's rows. With the pruner's
+ * mutex held: a retention transaction open meanwhile (its xid older than
+ * the redaction's) would keep VACUUM from removing those row versions. */
 static void vacuum_versions(struct pg_store *s, int what)
+{
+    pthread_mutex_lock(&s->prune_mu);
+    vacuum_now(s, what);
+    pthread_mutex_unlock(&s->prune_mu);
+}
+
+static void vacuum_now(struct pg_store *s, int what)
 {
     char why[512];
     PGconn *c = md_pg_connect(s->uri, why, sizeof why);
