@@ -521,7 +521,6 @@ struct pg_txn {
     size_t nnotify, capnotify;
     int vacuum;
     const char *cmd_tenant; /* the running command's (borrowed) */
-    int pruner;             /* the pruner's transaction (pg_prune_begin) */
     /* A tenant was made in this transaction / since the savepoint: a
      * rollback must forget the ids cached since. */
     int made_tenant_txn, made_tenant_cmd;
@@ -555,7 +554,7 @@ struct pg_store {
     unsigned long prune_heal_failures;
     struct md_touched *touched;
     struct md_pg_watch *watch; /* LISTENs for other instances' commits */
-    int64_t prune_next_tenant; /* the writer's: where pruning by age goes on */
+    int64_t prune_next_tenant; /* the pruner's: where pruning by age goes on */
     int search_off;            /* no full-text index (--search off), set at open */
     struct md_pg_reads *reads; /* views fetched asynchronously (store_pg_reads.c) */
 };
@@ -575,7 +574,6 @@ static enum md_err tenant_lookup(struct pg_txn *t, const char *tenant, int64_t *
 static enum md_err hist_commit_send(struct pg_txn *t);
 enum { VACUUM_REDACTED = 1, VACUUM_ERASED = 2 };
 static void vacuum_versions(struct pg_store *s, int what);
-static void vacuum_now(struct pg_store *s, int what);
 static enum md_err pg_search(struct md_txn *base, const char *tenant,
                              const struct md_search_terms *q, md_search_cb cb, void *ctx);
 struct pg_vjob;
@@ -1305,7 +1303,7 @@ static void writer_done(struct pg_store *s, struct pg_txn *t, int failed)
     if (failed && t->made_tenant_txn)
         md_tenant_cache_clear(t->c->tenants);
     t->made_tenant_txn = t->made_tenant_cmd = 0;
-    pthread_mutex_unlock(t->pruner ? &s->prune_mu : &s->write_mu);
+    pthread_mutex_unlock(t->c == s->pruner ? &s->prune_mu : &s->write_mu);
 }
 
 /* A write transaction on connection `c` (its mutex held): BEGIN queued. */
@@ -1346,10 +1344,8 @@ static enum md_err pg_prune_begin(struct md_store *base, struct md_txn **out)
     struct pg_store *s = (struct pg_store *)base;
     pthread_mutex_lock(&s->prune_mu);
     enum md_err e = conn_heal(s, &s->pruner, &s->prune_heal_failures, "pruner");
-    if (!e) {
-        s->pruner->txn.pruner = 1;
+    if (!e)
         e = txn_start(s->pruner, out);
-    }
     if (e)
         pthread_mutex_unlock(&s->prune_mu);
     return e;
@@ -2587,19 +2583,8 @@ static enum md_err hist_commit_send(struct pg_txn *t)
     return e;
 }
 
-/* After a commit that redacted: VACUUM the versions table (and its TOAST
- * table), so that the dead row versions holding the content are removed,
- * on a connection of its own (VACUUM cannot run in a transaction). After
- * an erasure, every table that held the tenant's rows. With the pruner's
- * mutex held: a retention transaction open meanwhile (its xid older than
- * the redaction's) would keep VACUUM from removing those row versions. */
-static void vacuum_versions(struct pg_store *s, int what)
-{
-    pthread_mutex_lock(&s->prune_mu);
-    vacuum_now(s, what);
-    pthread_mutex_unlock(&s->prune_mu);
-}
-
+/* The VACUUM of vacuum_versions, on a connection of its own (VACUUM
+ * cannot run in a transaction). */
 static void vacuum_now(struct pg_store *s, int what)
 {
     char why[512];
@@ -2619,6 +2604,19 @@ static void vacuum_now(struct pg_store *s, int what)
         md_log_msg(MD_LOG_ERROR, "VACUUM after a redaction failed", PQerrorMessage(c));
     PQclear(r);
     PQfinish(c);
+}
+
+/* After a commit that redacted: VACUUM the versions table (and its TOAST
+ * table), so that the dead row versions holding the content are removed,
+ * on a connection of its own (VACUUM cannot run in a transaction). After
+ * an erasure, every table that held the tenant's rows. With the pruner's
+ * mutex held: a retention transaction open meanwhile (its xid older than
+ * the redaction's) would keep VACUUM from removing those row versions. */
+static void vacuum_versions(struct pg_store *s, int what)
+{
+    pthread_mutex_lock(&s->prune_mu);
+    vacuum_now(s, what);
+    pthread_mutex_unlock(&s->prune_mu);
 }
 
 static enum md_err pg_cmd_begin(struct md_txn *base, const char *tenant,

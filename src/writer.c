@@ -37,8 +37,8 @@ struct md_writer {
     int stopping, writer_gone;
     unsigned long long batches, jobs, pruned;
     uint64_t exec_us, commit_us; /* time spent running commands / committing */
-    uint64_t pruned_at;          /* when retention last ran (writer's) */
-    int prune_more;              /* it left work for the next run (writer's) */
+    uint64_t pruned_at;          /* when retention last ran (the pruning thread's) */
+    int prune_more;              /* it left work for the next run (the pruning thread's) */
     md_writer_commit_cb on_commit;
     void *on_commit_ctx;
     int prune_apart; /* retention in the pruner thread (set before it starts) */
