@@ -777,7 +777,10 @@ rec g_rootfs ${g.exec(['/bin/sh', '-c', 'touch /var/x 2>&1; touch /usr/local/bin
 rec g_data ${g.exec(['/bin/sh', '-c', 'stat -c "%U %a" "$PGDATA" && cat "$PGDATA/PG_VERSION"'])}
 rec m1_proc grep -E '^(Uid|CapEff|NoNewPrivs):' /proc/$PID_1/status
 
-# memoryd-pg-1 stops: the proxy passes every request to memoryd-pg-2.
+# memoryd-pg-1 stops: the proxy passes every request to memoryd-pg-2. First team-a's bucket in
+# nginx.conf's per-tenant limit (10 r/s, burst 20) refills: the ${VIEWS + 1} requests above may
+# have come in well under a second, and 7 more at once would pass the burst (429).
+sleep 2
 kill -TERM "$PID_1"; ${waitExit('PID_1', 'm1_exit')}
 ${Array.from({ length: 6 }, (_, i) => post(`after_${i}`, { command: 'view', path: '/memories/shared.md' }, [A])).join('\n')}
 ${post('create_after', { command: 'create', path: '/memories/after.md', file_text: 'served by the one left\n' }, [A])}
