@@ -31,7 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "md_store_sqlite.h"
+#include "store/sqlite/md_store_sqlite.h"
 
 enum { Q_PARENT, Q_INSERT, Q_SIZE, Q_BEGIN, Q_COMMIT, Q_COUNT };
 

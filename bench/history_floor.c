@@ -6,12 +6,12 @@
  * Every run starts from a fresh database DIR/history_floor.db, created and
  * migrated by memoryd's own md_store_sqlite_open (all of sql/sqlite/), then
  * written through one connection with the writer's settings of conn_open in
- * src/store_sqlite.c (synchronous=FULL, foreign_keys=OFF, WAL,
+ * src/store/sqlite/sqlite.c (synchronous=FULL, foreign_keys=OFF, WAL,
  * wal_autocheckpoint=0, journal_size_limit, secure_delete=ON) and memoryd's
  * statements, copied verbatim and prepared once. Checkpoints are memoryd's
  * too: a thread of their own on its own connection, passive, once the WAL
  * holds 8192 frames, the writer copying the last few before its next
- * transaction (ckpt_main and ckpt_catch_up in src/store_sqlite.c).
+ * transaction (ckpt_main and ckpt_catch_up in src/store/sqlite/sqlite.c).
  *
  * Setup: tenant 1 ("bench") with the directories /memories,
  * /memories/bench, /memories/bench/sr and /memories/bench/new, and 512 files
@@ -71,8 +71,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "md_sha256.h"
-#include "md_store_sqlite.h"
+#include "base/md_sha256.h"
+#include "store/sqlite/md_store_sqlite.h"
 
 enum workload { W_STR_REPLACE, W_CREATE, W_COUNT };
 enum mode { M_OFF, M_FEED, M_ON, M_ON_NOINDEX, M_COUNT };
@@ -95,7 +95,7 @@ enum {
     Q_COUNT
 };
 
-/* memoryd's statements (stmt_sql in src/store_sqlite.c), verbatim. */
+/* memoryd's statements (stmt_sql in src/store/sqlite/sqlite.c), verbatim. */
 /* NOLINTBEGIN(bugprone-suspicious-missing-comma): statements over several lines */
 static const char *const SQL[Q_COUNT] = {
     [Q_BEGIN] = "BEGIN IMMEDIATE",
@@ -119,7 +119,7 @@ static const char *const SQL[Q_COUNT] = {
 };
 /* NOLINTEND(bugprone-suspicious-missing-comma) */
 
-/* The writer connection's settings (conn_open in src/store_sqlite.c, with
+/* The writer connection's settings (conn_open in src/store/sqlite/sqlite.c, with
  * durability full), verbatim. */
 #define WRITER_SETTINGS                                                                            \
     "PRAGMA synchronous=FULL; PRAGMA foreign_keys=OFF;"                                            \
@@ -127,7 +127,7 @@ static const char *const SQL[Q_COUNT] = {
     " PRAGMA journal_size_limit=67108864; PRAGMA secure_delete=ON;"
 #define BUSY_TIMEOUT_MS 5000
 
-/* memoryd's checkpoint thresholds (src/store_sqlite.c). */
+/* memoryd's checkpoint thresholds (src/store/sqlite/sqlite.c). */
 #define CKPT_BUSY_PAGES     8192
 #define CKPT_CATCHUP_FRAMES 256
 #define CKPT_MAX_PASSES     8

@@ -13,7 +13,7 @@
  * FILES files /memories/bench/sr/f<i>.txt of 1 KiB (bench/lib.mjs's
  * kibWith("state=on"): 16 lines of 63 characters, the ninth the marker),
  * then ANALYZE. The connection is set up as memoryd's writer's (conn_setup
- * in src/store_pg.c: synchronous_commit on, generic plans, pipeline mode,
+ * in src/store/pg/pg.c: synchronous_commit on, generic plans, pipeline mode,
  * the statements prepared once). Then, for SECONDS, batches of BATCH
  * str_replace commands on distinct files (a shuffled sweep over the
  * files), each toggling "state=on" <-> "state=off" as bench/lua's toggler
@@ -25,7 +25,7 @@
  *      P_CHANGES_MANY (both modes: the change feed); P_SET_MANY;
  *   3. P_COUNTERS_SET, P_NOTIFY, P_SIZES (the three ancestors), COMMIT;
  * the new contents' SHA-256 computed here, as memoryd does. Mode on also
- * prunes as memoryd does on PostgreSQL (src/writer.c, pg_prune): a thread
+ * prunes as memoryd does on PostgreSQL (src/cmd/writer.c, pg_prune): a thread
  * of its own on a connection of its own, every 100 ms, takes up to 33 of
  * the paths edited since (a queue of 4096, as md_hist's), and deletes the
  * versions past 20 a path with P_PRUNE_PATH, all in one round trip with
@@ -49,12 +49,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "md_buf.h"
-#include "md_sha256.h"
-#include "store_pg_internal.h"
+#include "base/md_buf.h"
+#include "base/md_sha256.h"
+#include "store/pg/internal.h"
 
 #define KEEP           20  /* --history-versions' default */
-#define PRUNE_EVERY_MS 100 /* src/writer.c */
+#define PRUNE_EVERY_MS 100 /* src/cmd/writer.c */
 #define PRUNE_PATHS    33  /* pg_prune: budget / 8 + 1 of 256 */
 #define QUEUE_MAX      4096
 

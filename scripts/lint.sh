@@ -10,7 +10,7 @@
 #
 # cppcheck and clang-tidy check memoryd's sources (src/, include/) and the test and benchmark
 # programs: tests/unit/*.c, tests/fuzz/*.c, bench/*.c and the headers they include
-# (src/cmd_internal.h, tests/unit/check.h, tests/fuzz/fuzz_common.h). clang-tidy takes each
+# (src/cmd/internal.h, tests/unit/check.h, tests/fuzz/fuzz_common.h). clang-tidy takes each
 # file's compile command from BUILD_DIR: the plain build has memoryd, the unit tests and the
 # benchmark programs. The libFuzzer targets exist only in a clang -DMEMORYD_FUZZ=ON build
 # (tests/fuzz/CMakeLists.txt), which in turn has no bench/ and instruments memoryd_core; their
@@ -74,10 +74,10 @@ run_tidy() {
         fi
     done <<<"$files"
     # One clang-tidy process per file: clang-tidy 14's static analyzer carries state from one
-    # file to the next (after bench/*.c it reports a false valist.Uninitialized in src/buf.c).
+    # file to the next (after bench/*.c it reports a false valist.Uninitialized in src/base/buf.c).
     # As many at once as there are CPUs (a file's analysis takes seconds; in turn, the whole
     # check took minutes), the fuzz targets in the same pool, the largest file first: the
-    # analysis time grows with the file (src/store_pg.c alone takes about a minute,
+    # analysis time grows with the file (src/store/pg/pg.c alone takes about a minute,
     # tests/unit/test_store.c 40 s, most files a second or two), so the long ones start at once
     # and the short ones fill in beside them, instead of the longest starting last in name
     # order and running alone at the end. Each process's output is written whole when it ends,

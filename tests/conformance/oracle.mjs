@@ -37,7 +37,7 @@ const utf8len = (s) => Buffer.byteLength(s, 'utf8');
 
 // ---------------------------------------------------------------- paths
 
-// docs/behaviour.md §3, with memoryd's wording (src/path.c): null when the path is
+// docs/behaviour.md §3, with memoryd's wording (src/base/path.c): null when the path is
 // valid, else {rule, message}.
 export function pathCheck(p) {
   const bad = (rule, msg) => ({ rule, message: E(msg) });
@@ -107,7 +107,7 @@ const isBig = (v) => typeof v === 'number' && (Math.abs(v) === Infinity || (Numb
 const outOfRange = (name) => E(`Parameter \`${name}\` has a number out of range: integers must be between -9223372036854775808 and 9223372036854775807`);
 const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
 
-// memoryd's check of a tool_use envelope (src/cmd_parse.c unwrap). Returns
+// memoryd's check of a tool_use envelope (src/cmd/parse.c unwrap). Returns
 // {content} for a rejected envelope, {input, id} otherwise.
 export function checkEnvelope(body) {
   if (!isObject(body)) return { content: E('The request body must be a JSON object') };

@@ -9,7 +9,7 @@
 //   - every text memoryd can answer with (each literal of the files that write answers that
 //     starts with "Error: ", the JSON bodies of the other endpoints, the success texts and the
 //     notes, the texts of the /v1 API and of preconditions, which have no "Error: ", and the
-//     two texts, macros of include/md_history.h, that replace an idempotent answer when a
+//     two texts, macros of include/store/md_history.h, that replace an idempotent answer when a
 //     version is redacted) appears on the page, split at its printf conversions.
 // So a message changed in the code, or one quoted wrongly, fails here; the live behaviour behind
 // the texts is proved by the integration, conformance and OpenAPI tests.
@@ -68,7 +68,8 @@ function cCharLiterals(code) {
   return [...noComments.matchAll(/'((?:[^'\\\n]|\\.)+)'/g)].map((m) => unescapeC(m[1]));
 }
 
-const SOURCES = fs.readdirSync(path.join(ROOT, 'src')).filter((f) => f.endsWith('.c'));
+// Every C file of src/, by its path below src/ ("cmd/parse.c").
+const SOURCES = fs.readdirSync(path.join(ROOT, 'src'), { recursive: true }).filter((f) => f.endsWith('.c')).sort();
 const readSrc = (f) => fs.readFileSync(path.join(ROOT, 'src', f), 'utf8');
 
 // The string literals of the named macros of a header (their #define lines joined at their
@@ -84,7 +85,7 @@ function macroLiterals(code, names) {
 
 // Answer texts defined as macros of include/ (and written by src/*.c through them): the texts
 // that replace an answer kept for an idempotent retry when a version is redacted.
-const HEADER_MACROS = { 'md_history.h': ['MD_HISTORY_SCRUBBED_APPLIED', 'MD_HISTORY_SCRUBBED_REFUSED'] };
+const HEADER_MACROS = { 'store/md_history.h': ['MD_HISTORY_SCRUBBED_APPLIED', 'MD_HISTORY_SCRUBBED_REFUSED'] };
 const HEADER_LITERALS = Object.entries(HEADER_MACROS).flatMap(([f, names]) => macroLiterals(fs.readFileSync(path.join(ROOT, 'include', f), 'utf8'), names));
 const LITERALS = [...SOURCES.flatMap((f) => cStringLiterals(readSrc(f))), ...HEADER_LITERALS];
 const PRINTF = /%(?:zu|lld|llu|u|d|s)/;
@@ -92,8 +93,8 @@ const PRINTF = /%(?:zu|lld|llu|u|d|s)/;
 // character literals.
 const FRAGMENTS = [...new Set([...LITERALS.flatMap((l) => l.split(new RegExp(`${PRINTF.source}|[\\n\\t]`))), ...SOURCES.flatMap((f) => cCharLiterals(readSrc(f)))])].filter((f) => f !== '');
 // What the code puts between fragments: the names of the route table's commands and fields
-// (src/cmd_parse.c), and numbers.
-const NAMES = [...readSrc('cmd_parse.c').matchAll(/(?:FIELD\(|\{)"([a-z_]+)"/g)].map((m) => m[1]);
+// (src/cmd/parse.c), and numbers.
+const NAMES = [...readSrc('cmd/parse.c').matchAll(/(?:FIELD\(|\{)"([a-z_]+)"/g)].map((m) => m[1]);
 const VALUE = new RegExp(`(?:${NAMES.join('|')}|-?\\d+)`, 'y');
 
 // Whether `piece` is exactly a run of whole fragments and values.
@@ -176,7 +177,7 @@ test('every answer text quoted in docs/behaviour.md is made of the text of src/*
 });
 
 test('every answer text of src/*.c appears in docs/behaviour.md', () => {
-  const writers = ['cmd_parse.c', 'cmd_view.c', 'cmd_edit.c', 'cmd_tree.c', 'cmd_history.c', 'path.c', 'text.c', 'tenant.c', 'http.c', 'http_memory.c', 'http_v1.c', 'http_mcp.c', 'writer.c', 'store_sqlite_history.c'];
+  const writers = ['cmd/parse.c', 'cmd/view.c', 'cmd/edit.c', 'cmd/tree.c', 'cmd/history.c', 'base/path.c', 'base/text.c', 'http/tenant.c', 'http/http.c', 'http/memory.c', 'http/v1.c', 'http/mcp.c', 'cmd/writer.c', 'store/sqlite/history.c'];
   const answers = writers.flatMap((f) => cStringLiterals(readSrc(f))).filter(
     (lit) =>
       lit.startsWith('Error: ') ||

@@ -41,13 +41,13 @@
 #include <string.h>
 
 #include "fuzz_common.h"
-#include "md_text.h"
+#include "base/md_text.h"
 
 #define PATH    "/memories/f.txt"
 #define HEAD    "Here's the content of " PATH " with line numbers:\n"
 #define SEP     "|||"
 #define BIG     ((size_t)1 << 40)
-#define RESERVE 200 /* the note room md_view_file keeps (src/text.c NOTE_RESERVE) */
+#define RESERVE 200 /* the note room md_view_file keeps (src/base/text.c NOTE_RESERVE) */
 #define SNIPHEAD                                                                                   \
     "The memory file has been edited. Here is the snippet showing the change (with line "          \
     "numbers):\n"

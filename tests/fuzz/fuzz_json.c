@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "fuzz_common.h"
-#include "md_json_read.h"
+#include "base/md_json_read.h"
 
 /* Whether the reader may decline v (see md_json_read.h), at this depth.
  * Recursion as deep as jansson's own nesting limit (2048). */

@@ -46,19 +46,19 @@
 #include <utf8proc.h>
 
 #include "fuzz_common.h"
-#include "md_cmd.h"
-#include "md_json.h"
-#include "md_log.h"
-#include "md_sha256.h"
-#include "md_store_sqlite.h"
-#include "md_text.h"
+#include "cmd/md_cmd.h"
+#include "base/md_json.h"
+#include "base/md_log.h"
+#include "base/md_sha256.h"
+#include "store/sqlite/md_store_sqlite.h"
+#include "base/md_text.h"
 
 #define SEP         "\n--\n"
 #define MAX_BODIES  64
 #define RESET_EVERY 5000
 #define MAX_DB      ((off_t)64 << 20)
 #define OUT_LIMIT   ((size_t)16 << 20)
-#define LIST_NOTE   160 /* room view_dir keeps for its note (src/cmd_view.c) */
+#define LIST_NOTE   160 /* room view_dir keeps for its note (src/cmd/view.c) */
 
 static const struct md_limits LIM = {64u << 10, 4u << 10, 1536, {1024, 64}, 0, 0};
 static const char *const TENANTS[2] = {"default", "t2"};

@@ -1,4 +1,4 @@
-// `memoryd backup --db PATH --to FILE` (src/backup.c), for real, on SQLite only (a PostgreSQL
+// `memoryd backup --db PATH --to FILE` (src/app/backup.c), for real, on SQLite only (a PostgreSQL
 // URI is refused; tests/postgres/backup.test.mjs proves pg_dump/pg_restore instead), so it is
 // not in PG_VARIANTS:
 //   - online: memoryd serves a SQLite file; two tenants get a known tree (creates of files up

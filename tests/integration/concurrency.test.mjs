@@ -393,7 +393,7 @@ for (const setting of SETTINGS) {
   });
 }
 
-// Growing edits in one batch (src/store_sqlite.c, sqlite_setup): 16 files of about 250 KB, of
+// Growing edits in one batch (src/store/sqlite/sqlite.c, sqlite_setup): 16 files of about 250 KB, of
 // long words (each a term of its own in the search index), and 32 clients, two on each file,
 // that send one growing edit each at once, for 3 rounds. In each round one of a file's two
 // writers moves its marker "#w.m#" to "#w.m+1#" followed by 3000 x's (str_replace), the other
@@ -475,7 +475,7 @@ test('growing edits in one batch: 32 writers grow 16 files of 250 KB at once, ev
   fs.rmSync(srv.dir, { recursive: true, force: true });
 });
 
-// Overload (src/http.c): with --max-queue 1 the writer takes one waiting command at a time, so
+// Overload (src/http/http.c): with --max-queue 1 the writer takes one waiting command at a time, so
 // of many writes sent at once some are refused before they are applied: 503, Retry-After: 1,
 // and a tool_result (with the tool_use_id for a tool_use block) with is_error true and the
 // exact text below. Afterwards the tree holds exactly the acknowledged writes: the created

@@ -368,7 +368,7 @@ test('zero or invalid limit values: exit status 2 and a message (flags and MEMOR
   };
   // Every case: [what, args, env, expected stderr]; run four at a time (each a memoryd start,
   // seconds apiece under valgrind), every answer asserted exactly. The five flags share one
-  // parser (src/config.c, set_opt) and differ in their bounds: under valgrind, which looks for
+  // parser (src/app/config.c, set_opt) and differ in their bounds: under valgrind, which looks for
   // memory errors, the first flag gets every form and the others two each (a bound given as a
   // flag, a malformed variable): 19 memoryd starts instead of 55.
   const cases = [];

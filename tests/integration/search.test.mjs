@@ -444,7 +444,7 @@ describe('--search off, then on again over the same database', () => {
 
 describe('a tenant of 10,000 files', { skip: underValgrind && 'sizes left to the plain and ASan runs' }, () => {
   // SQLite ANDs a tenant's token into the index's query only below 10,000 files
-  // (src/store_sqlite_search.c): both ways give the tenant its own files only.
+  // (src/store/sqlite/search.c): both ways give the tenant its own files only.
   test('is searched without its token and finds its own files only; one file less, with it', async () => {
     const srv = await startServer({ args: ['--tenant-max-files', '20000'] });
     try {

@@ -1,10 +1,10 @@
 // Proves that openapi.yaml describes the memoryd of this tree:
 // - Redocly CLI lints it with redocly.yaml (recommended-strict plus extra rules) with zero
 //   errors, zero warnings and nothing ignored;
-// - it agrees with the code: the operations of the route table of src/http.c, the command
-//   table of src/cmd_parse.c (the six memory commands of POST /memory, their fields, types and
+// - it agrees with the code: the operations of the route table of src/http/http.c, the command
+//   table of src/cmd/parse.c (the six memory commands of POST /memory, their fields, types and
 //   required flags; the other rows, restore and redact, as the bodies of POST /v1/restore and
-//   POST /v1/redact), the status mapping of src/err.c, the tenant header rules, the limits of
+//   POST /v1/redact), the status mapping of src/base/err.c, the tenant header rules, the limits of
 //   `memoryd --help` and the version of CMakeLists.txt;
 // - every example it shows is what a live memoryd answers: each request example of
 //   POST /memory is sent (as JSON and with Accept: text/plain) and must produce the response
@@ -124,27 +124,27 @@ function cStringLiterals(code) {
 function allSourceLiterals() {
   const dir = path.join(SRC, 'src');
   const set = new Set();
-  for (const f of fs.readdirSync(dir).filter((n) => n.endsWith('.c'))) {
+  for (const f of fs.readdirSync(dir, { recursive: true }).filter((n) => n.endsWith('.c'))) {
     for (const s of cStringLiterals(fs.readFileSync(path.join(dir, f), 'utf8'))) set.add(s);
   }
   return set;
 }
 
-// The routes[] initializer of src/cmd_parse.c: [{name, tool, fields: [{name, type, required}]}],
-// `tool` telling the memory tool's own commands (the kinds of include/md_cmd.h before
+// The routes[] initializer of src/cmd/parse.c: [{name, tool, fields: [{name, type, required}]}],
+// `tool` telling the memory tool's own commands (the kinds of include/cmd/md_cmd.h before
 // MD_CMD_TOOL_COUNT, POST /memory) from the other operations run as writes (/v1).
 function parseRouteTable() {
-  const code = read('src/cmd_parse.c');
+  const code = read('src/cmd/parse.c');
   const types = code.match(/enum field_type\s*\{([\s\S]*?)\};/);
-  assert.ok(types, 'enum field_type not found in src/cmd_parse.c');
+  assert.ok(types, 'enum field_type not found in src/cmd/parse.c');
   const fieldTypes = [...types[1].matchAll(/\b(F_[A-Z_]+)\b/g)].map((m) => m[1]);
-  const header = read('include/md_cmd.h');
+  const header = read('include/cmd/md_cmd.h');
   const kinds = [...header.match(/enum md_cmd_kind\s*\{([\s\S]*?)\};/)[1].matchAll(/\b(MD_CMD_[A-Z_]+)\b/g)].map((m) => m[1]);
   const toolCount = header.match(/#define MD_CMD_TOOL_COUNT \((MD_CMD_[A-Z_]+) \+ 1\)/);
-  assert.ok(toolCount && kinds.includes(toolCount[1]), 'MD_CMD_TOOL_COUNT not found in include/md_cmd.h');
+  assert.ok(toolCount && kinds.includes(toolCount[1]), 'MD_CMD_TOOL_COUNT not found in include/cmd/md_cmd.h');
   const tools = new Set(kinds.slice(0, kinds.indexOf(toolCount[1]) + 1));
   const block = code.match(/static const struct route routes\[[^\]]*\]\s*=\s*\{([\s\S]*?)\n\};/);
-  assert.ok(block, 'the routes[] initializer was not found in src/cmd_parse.c');
+  assert.ok(block, 'the routes[] initializer was not found in src/cmd/parse.c');
   const routes = [];
   const routeRe = /\{"([a-z_]+)",\s*(MD_CMD_\w+),\s*[01],\s*\w+,\s*\{([\s\S]*?)\}\}/g;
   for (const m of block[1].matchAll(routeRe)) {
@@ -160,25 +160,25 @@ function parseRouteTable() {
   return { fieldTypes, routes };
 }
 
-// The HTTP route table of src/http.c: [{path, prefix, methods}] (HEAD goes with GET).
+// The HTTP route table of src/http/http.c: [{path, prefix, methods}] (HEAD goes with GET).
 function parseHttpRoutes() {
-  const code = read('src/http.c');
+  const code = read('src/http/http.c');
   const block = code.match(/route_table\[\]\s*=\s*\{([\s\S]*?)\n\};/);
-  assert.ok(block, 'route_table[] not found in src/http.c');
+  assert.ok(block, 'route_table[] not found in src/http/http.c');
   const routes = [...block[1].matchAll(/\{"([^"]+)",\s*([01]),\s*R_\w+,\s*"([^"]+)",\s*[01],\s*\w+\}/g)].map((m) => ({
     path: m[1],
     prefix: m[2] === '1',
     methods: m[3].split(', ').filter((x) => x !== 'HEAD'),
   }));
-  assert.equal(routes.length, (block[1].match(/\{"/g) || []).length, 'could not read every route of src/http.c');
+  assert.equal(routes.length, (block[1].match(/\{"/g) || []).length, 'could not read every route of src/http/http.c');
   return routes;
 }
 
-// md_err -> HTTP status (src/err.c), and the md_err values the code produces.
+// md_err -> HTTP status (src/base/err.c), and the md_err values the code produces.
 function parseStatusMapping() {
-  const code = read('src/err.c');
+  const code = read('src/base/err.c');
   const fn = code.match(/unsigned md_err_http_status\(enum md_err err\)\s*\{([\s\S]*?)\n\}/);
-  assert.ok(fn, 'md_err_http_status not found in src/err.c');
+  assert.ok(fn, 'md_err_http_status not found in src/base/err.c');
   const map = new Map();
   let pending = [];
   for (const m of fn[1].matchAll(/case (MD_[A-Z]+):|return (\d+);/g)) {
@@ -191,8 +191,8 @@ function parseStatusMapping() {
   assert.ok(map.size >= 8, 'could not read the status mapping');
   // md_err -> the files of src/ that use it (err.c aside).
   const usedBy = new Map();
-  for (const f of fs.readdirSync(path.join(SRC, 'src'))) {
-    if (!f.endsWith('.c') || f === 'err.c') continue;
+  for (const f of fs.readdirSync(path.join(SRC, 'src'), { recursive: true })) {
+    if (!f.endsWith('.c') || f === 'base/err.c') continue;
     for (const m of read(`src/${f}`).matchAll(/\b(MD_E[A-Z]+)\b/g)) {
       if (!usedBy.has(m[1])) usedBy.set(m[1], new Set());
       usedBy.get(m[1]).add(f);
@@ -515,7 +515,7 @@ describe('openapi.yaml agrees with the code', () => {
       'POST /v1/tenants/{tenant}/import importTenant',
       'PUT /v1/tenants/{tenant}/limits setTenantLimits',
     ]);
-    // Every route of src/http.c, with its methods, is an operation, and nothing else: a route
+    // Every route of src/http/http.c, with its methods, is an operation, and nothing else: a route
     // that is a prefix takes its last segment as a path parameter (/v1/tenants/: the tenant,
     // GET and DELETE on it, PUT on its limits, GET its export, POST its import).
     const PREFIXED = {
@@ -526,7 +526,7 @@ describe('openapi.yaml agrees with the code', () => {
     assert.deepEqual(ops.map((o) => o.split(' ').slice(0, 2).join(' ')).sort(), fromCode.sort());
   });
 
-  test('every command and field of the route table (src/cmd_parse.c), and nothing else', () => {
+  test('every command and field of the route table (src/cmd/parse.c), and nothing else', () => {
     const { fieldTypes, routes } = parseRouteTable();
 
     // How each field type of the route table must be described.
@@ -537,7 +537,7 @@ describe('openapi.yaml agrees with the code', () => {
       F_INT: (s) => s.type === 'integer',
       F_RANGE: (s) => s.$ref === schemaRef('ViewRange'),
     };
-    assert.deepEqual(fieldTypes.slice().sort(), Object.keys(TYPE_CHECKS).sort(), 'a field type of src/cmd_parse.c has no check here');
+    assert.deepEqual(fieldTypes.slice().sort(), Object.keys(TYPE_CHECKS).sort(), 'a field type of src/cmd/parse.c has no check here');
     assert.equal(schema('MemoryPath').type, 'string');
     const vr = schema('ViewRange');
     assert.deepEqual([vr.type, vr.items.type, vr.minItems, vr.maxItems], ['array', 'integer', 2, 2]);
@@ -559,7 +559,7 @@ describe('openapi.yaml agrees with the code', () => {
 
     // The other rows are the bodies of POST /v1/{name}: the same fields, types and required
     // flags, and no `command`.
-    // (`limits` is PUT /v1/tenants/{tenant}/limits, whose body src/http_tenants.c reads,
+    // (`limits` is PUT /v1/tenants/{tenant}/limits, whose body src/http/tenants.c reads,
     // `erase` DELETE /v1/tenants/{tenant}, without a body, and `import` POST
     // /v1/tenants/{tenant}/import, whose body is a tar: the rows have no fields.)
     for (const name of ['limits', 'erase', 'import']) assert.deepEqual(routes.find((r) => r.name === name)?.fields, [], `the ${name} row has no fields`);
@@ -614,11 +614,11 @@ describe('openapi.yaml agrees with the code', () => {
     assert.deepEqual(tu.required.slice().sort(), ['id', 'input', 'type']);
   });
 
-  test('the documented statuses of POST /memory are the ones src/err.c can produce', () => {
+  test('the documented statuses of POST /memory are the ones src/base/err.c can produce', () => {
     const { map, usedBy } = parseStatusMapping();
-    // http_v1.c is the /v1 API: an error only it uses (MD_EGONE, 410) is not one of /memory.
-    assert.deepEqual([...usedBy.get('MD_EGONE')], ['http_v1.c'], 'MD_EGONE (410) is the change feed\'s alone');
-    const used = new Set([...usedBy].filter(([, files]) => [...files].some((f) => f !== 'http_v1.c')).map(([e]) => e));
+    // http/v1.c is the /v1 API: an error only it uses (MD_EGONE, 410) is not one of /memory.
+    assert.deepEqual([...usedBy.get('MD_EGONE')], ['http/v1.c'], 'MD_EGONE (410) is the change feed\'s alone');
+    const used = new Set([...usedBy].filter(([, files]) => [...files].some((f) => f !== 'http/v1.c')).map(([e]) => e));
     const produced = new Set([...map].filter(([e]) => used.has(e)).map(([, s]) => s));
     produced.add(200);
     const documented = new Set(Object.keys(memoryOp().responses).map(Number));
@@ -626,7 +626,7 @@ describe('openapi.yaml agrees with the code', () => {
     // 405 (MD_EMETHOD) answers methods other than POST on /memory, so it is
     // not a response of the POST operation: info.description states it and
     // section 4 checks it live.
-    assert.ok(produced.delete(405), 'src/http.c answers other methods on /memory with MD_EMETHOD (405)');
+    assert.ok(produced.delete(405), 'src/http/http.c answers other methods on /memory with MD_EMETHOD (405)');
     assert.deepEqual([...documented].sort(), [...produced].sort());
     for (const [status, resp] of Object.entries(memoryOp().responses)) {
       if (status === '431') continue;
@@ -639,17 +639,17 @@ describe('openapi.yaml agrees with the code', () => {
     for (const name of ['ETag', 'Idempotent-Replayed']) assert.ok(deref(memoryOp().responses['200']).headers[name], `200 documents ${name}`);
     const params = memoryOp().parameters.map((x) => deref(x)).filter((x) => x.in === 'header').map((x) => x.name);
     assert.deepEqual(params, ['X-Tenant-ID', 'If-Match', 'If-None-Match', 'Idempotency-Key', 'X-Memory-Actor']);
-    assert.match(read('src/http.c'), /if \(status == 503\)\s*MHD_add_response_header\(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1"\)/);
+    assert.match(read('src/http/http.c'), /if \(status == 503\)\s*MHD_add_response_header\(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1"\)/);
   });
 
-  test('the /v1 operations: statuses of src/err.c, JSON errors, the tenant and write headers', () => {
+  test('the /v1 operations: statuses of src/base/err.c, JSON errors, the tenant and write headers', () => {
     const { map } = parseStatusMapping();
     const possible = new Set([200, ...map.values()]);
     for (const [p, item] of Object.entries(doc.paths).filter(([q]) => q.startsWith('/v1/'))) {
       for (const [method, op] of Object.entries(item)) {
         const where = `${method.toUpperCase()} ${p}`;
         const statuses = Object.keys(op.responses).map(Number);
-        for (const st of statuses) assert.ok(possible.has(st), `${where}: ${st} is not a status of src/err.c`);
+        for (const st of statuses) assert.ok(possible.has(st), `${where}: ${st} is not a status of src/base/err.c`);
         for (const st of [200, 400, 403, 500, 503]) assert.ok(statuses.includes(st), `${where}: ${st} is not documented`);
         assert.equal(statuses.includes(410), p === '/v1/changes', `${where}: 410 is the change feed's`);
         for (const [st, resp] of Object.entries(op.responses)) {
@@ -680,8 +680,8 @@ describe('openapi.yaml agrees with the code', () => {
 
   test('the tenant header', () => {
     const p = deref(memoryOp().parameters.find((x) => deref(x).in === 'header'));
-    const max = Number(read('include/md_config.h').match(/#define MD_TENANT_MAX (\d+)/)[1]);
-    const header = read('src/config.c').match(/\.tenant_header = "([^"]+)"/)[1];
+    const max = Number(read('include/app/md_config.h').match(/#define MD_TENANT_MAX (\d+)/)[1]);
+    const header = read('src/app/config.c').match(/\.tenant_header = "([^"]+)"/)[1];
     assert.equal(p.name, header);
     assert.equal(p.required, false);
     assert.equal(p.schema.pattern, `^[A-Za-z0-9._-]{1,${max}}$`);
@@ -1288,8 +1288,8 @@ describe('health, readiness and oversized headers', () => {
     assert.deepEqual(notFound.json, deref(ex).value);
   });
 
-  test('the 503 bodies of /readyz are literal strings of src/http.c', () => {
-    const literals = new Set(cStringLiterals(read('src/http.c')));
+  test('the 503 bodies of /readyz are literal strings of src/http/http.c', () => {
+    const literals = new Set(cStringLiterals(read('src/http/http.c')));
     const examples = deref(doc.paths['/readyz'].get.responses['503']).content['application/json'].examples;
     assert.deepEqual(Object.keys(examples).sort(), ['shuttingDown', 'storageUnavailable']);
     for (const [name, ex] of Object.entries(examples)) {

@@ -1,4 +1,4 @@
-// `memoryd migrate --from SQLITE_PATH --to URI` (src/migrate.c), for real:
+// `memoryd migrate --from SQLITE_PATH --to URI` (src/app/migrate.c), for real:
 //   - a SQLite database filled by a running memoryd (several tenants, among them one with
 //     2,500 entries and one with 17 MiB of files, so that the copy's chunks of 1,000 rows
 //     and of 16 MiB are both crossed; nested and empty directories, empty files, names in

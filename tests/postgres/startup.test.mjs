@@ -124,7 +124,7 @@ test('writes that wait for a lock held elsewhere answer 503 "busy"; reads keep w
   c.close();
 });
 
-// The key of a tenant's advisory lock, as memoryd computes it (FNV-1a 64, src/store.c).
+// The key of a tenant's advisory lock, as memoryd computes it (FNV-1a 64, src/store/store.c).
 function tenantKey(name) {
   let h = 14695981039346656037n;
   for (const b of Buffer.from(name)) h = BigInt.asUintN(64, (h ^ BigInt(b)) * 1099511628211n);

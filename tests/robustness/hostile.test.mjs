@@ -23,7 +23,7 @@
 // served (libmicrohttpd takes the first Content-Length and lets any Transfer-Encoding win) and
 // the connection kept open, so a proxy in front reading the body length differently could have
 // a second request smuggled in, with a tenant header of its own (RFC 9112 6.3). memoryd now
-// answers 400 before reading the body and closes the connection (src/http.c, framing_error).
+// answers 400 before reading the body and closes the connection (src/http/http.c, framing_error).
 //
 // What libmicrohttpd 0.9.75 does on its own, asserted as is: it answers oversized headers with
 // 431 (a huge URL with 414) and a Content-Length that is not a number with 400 (413 beyond

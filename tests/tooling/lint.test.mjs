@@ -36,17 +36,17 @@ test('outside a git checkout the C files are listed as in the checkout', () => {
   assert.equal(here.code, 0, here.err);
   assert.equal(there.code, 0, there.err);
   const files = there.out.split('\n').filter(Boolean);
-  assert.ok(files.includes('src/http.c') && files.includes('include/md_store.h') && files.includes('tests/unit/test_path.c'), there.out);
+  assert.ok(files.includes('src/http/http.c') && files.includes('include/store/md_store.h') && files.includes('tests/unit/test_path.c'), there.out);
   assert.deepEqual(files, here.out.split('\n').filter(Boolean));
 });
 
 test('format: clean code passes in the copy, a badly formatted file fails and is named', () => {
   const clean = lint(copy, 'format');
   assert.equal(clean.code, 0, clean.err);
-  fs.appendFileSync(path.join(copy, 'src/buf.c'), '\nstatic int   badly_formatted( void ){return 1;}\n');
+  fs.appendFileSync(path.join(copy, 'src/base/buf.c'), '\nstatic int   badly_formatted( void ){return 1;}\n');
   const bad = lint(copy, 'format');
   assert.notEqual(bad.code, 0, 'a badly formatted file passed');
-  assert.match(bad.err, /src\/buf\.c/);
+  assert.match(bad.err, /src\/base\/buf\.c/);
 });
 
 test('tidy: a missing build directory, or one that does not describe the sources, fails', () => {

@@ -12,10 +12,10 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "md_apikey.h"
-#include "md_authfail.h"
-#include "md_keystore.h"
-#include "md_store.h"
+#include "base/md_apikey.h"
+#include "http/md_authfail.h"
+#include "app/md_keystore.h"
+#include "store/md_store.h"
 
 static void test_key_form(void)
 {

@@ -14,13 +14,13 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "md_config.h"
-#include "md_store_pg.h"
-#include "md_store_sqlite.h"
-#include "md_http.h"
-#include "md_log.h"
-#include "md_tenant.h"
-#include "md_version.h"
+#include "app/md_config.h"
+#include "store/pg/md_store_pg.h"
+#include "store/sqlite/md_store_sqlite.h"
+#include "http/md_http.h"
+#include "base/md_log.h"
+#include "http/md_tenant.h"
+#include "base/md_version.h"
 
 /* ---- md_parse_size ---- */
 

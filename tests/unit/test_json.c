@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "md_buf.h"
-#include "md_json.h"
+#include "base/md_buf.h"
+#include "base/md_json.h"
 
 /* Escape a literal (may hold NUL bytes); compare with the literal `want`;
  * parse the result back and compare with `decoded` (its UTF-8 bytes). */

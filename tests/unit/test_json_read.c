@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "md_json_read.h"
+#include "base/md_json_read.h"
 
 enum { DECLINE = 0, READ = 1 };
 enum { JANSSON_REJECTS = 0, JANSSON_ACCEPTS = 1 };

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "md_log.h"
+#include "base/md_log.h"
 
 static char g_path[64];
 static int g_saved = -1;

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "md_mcp_session.h"
+#include "http/md_mcp_session.h"
 
 static int is_hex64(const char *id)
 {

@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "http_internal.h"
-#include "md_metrics.h"
+#include "http/internal.h"
+#include "base/md_metrics.h"
 
 static char *render(int om, const struct md_metrics_gauges *g)
 {

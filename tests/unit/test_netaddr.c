@@ -11,10 +11,10 @@
 #include <string.h>
 
 #include "check.h"
-#include "md_config.h"
-#include "md_connlimit.h"
-#include "md_netaddr.h"
-#include "md_tenant.h"
+#include "app/md_config.h"
+#include "http/md_connlimit.h"
+#include "base/md_netaddr.h"
+#include "http/md_tenant.h"
 
 static struct sockaddr_storage v4(const char *a)
 {

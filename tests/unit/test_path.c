@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "md_path.h"
-#include "md_utf8.h"
+#include "base/md_path.h"
+#include "base/md_utf8.h"
 
 static const struct md_path_limits LIM = {4096, 255};
 

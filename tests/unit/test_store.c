@@ -29,9 +29,9 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "md_cmd.h"
-#include "md_store_sqlite.h"
-#include "md_writer.h"
+#include "cmd/md_cmd.h"
+#include "store/sqlite/md_store_sqlite.h"
+#include "cmd/md_writer.h"
 
 static char g_dir[64];
 static char g_db[128];

@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "md_search.h"
-#include "md_text.h"
+#include "cmd/md_search.h"
+#include "base/md_text.h"
 
 #define BIG ((size_t)64 << 20)
 

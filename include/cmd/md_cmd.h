@@ -1,0 +1,169 @@
+/*
+ * md_cmd.h — memory tool commands: parse a request body, execute it.
+ *
+ * md_cmd_parse() turns a POST /memory body (a command object or a whole
+ * tool_use block) into a struct md_cmd, checking it against the route
+ * table (src/cmd.c): known command, required fields, field types, paths
+ * (through md_path_canon). md_cmd_exec() runs it on a store transaction.
+ *
+ * Ownership: a parsed md_cmd owns the jansson document its strings point
+ * into and its canonical paths; md_cmd_free() releases them (safe on a
+ * zeroed or partly parsed cmd).
+ *
+ * Errors: both functions return the error class and append the exact
+ * client-facing text to `out`. Storage failures (MD_EDB, MD_EBUSY,
+ * MD_ENOMEM) leave `out` unspecified: the caller answers with a generic
+ * text and the details are in the log.
+ */
+#ifndef MD_CMD_H
+#define MD_CMD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/md_buf.h"
+#include "store/md_history.h"
+#include "base/md_path.h"
+#include "base/md_sha256.h"
+#include "store/md_store.h"
+#include "base/md_text.h"
+
+enum md_cmd_kind {
+    MD_CMD_VIEW,
+    MD_CMD_CREATE,
+    MD_CMD_STR_REPLACE,
+    MD_CMD_INSERT,
+    MD_CMD_DELETE,
+    MD_CMD_RENAME,
+    /* Not memory tool commands: POST /v1/restore and /v1/redact, run by
+     * the writer like them (md_cmd_parse_op). */
+    MD_CMD_RESTORE,
+    MD_CMD_REDACT,
+    /* PUT /v1/tenants/{t}/limits: a tenant's quota overrides, run by the
+     * writer (not recorded in history or the change feed). */
+    MD_CMD_LIMITS,
+    /* DELETE /v1/tenants/{t}: erase every row of a tenant, run by the
+     * writer in a transaction of its own (md_txn_erase). */
+    MD_CMD_ERASE,
+    /* POST /v1/tenants/{t}/import: a tar's files written into the tenant,
+     * run by the writer in a transaction of its own (cmd_import.c). */
+    MD_CMD_IMPORT,
+    MD_CMD_COUNT
+};
+/* The memory tool's own commands are the first ones. */
+#define MD_CMD_TOOL_COUNT (MD_CMD_RENAME + 1)
+
+/* What an import does with the tenant's files (?mode=). */
+enum md_import_mode {
+    MD_IMPORT_NEW,     /* only into a tenant that has no entry below its root (409) */
+    MD_IMPORT_REPLACE, /* everything below the root is removed first */
+    MD_IMPORT_MERGE,   /* the archive's files are written over the tenant's */
+};
+
+/* Preconditions of a write (If-Match, If-None-Match), checked against the
+ * file the command names first (`path`; for rename, `old_path`). */
+#define MD_PRECOND_MAX 8
+struct md_precond {
+    int if_none_match; /* If-None-Match: * : nothing may be there */
+    int if_match_any;  /* If-Match: * : a file must be there */
+    size_t n_match;    /* If-Match: "sha256-<hex>", ...: the file's must be one of them */
+    unsigned char match[MD_PRECOND_MAX][MD_SHA256_LEN];
+};
+
+/* What a command produced besides its text. */
+struct md_cmd_result {
+    int has_etag; /* a file viewed or written: its content's SHA-256 (the ETag) */
+    unsigned char etag[MD_SHA256_LEN];
+    struct md_change_rec change; /* a write: its change-feed entry */
+    /* restore: files written back, removed (they did not exist then), and
+     * left as they were (already so). import: files written (`restored`),
+     * their bytes (`bytes`), and the files a replace removed first
+     * (`removed`). */
+    int64_t restored, removed, unchanged, bytes;
+};
+
+struct md_str {
+    const char *p; /* NULL when absent */
+    size_t n;
+};
+
+struct md_patharg {
+    struct md_str raw; /* as sent; used in messages */
+    char *canon;       /* owned, canonical */
+    size_t canon_len;
+};
+
+struct md_limits {
+    size_t max_body; /* request body bytes */
+    size_t max_file; /* file content bytes */
+    size_t max_view; /* view output bytes */
+    struct md_path_limits path;
+    /* A tenant's quota by default (md_quota.h): bytes of file content and
+     * number of files; 0: unlimited. */
+    size_t tenant_max_bytes, tenant_max_files;
+};
+
+struct md_cmd {
+    enum md_cmd_kind kind;
+    const char *name;        /* static command name; NULL until known */
+    int write;               /* changes data */
+    struct md_patharg path;  /* path, or old_path for rename */
+    struct md_patharg path2; /* new_path for rename */
+    struct md_str file_text, old_str, new_str, insert_text;
+    int64_t insert_line;
+    struct md_view_range range;
+    struct md_str tool_use_id;    /* set when a tool_use block was sent */
+    void *json;                   /* the jansson root document (owned) */
+    int64_t version, before;      /* restore, redact: 0 when absent */
+    int64_t max_bytes, max_files; /* limits: the overrides, -1: none (the default) */
+    /* import: the tar (a readable file, borrowed: its owner closes it) and
+     * the mode (enum md_import_mode). */
+    int import_fd;
+    int import_mode;
+    /* Set by the caller after parsing (request headers): */
+    struct md_precond pre;
+    const char *actor; /* X-Memory-Actor (borrowed), or NULL */
+};
+
+/* Parse a request body. On failure returns MD_EINVAL with the text in
+ * `out`; cmd->tool_use_id is still set when it could be read. */
+enum md_err md_cmd_parse(struct md_cmd *cmd, const char *body, size_t len,
+                         const struct md_limits *lim, struct md_buf *out);
+
+/* Parse the JSON body of an operation that is not a memory tool command
+ * (MD_CMD_RESTORE, MD_CMD_REDACT): an object with that route's fields. As
+ * md_cmd_parse otherwise. */
+enum md_err md_cmd_parse_op(struct md_cmd *cmd, enum md_cmd_kind kind, const char *body, size_t len,
+                            const struct md_limits *lim, struct md_buf *out);
+
+/* The entries a view asks its store for at most (md_txn_view's
+ * `max_entries`), under these limits: the same for every view, so that a
+ * backend can fetch a view before the command runs (md_store_view_async). */
+size_t md_cmd_view_entries(const struct md_limits *lim);
+
+/* Execute on `t` for tenant `tenant`; the result text goes to `out`, the
+ * rest to `res` (zeroed first). Write commands need a write transaction
+ * and must run inside a savepoint (on error the caller rolls back): they
+ * record their versions and change-feed entry (md_txn_cmd_begin/_end). */
+enum md_err md_cmd_exec(struct md_txn *t, const char *tenant, const struct md_cmd *cmd,
+                        const struct md_limits *lim, struct md_buf *out, struct md_cmd_result *res);
+
+/* The entity tag of a content hash as sent in ETag: "sha256-<hex>" with
+ * its quotes (MD_ETAG_LEN bytes plus a NUL). */
+#define MD_ETAG_LEN (MD_SHA256_HEX + 9)
+void md_etag_format(const unsigned char sha256[MD_SHA256_LEN], char out[MD_ETAG_LEN + 1]);
+
+/* Parse an If-Match / If-None-Match value into `pre` (`if_none` selects
+ * which). MD_EINVAL with the reason in `out` when malformed. */
+enum md_err md_precond_parse(struct md_precond *pre, int if_none, const char *value, size_t len,
+                             struct md_buf *out);
+
+void md_cmd_free(struct md_cmd *cmd);
+
+/* Static name of a command kind ("view", ...). */
+const char *md_cmd_kind_name(enum md_cmd_kind kind);
+
+/* The text sent for storage failures (500/503). */
+const char *md_cmd_storage_error_text(enum md_err err);
+
+#endif

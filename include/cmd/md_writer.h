@@ -1,0 +1,78 @@
+/*
+ * md_writer.h — the single writer thread and its group commit.
+ *
+ * Write commands are queued as jobs. The writer takes every queued job (up
+ * to max_batch), opens one write transaction, runs each job inside its own
+ * savepoint (a failing job rolls back alone), commits once — one flush for
+ * the whole batch — and only then are the jobs' `done` callbacks called,
+ * in order, from a second thread (the notifier), so that the writer can
+ * start the next batch while the callers of the last one are told. A job
+ * whose command succeeded but whose batch failed to commit is reported as a
+ * storage error: nothing is acknowledged before it is durable.
+ *
+ * Ownership: the caller owns a job and everything it points to until
+ * `done` has been called (from the notifier thread); the writer only fills
+ * `err` and `out`.
+ */
+#ifndef MD_WRITER_H
+#define MD_WRITER_H
+
+#include <stddef.h>
+
+#include "cmd/md_cmd.h"
+#include "store/md_store.h"
+
+struct md_job {
+    struct md_job *next;      /* queue link, writer's */
+    const struct md_cmd *cmd; /* borrowed */
+    const char *tenant;       /* borrowed */
+    struct md_buf *out;       /* result text (caller-initialised) */
+    /* An Idempotency-Key (borrowed; NULL: none) and the request's
+     * fingerprint: the first answer to (tenant, key) is stored with the
+     * command's effect, and a retry with the same fingerprint gets it back
+     * (`replayed`) without running again; another fingerprint gets
+     * MD_EIDEMPOTENT. */
+    const char *idem_key;
+    size_t idem_key_len;
+    unsigned char fingerprint[MD_SHA256_LEN];
+    int replayed;
+    enum md_err err;                  /* result class */
+    struct md_cmd_result res;         /* what the command produced besides its text */
+    struct md_txn_stats cost;         /* what the command cost in the store */
+    void (*done)(struct md_job *job); /* called once, from the notifier */
+};
+
+/* Called by the notifier after each commit, before the jobs are told,
+ * with the tenants that had a successful write in it (for the change
+ * feed's waiters). */
+typedef void (*md_writer_commit_cb)(void *ctx, const char *const *tenants, size_t n);
+
+struct md_writer_stats {
+    unsigned long long batches;   /* transactions */
+    unsigned long long jobs;      /* commands */
+    unsigned long long exec_us;   /* time running commands (with BEGIN) */
+    unsigned long long commit_us; /* time committing (the flush) */
+    unsigned long long pruned;    /* rows retention deleted (md_txn_prune) */
+};
+
+struct md_writer;
+
+/* Start the writer thread. Returns NULL on failure. */
+struct md_writer *md_writer_start(struct md_store *store, const struct md_limits *lim,
+                                  size_t max_batch, size_t max_queue);
+
+/* Set the commit hook (before any job is submitted). */
+void md_writer_on_commit(struct md_writer *w, md_writer_commit_cb cb, void *ctx);
+
+/* Queue a job. MD_EBUSY when the queue is full or the writer is stopping
+ * (then `done` will not be called). */
+enum md_err md_writer_submit(struct md_writer *w, struct md_job *job);
+
+/* Finish every queued job and call every `done`, then stop and free the
+ * writer; its final stats go to `final` unless NULL. */
+void md_writer_stop(struct md_writer *w, struct md_writer_stats *final);
+
+/* What the writer has done so far (for logs and tests). */
+void md_writer_stats(struct md_writer *w, struct md_writer_stats *st);
+
+#endif

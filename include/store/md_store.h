@@ -1,0 +1,619 @@
+/*
+ * md_store.h — the storage interface memoryd's commands are written against.
+ *
+ * A backend implements struct md_store_ops: SQLite (src/store/sqlite/sqlite.c,
+ * md_store_sqlite.h), the embedded default, and PostgreSQL (src/store/pg/pg.c,
+ * md_store_pg.h), for many instances on one database. Command code
+ * (src/cmd_*.c) only calls the md_store_* / md_txn_* wrappers below.
+ *
+ * Model: every tenant has a tree of entries keyed by canonical path
+ * ("/memories", "/memories/a", "/memories/a/b.txt"). Directories are real
+ * entries; the root "/memories" is created with the tenant (a tenant that
+ * has never written has no rows, yet its root exists: empty). Every
+ * directory's `size` is the total bytes of the files below it: the backend
+ * keeps it, inside the write operations (md_txn_put_file, remove_tree,
+ * move_tree), however it likes (SQLite and PostgreSQL both write each
+ * directory once per transaction, see md_dirsizes.h).
+ *
+ * The operations are coarse, each what a command means, so that a network
+ * backend can do one in a fixed, small number of round trips (a view in
+ * one; a write command in two: md_txn_locate, then one write operation).
+ * Tenants are named by their id string (1..128 of [A-Za-z0-9._-]); a
+ * backend maps names to its own keys.
+ *
+ * Transactions: md_store_read_begin() may be called from any thread and
+ * gives a consistent view for each operation (a snapshot); write
+ * transactions are for the single writer thread of a process
+ * (src/cmd/writer.c). A write transaction first locks the tenants it will touch
+ * (md_txn_lock_tenants: several processes may write one database), then runs
+ * each command inside a savepoint so that a batch of commands shares one
+ * commit.
+ *
+ * Ownership: a txn is owned by its caller until md_txn_end()/commit/
+ * rollback, which release it. Content pointers returned by an operation are
+ * borrowed and valid until the next call on the same txn.
+ *
+ * Errors: MD_ENOENT (no such entry), MD_EEXIST (an entry is in the way),
+ * MD_EBUSY (database locked or overloaded), MD_EUNAVAIL (the database
+ * cannot be reached: nothing was done), MD_EUNSURE (a commit whose outcome
+ * is unknown), MD_EDB (anything else; the backend has logged the details),
+ * MD_ENOMEM.
+ */
+#ifndef MD_STORE_H
+#define MD_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/md_err.h"
+#include "store/md_history.h"
+
+enum md_kind { MD_KIND_FILE = 0, MD_KIND_DIR = 1 };
+
+struct md_entry {
+    enum md_kind kind;
+    int64_t size;        /* file: bytes; directory: bytes of files below */
+    const char *content; /* files only, when asked for; borrowed */
+    size_t content_len;
+    int has_sha256; /* files found by view and locate: the content's SHA-256 */
+    unsigned char sha256[MD_SHA256_LEN];
+};
+
+/* What a tenant stores, and its quota overrides (md_quota.h). */
+struct md_usage {
+    int64_t bytes;     /* bytes of file content: the root's size */
+    int64_t files;     /* number of files */
+    int64_t max_bytes; /* the tenant's overrides; -1: none (the defaults apply) */
+    int64_t max_files;
+};
+
+/* One tenant of md_txn_tenants (GET /v1/tenants). */
+struct md_tenant_info {
+    const char *name; /* borrowed, until the callback returns */
+    int64_t bytes;    /* bytes of file content */
+    int64_t files;
+    int64_t versions;   /* rows of history kept */
+    int64_t last_write; /* unix ms of its latest change-feed entry kept; -1: none */
+};
+typedef int (*md_tenant_cb)(void *ctx, const struct md_tenant_info *ti);
+
+/* What md_txn_erase deleted: rows of each table. */
+struct md_erased {
+    int64_t entries, versions, changes, idempotency, api_keys;
+};
+
+/* One entry of md_txn_scan (GET /v1/tenants/{t}/export). */
+struct md_scan_entry {
+    const char *path; /* canonical; borrowed, until the callback returns */
+    size_t len;
+    enum md_kind kind;
+    int64_t mtime_ms;    /* unix ms of its last change */
+    const char *content; /* files: the content (borrowed likewise); directories: NULL */
+    size_t content_len;
+};
+typedef int (*md_scan_cb)(void *ctx, const struct md_scan_entry *e);
+
+/* What md_txn_search looks for: files whose text contains every term
+ * (where words begin, ASCII letters without case; md_search.h), at `dir` or below
+ * it, ranked; `offset` hits skipped, at most `limit` answered. */
+struct md_search_terms {
+    const char *const *terms; /* n >= 1, each 1..MD_SEARCH_Q_MAX bytes, no control character */
+    const size_t *lens;
+    size_t n;
+    const char *dir; /* canonical */
+    size_t dir_len;
+    size_t offset, limit;
+};
+/* One hit, best first: the file's path and content, borrowed until the
+ * callback returns. Return nonzero to stop early. */
+typedef int (*md_search_cb)(void *ctx, const char *path, size_t path_len, const char *content,
+                            size_t content_len);
+
+/* Called once per entry, in order; return nonzero to stop early. */
+typedef int (*md_list_cb)(void *ctx, const char *path, size_t len, enum md_kind kind, int64_t size);
+
+/* One path for md_txn_locate(), and what was found there. */
+struct md_locate {
+    const char *path; /* canonical */
+    size_t len;
+    int want_content; /* a file's content too */
+    int want_parent;  /* also the deepest existing proper ancestor */
+    /* out */
+    int found;
+    struct md_entry e;
+    size_t anc_len;        /* want_parent: length of that ancestor's path (>= MD_ROOT_LEN) */
+    enum md_kind anc_kind; /* and its kind */
+};
+
+/* Round trips to the database and statements run on a txn's connection so
+ * far; a difference around a command is what it cost. An embedded backend
+ * has no round trips (0). */
+struct md_txn_stats {
+    unsigned long statements;
+    unsigned long round_trips;
+};
+
+struct md_store;
+struct md_txn;
+
+/* A view fetched before it runs (md_store_view_async). */
+struct md_view_job {
+    /* What will be viewed, as md_txn_view() will be called: borrowed until
+     * `done` is called. */
+    const char *tenant;
+    const char *path; /* canonical */
+    size_t len;
+    size_t max_entries;
+    /* Called once, from a thread of the store's: `t` is a read txn on
+     * which md_txn_view() with the same arguments answers without waiting
+     * (the callee ends it with md_txn_end(), from any thread), or NULL with
+     * the error that kept the view from being fetched (MD_EUNAVAIL, MD_EDB,
+     * MD_ENOMEM). */
+    void (*done)(struct md_view_job *job, struct md_txn *t, enum md_err e);
+};
+
+/* Told of a tenant's committed change (md_store_watch), or NULL: maybe of
+ * any tenant. */
+typedef void (*md_watch_cb)(void *ctx, const char *tenant);
+
+struct md_store_ops {
+    const char *name;
+    void (*close)(struct md_store *s);
+    enum md_err (*read_begin)(struct md_store *s, struct md_txn **out);
+    enum md_err (*write_begin)(struct md_store *s, struct md_txn **out);
+    void (*txn_end)(struct md_txn *t); /* read txns */
+    enum md_err (*commit)(struct md_txn *t);
+    void (*rollback)(struct md_txn *t);
+    enum md_err (*lock_tenants)(struct md_txn *t, const char *const *names, size_t n);
+    enum md_err (*savepoint)(struct md_txn *t);
+    enum md_err (*release)(struct md_txn *t, int rollback);
+    enum md_err (*view)(struct md_txn *t, const char *tenant, const char *path, size_t len,
+                        struct md_entry *e, size_t max_entries, md_list_cb cb, void *ctx,
+                        int *complete);
+    enum md_err (*locate)(struct md_txn *t, const char *tenant, struct md_locate *l, size_t n,
+                          int *tenant_exists);
+    enum md_err (*put_file)(struct md_txn *t, const char *tenant, const char *path, size_t len,
+                            const char *content, size_t content_len,
+                            const unsigned char sha256[MD_SHA256_LEN], int64_t old_size,
+                            size_t parents_from);
+    enum md_err (*remove_tree)(struct md_txn *t, const char *tenant, const char *path, size_t len,
+                               int64_t size);
+    enum md_err (*move_tree)(struct md_txn *t, const char *tenant, const char *from, size_t flen,
+                             const char *to, size_t tlen, int64_t size, size_t parents_from);
+    enum md_err (*get)(struct md_txn *t, const char *tenant, const char *path, size_t len,
+                       int want_content, struct md_entry *e);
+    enum md_err (*list)(struct md_txn *t, const char *tenant, const char *dir, size_t len,
+                        md_list_cb cb, void *ctx);
+    enum md_err (*ping)(struct md_store *s);
+    void (*stats)(struct md_txn *t, struct md_txn_stats *st);
+    /* History, the change feed, idempotency (md_history.h); see the
+     * wrappers below. */
+    enum md_err (*cmd_begin)(struct md_txn *t, const char *tenant, const struct md_write_meta *m);
+    enum md_err (*cmd_end)(struct md_txn *t, const char *const *paths, const size_t *lens, size_t n,
+                           struct md_change_rec *rec);
+    enum md_err (*idem_get)(struct md_txn *t, const char *tenant, const char *key, size_t key_len,
+                            struct md_idem *out);
+    enum md_err (*idem_put)(struct md_txn *t, const char *tenant, const char *key, size_t key_len,
+                            const struct md_idem *answer, const char *path, size_t path_len);
+    enum md_err (*history)(struct md_txn *t, const char *tenant, const char *path, size_t len,
+                           int64_t below, size_t limit, md_version_cb cb, void *ctx);
+    enum md_err (*version_get)(struct md_txn *t, const char *tenant, int64_t version,
+                               int want_content, struct md_version *v);
+    enum md_err (*state_before)(struct md_txn *t, const char *tenant, const char *dir, size_t len,
+                                int64_t *before, md_version_cb cb, void *ctx);
+    enum md_err (*changes)(struct md_txn *t, const char *tenant, int64_t after, size_t limit,
+                           md_change_cb cb, void *ctx, int64_t *oldest, int64_t *last_seq);
+    enum md_err (*redact)(struct md_txn *t, const char *tenant, int64_t version);
+    enum md_err (*prune)(struct md_txn *t, int64_t now_ms, size_t budget,
+                         struct md_pruned *deleted);
+    /* NULL: retention runs in the writer's transactions (between batches). */
+    enum md_err (*prune_begin)(struct md_store *s, struct md_txn **out);
+    enum md_err (*db_size)(struct md_store *s, int64_t *bytes);
+    enum md_err (*watch)(struct md_store *s, md_watch_cb cb, void *ctx);
+    /* Quotas (md_quota.h); see the wrappers below. */
+    enum md_err (*usage)(struct md_txn *t, const char *tenant, struct md_usage *u);
+    enum md_err (*search)(struct md_txn *t, const char *tenant, const struct md_search_terms *q,
+                          md_search_cb cb, void *ctx);
+    enum md_err (*set_limits)(struct md_txn *t, const char *tenant, int64_t max_bytes,
+                              int64_t max_files);
+    /* Tenant administration; see the wrappers below. */
+    enum md_err (*tenants)(struct md_txn *t, const char *after, size_t limit, md_tenant_cb cb,
+                           void *ctx);
+    enum md_err (*erase)(struct md_txn *t, const char *tenant, struct md_erased *out);
+    /* The export (md_store_snapshot_begin, md_txn_scan). */
+    enum md_err (*snapshot_begin)(struct md_store *s, struct md_txn **out);
+    enum md_err (*scan)(struct md_txn *t, const char *tenant, const char *after, size_t after_len,
+                        size_t max_rows, int64_t max_bytes, md_scan_cb cb, void *ctx, int *more);
+    /* Optional (NULL: views are read in the caller's thread). */
+    enum md_err (*view_async)(struct md_store *s, struct md_view_job *job);
+};
+
+/* Every backend's store and txn structs begin with these. */
+struct md_store {
+    const struct md_store_ops *ops;
+};
+struct md_txn {
+    struct md_store *store;
+};
+
+enum md_durability {
+    MD_DURABILITY_FULL = 0,  /* acknowledged writes survive a machine crash */
+    MD_DURABILITY_NORMAL = 1 /* ... a crash of memoryd (SQLite) / of the session (PostgreSQL) */
+};
+
+/* Whether the full-text index is kept (memoryd --search, md_search.h):
+ * set at open; KEEP leaves it as the database has it (tools). */
+enum md_search_mode { MD_SEARCH_KEEP = 0, MD_SEARCH_ON, MD_SEARCH_OFF };
+
+struct md_store_config {
+    const char *db; /* a SQLite file path, or a PostgreSQL connection URI */
+    enum md_durability durability;
+    int busy_timeout_ms; /* wait this long for a lock another process holds */
+    unsigned readers;    /* PostgreSQL: read connections kept open (a pool) */
+    struct md_retention history;
+    enum md_search_mode search; /* memoryd --search; tools leave the index as it is */
+};
+
+/* Open the store `cfg->db` names: a PostgreSQL connection URI
+ * ("postgresql://..." or "postgres://...") or else a SQLite file path
+ * (created and migrated when needed). On failure returns an error and
+ * writes a reason into `why`. */
+enum md_err md_store_open(const struct md_store_config *cfg, struct md_store **out, char *why,
+                          size_t why_len);
+
+/* True when `db` is a PostgreSQL connection URI. */
+int md_store_is_pg_uri(const char *db);
+
+/* `db` as it may be logged: a URI's password (user:PASSWORD@, or
+ * password=... among its parameters) replaced by "***". Returns `buf`. */
+const char *md_store_redact(const char *db, char *buf, size_t len);
+
+static inline void md_store_close(struct md_store *s)
+{
+    if (s)
+        s->ops->close(s);
+}
+static inline enum md_err md_store_read_begin(struct md_store *s, struct md_txn **t)
+{
+    return s->ops->read_begin(s, t);
+}
+/* A read transaction whose operations all see the database as it was at
+ * its first one (one snapshot, however long it is held: an export's). On
+ * PostgreSQL a pooled connection in a REPEATABLE READ, READ ONLY
+ * transaction; on SQLite a reader's transaction (the WAL cannot be reset
+ * while it is open). Ended by md_txn_end. */
+static inline enum md_err md_store_snapshot_begin(struct md_store *s, struct md_txn **t)
+{
+    return s->ops->snapshot_begin(s, t);
+}
+static inline enum md_err md_store_write_begin(struct md_store *s, struct md_txn **t)
+{
+    return s->ops->write_begin(s, t);
+}
+/* Whether retention (md_txn_prune) can run beside the writer, in
+ * transactions of its own from md_store_prune_begin: on a connection of
+ * its own (PostgreSQL). Otherwise it runs in md_store_write_begin's
+ * transactions, between the writer's batches (SQLite: one writer). */
+static inline int md_store_prunes_apart(const struct md_store *s)
+{
+    return s->ops->prune_begin != NULL;
+}
+/* A write transaction for md_txn_prune alone (md_store_prunes_apart), on
+ * the pruner's connection; ended by md_txn_commit or md_txn_rollback. One
+ * at a time (one pruner thread). */
+static inline enum md_err md_store_prune_begin(struct md_store *s, struct md_txn **t)
+{
+    return s->ops->prune_begin(s, t);
+}
+/* MD_OK when the database answers and writes can be done. */
+static inline enum md_err md_store_ping(struct md_store *s)
+{
+    return s->ops->ping(s);
+}
+static inline void md_txn_end(struct md_txn *t)
+{
+    t->store->ops->txn_end(t);
+}
+static inline enum md_err md_txn_commit(struct md_txn *t)
+{
+    return t->store->ops->commit(t);
+}
+static inline void md_txn_rollback(struct md_txn *t)
+{
+    t->store->ops->rollback(t);
+}
+/* Before anything else in a write transaction: lock these tenants (names
+ * may repeat) until the transaction ends, so that no other process writes
+ * them meanwhile. Locks are taken in one fixed order, so two processes
+ * never wait for each other. */
+static inline enum md_err md_txn_lock_tenants(struct md_txn *t, const char *const *names, size_t n)
+{
+    return t->store->ops->lock_tenants(t, names, n);
+}
+static inline enum md_err md_txn_savepoint(struct md_txn *t)
+{
+    return t->store->ops->savepoint(t);
+}
+static inline enum md_err md_txn_release(struct md_txn *t, int rollback)
+{
+    return t->store->ops->release(t, rollback);
+}
+/*
+ * What a view needs, in one operation: the entry at `path` (a file with its
+ * content) and, when it is a directory, its listing: every visible entry
+ * up to two levels below it, depth first, each directory followed by its
+ * own children, siblings in byte order of their names; entries named
+ * ".*" or "node_modules" are left out with everything below them. `cb` is
+ * called for each until it returns nonzero. A backend may stop after about
+ * `max_entries` entries; *complete is 0 when entries were left out (by the
+ * backend or by `cb`). The root of a tenant without data is an empty
+ * directory. MD_ENOENT when nothing is at `path`.
+ */
+static inline enum md_err md_txn_view(struct md_txn *t, const char *tenant, const char *path,
+                                      size_t len, struct md_entry *e, size_t max_entries,
+                                      md_list_cb cb, void *ctx, int *complete)
+{
+    return t->store->ops->view(t, tenant, path, len, e, max_entries, cb, ctx, complete);
+}
+/* Whether the store fetches views asynchronously: a network backend, whose
+ * reads wait for a round trip, multiplexes them on a few connections
+ * instead of a thread waiting for each. */
+static inline int md_store_has_view_async(const struct md_store *s)
+{
+    return s->ops->view_async != NULL;
+}
+/* Start fetching the view `job` describes; `job->done` is called when it
+ * is ready (possibly before this returns). MD_OK, or an error (MD_ENOMEM)
+ * and `done` is not called. Only where md_store_has_view_async(). */
+static inline enum md_err md_store_view_async(struct md_store *s, struct md_view_job *job)
+{
+    return s->ops->view_async(s, job);
+}
+/* Look up `n` paths at once (and, where asked, their deepest existing
+ * ancestors). The root is always found (a directory), also for a tenant
+ * without data; *tenant_exists tells whether the tenant has any. */
+static inline enum md_err md_txn_locate(struct md_txn *t, const char *tenant, struct md_locate *l,
+                                        size_t n, int *tenant_exists)
+{
+    return t->store->ops->locate(t, tenant, l, n, tenant_exists);
+}
+/* Write file `path`: a new one (old_size -1: nothing may be there) or a new
+ * content for an existing file of old_size bytes. The directories between
+ * the ancestor of length `parents_from` (which exists; MD_ROOT_LEN for the
+ * root, which is made with the tenant when it has no data) and `path` are
+ * made first. Every ancestor's size changes by the difference. */
+static inline enum md_err md_txn_put_file(struct md_txn *t, const char *tenant, const char *path,
+                                          size_t len, const char *content, size_t content_len,
+                                          const unsigned char sha256[MD_SHA256_LEN],
+                                          int64_t old_size, size_t parents_from)
+{
+    return t->store->ops->put_file(t, tenant, path, len, content, content_len, sha256, old_size,
+                                   parents_from);
+}
+/* Delete the entry at `path` (not the root) and everything below it, of
+ * `size` bytes in all; every ancestor's size goes down by `size`. */
+static inline enum md_err md_txn_remove_tree(struct md_txn *t, const char *tenant, const char *path,
+                                             size_t len, int64_t size)
+{
+    return t->store->ops->remove_tree(t, tenant, path, len, size);
+}
+/* Move the entry at `from` and everything below it (`size` bytes) to `to`,
+ * which is free, not inside `from`, and whose missing parents below the
+ * ancestor of length `parents_from` are made first; sizes follow. */
+static inline enum md_err md_txn_move_tree(struct md_txn *t, const char *tenant, const char *from,
+                                           size_t flen, const char *to, size_t tlen, int64_t size,
+                                           size_t parents_from)
+{
+    return t->store->ops->move_tree(t, tenant, from, flen, to, tlen, size, parents_from);
+}
+/* One entry (for tools and tests; commands use view and locate). */
+static inline enum md_err md_txn_get(struct md_txn *t, const char *tenant, const char *path,
+                                     size_t len, int want_content, struct md_entry *e)
+{
+    return t->store->ops->get(t, tenant, path, len, want_content, e);
+}
+/* Direct children of directory `dir`, in byte order of their paths, hidden
+ * ones included (for tools and tests). */
+static inline enum md_err md_txn_list(struct md_txn *t, const char *tenant, const char *dir,
+                                      size_t len, md_list_cb cb, void *ctx)
+{
+    return t->store->ops->list(t, tenant, dir, len, cb, ctx);
+}
+static inline void md_txn_stats(struct md_txn *t, struct md_txn_stats *st)
+{
+    t->store->ops->stats(t, st);
+}
+
+/* ---- history, the change feed, idempotency (md_history.h) ---- */
+
+/* In a write transaction, after md_txn_savepoint and before a write
+ * command runs: what it is. Its writes (put_file, remove_tree, move_tree)
+ * record versions when history is on; tenant counters are loaded here. */
+static inline enum md_err md_txn_cmd_begin(struct md_txn *t, const char *tenant,
+                                           const struct md_write_meta *m)
+{
+    return t->store->ops->cmd_begin(t, tenant, m);
+}
+/* The command succeeded: record its change-feed entry naming `paths`
+ * (rename: old and new), and what it recorded in *rec. */
+static inline enum md_err md_txn_cmd_end(struct md_txn *t, const char *const *paths,
+                                         const size_t *lens, size_t n, struct md_change_rec *rec)
+{
+    return t->store->ops->cmd_end(t, paths, lens, n, rec);
+}
+/* The stored first answer for (tenant, key), kept MD_IDEMPOTENCY_MS;
+ * MD_ENOENT when none. */
+static inline enum md_err md_txn_idem_get(struct md_txn *t, const char *tenant, const char *key,
+                                          size_t key_len, struct md_idem *out)
+{
+    return t->store->ops->idem_get(t, tenant, key, key_len, out);
+}
+/* Store the first answer for (tenant, key) in the open write transaction
+ * (with the command's effect or, for a refused command, alone). `path`:
+ * the file the command wrote (a redaction of its versions scrubs the
+ * answer), or NULL. */
+static inline enum md_err md_txn_idem_put(struct md_txn *t, const char *tenant, const char *key,
+                                          size_t key_len, const struct md_idem *answer,
+                                          const char *path, size_t path_len)
+{
+    return t->store->ops->idem_put(t, tenant, key, key_len, answer, path, path_len);
+}
+/* Versions of `path` below version `below` (0: all), newest first, at most
+ * `limit`, without their content. */
+static inline enum md_err md_txn_history(struct md_txn *t, const char *tenant, const char *path,
+                                         size_t len, int64_t below, size_t limit, md_version_cb cb,
+                                         void *ctx)
+{
+    return t->store->ops->history(t, tenant, path, len, below, limit, cb, ctx);
+}
+/* One version (MD_ENOENT when not kept). */
+static inline enum md_err md_txn_version_get(struct md_txn *t, const char *tenant, int64_t version,
+                                             int want_content, struct md_version *v)
+{
+    return t->store->ops->version_get(t, tenant, version, want_content, v);
+}
+/* For every path at or below `dir` with a version >= *before: the
+ * earliest such version, with its content (what the path was just before
+ * *before). In path order. A write records its versions under consecutive
+ * numbers: *before is first moved back to the first version of the write
+ * that recorded it (while its change-feed entry is kept), so that the
+ * state is one that existed. */
+static inline enum md_err md_txn_state_before(struct md_txn *t, const char *tenant, const char *dir,
+                                              size_t len, int64_t *before, md_version_cb cb,
+                                              void *ctx)
+{
+    return t->store->ops->state_before(t, tenant, dir, len, before, cb, ctx);
+}
+/* Change-feed entries with seq > after, in order, at most `limit`;
+ * *oldest: the oldest seq kept (0: none kept), *last_seq: the tenant's
+ * last (0: none ever). */
+static inline enum md_err md_txn_changes(struct md_txn *t, const char *tenant, int64_t after,
+                                         size_t limit, md_change_cb cb, void *ctx, int64_t *oldest,
+                                         int64_t *last_seq)
+{
+    return t->store->ops->changes(t, tenant, after, limit, cb, ctx, oldest, last_seq);
+}
+/* Erase the content (and hash) of a version for good; the answers kept for
+ * idempotent retries of writes to its path are scrubbed. The backend makes
+ * sure the bytes leave its files after the commit (see the backends). */
+static inline enum md_err md_txn_redact(struct md_txn *t, const char *tenant, int64_t version)
+{
+    return t->store->ops->redact(t, tenant, version);
+}
+/* In a write transaction of its own: delete up to `budget` rows that
+ * retention no longer keeps (versions past --history-versions per file or
+ * older than --history-days, change-feed entries, idempotency keys older
+ * than a day). *deleted: how many of each kind, and whether work was left
+ * for another call (deleted->more). */
+static inline enum md_err md_txn_prune(struct md_txn *t, int64_t now_ms, size_t budget,
+                                       struct md_pruned *deleted)
+{
+    return t->store->ops->prune(t, now_ms, budget, deleted);
+}
+
+/* The database's size on disk, bytes: SQLite's file and its WAL, or
+ * PostgreSQL's pg_database_size() (one read, on a pooled connection).
+ * For metrics; not for the request path. */
+static inline enum md_err md_store_db_size(struct md_store *s, int64_t *bytes)
+{
+    return s->ops->db_size(s, bytes);
+}
+
+/* Hear of changes other processes commit to the database (the change
+ * feed's long polls): cb is called from a thread of the store's. A backend
+ * whose only writer is this process (SQLite) does nothing: the writer's
+ * commit hook tells (md_writer.h). cb NULL stops it; stop it before what
+ * cb uses is gone. */
+static inline enum md_err md_store_watch(struct md_store *s, md_watch_cb cb, void *ctx)
+{
+    return s->ops->watch(s, cb, ctx);
+}
+
+/* ---- quotas (md_quota.h) ---- */
+
+/* What `tenant` stores now, in this transaction (a write transaction's
+ * earlier commands included), and its overrides; a tenant without data
+ * stores nothing and has none. The file count is kept exactly by the
+ * database (triggers of 003_quotas.sql, both backends) in the transaction that
+ * adds or removes a file. PostgreSQL: one round trip; in an optimistic
+ * batch (md_store_pg.h) none, from the prefetched root and the batch's
+ * queued writes, or when they cannot tell (a tenant made, a directory
+ * removed in the batch) the batch is given up and runs the exact way. */
+static inline enum md_err md_txn_usage(struct md_txn *t, const char *tenant, struct md_usage *u)
+{
+    return t->store->ops->usage(t, tenant, u);
+}
+/* In a write transaction: set `tenant`'s overrides (-1: none), making the
+ * tenant (its row and empty root) when it has no data. */
+static inline enum md_err md_txn_set_limits(struct md_txn *t, const char *tenant, int64_t max_bytes,
+                                            int64_t max_files)
+{
+    return t->store->ops->set_limits(t, tenant, max_bytes, max_files);
+}
+
+/* ---- full-text search (md_search.h) ---- */
+
+/* In a read transaction: the tenant's files that match `q`, best first
+ * (both backends: the number of the terms' occurrences in the file,
+ * most first, then path; the index finds the candidates, SQLite's FTS5
+ * word index or PostgreSQL's trigram index; a search with no word of 3
+ * characters or more scans the tenant's files instead).
+ * MD_ENOENT when the store was opened with search off. */
+static inline enum md_err md_txn_search(struct md_txn *t, const char *tenant,
+                                        const struct md_search_terms *q, md_search_cb cb, void *ctx)
+{
+    return t->store->ops->search(t, tenant, q, cb, ctx);
+}
+
+/* ---- helpers shared by the backends (src/store/store.c) ---- */
+
+/* True for a name (one path segment) a listing leaves out: ".*" or
+ * "node_modules". */
+int md_store_hidden_name(const char *name, size_t len);
+
+/* The two-level listing of md_txn_view() for a backend that can list one
+ * directory at a time (`list`, called on `t`): the direct children of
+ * `dir` are collected first (about `max_entries` of them at most), then
+ * each is passed to `cb` followed, for a directory, by its own visible
+ * children. */
+enum md_err md_store_list_two_levels(struct md_txn *t, const char *tenant, const char *dir,
+                                     size_t len, size_t max_entries, md_list_cb cb, void *ctx,
+                                     int *complete);
+
+/* A 64-bit key for a tenant name (for locks keyed by integers). */
+int64_t md_store_tenant_key(const char *name);
+
+/* ---- tenant administration ---- */
+
+/* Tenants whose name sorts after `after` (byte order; "" for the first),
+ * in that order, at most `limit`, with their usage: one indexed lookup per
+ * tenant for its root, its last change-feed entry and the count of its
+ * versions (on the versions primary key). */
+static inline enum md_err md_txn_tenants(struct md_txn *t, const char *after, size_t limit,
+                                         md_tenant_cb cb, void *ctx)
+{
+    return t->store->ops->tenants(t, after, limit, cb, ctx);
+}
+/* In a write transaction of its own, with the tenant locked: delete every
+ * row of `tenant` (entries, versions, change feed, idempotency keys, the
+ * tenant row). MD_ENOENT when it has no row. As after a redaction, the
+ * backend makes sure the bytes leave its files after the commit. */
+static inline enum md_err md_txn_erase(struct md_txn *t, const char *tenant, struct md_erased *out)
+{
+    return t->store->ops->erase(t, tenant, out);
+}
+/* The tenant's entries after path `after` (byte order: a directory before
+ * what is below it; "" for the first), with the files' content, in path
+ * order: at most `max_rows`, and no more once the contents sent reach
+ * `max_bytes` (at least one entry, however large). *more: entries are left
+ * after the last one given (scan again after it). For a snapshot
+ * (md_store_snapshot_begin), so that pages agree; a tenant without data
+ * has no entries. */
+static inline enum md_err md_txn_scan(struct md_txn *t, const char *tenant, const char *after,
+                                      size_t after_len, size_t max_rows, int64_t max_bytes,
+                                      md_scan_cb cb, void *ctx, int *more)
+{
+    return t->store->ops->scan(t, tenant, after, after_len, max_rows, max_bytes, cb, ctx, more);
+}
+
+#endif

@@ -1,0 +1,44 @@
+/*
+ * md_store_sqlite.h — the SQLite backend of md_store (src/store/sqlite/sqlite.c):
+ * one database file in WAL mode, the embedded default. What only this
+ * backend has: its opening function and hooks for tests.
+ */
+#ifndef MD_STORE_SQLITE_H
+#define MD_STORE_SQLITE_H
+
+#include <stddef.h>
+
+#include "store/md_store.h"
+
+/* Open (creating and migrating when needed) the SQLite store at cfg->db:
+ * synchronous=FULL or NORMAL after cfg->durability, cfg->busy_timeout_ms
+ * for locks held by other processes. On failure returns MD_EDB and writes a
+ * reason into `why` (a caller buffer). */
+enum md_err md_store_sqlite_open(const struct md_store_config *cfg, struct md_store **out,
+                                 char *why, size_t why_len);
+
+/* For tests: EXPLAIN QUERY PLAN every statement of the backend on the
+ * database at `path`. Returns 0 when each one finds its rows by a search
+ * that uses more than the tenant (no scan of a table or of a tenant's
+ * rows), 1 otherwise and -1 on error, with the statement and plan in `why`. */
+int md_store_sqlite_check_plans(const char *path, char *why, size_t why_len);
+
+/* Schema version the code expects (number of migrations in sql/sqlite/). */
+int md_store_sqlite_schema_version(void);
+
+/* For tests: PRAGMA synchronous (1 NORMAL, 2 FULL) of each connection that
+ * writes the database file of the SQLite store `base`: out[0] the writer's
+ * (transactions), out[1] the checkpointer's (WAL checkpoints). Call it only
+ * before anything is written through `base`: from then on the checkpointer's
+ * connection belongs to its thread. Returns 0, or -1 when `base` is not a
+ * SQLite store or a value cannot be read. */
+int md_store_sqlite_synchronous(struct md_store *base, int out[2]);
+
+/* Connections remember tenant ids (a tenant row is never changed or deleted
+ * by memoryd), and readers keep their read transaction while memoryd has
+ * committed nothing. A test that changes the database behind the store's
+ * back (deleting tenants, say) calls this, with no command in flight, so
+ * that both are renewed. */
+void md_store_sqlite_forget_tenants(struct md_store *base);
+
+#endif

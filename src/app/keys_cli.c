@@ -1,0 +1,177 @@
+/* keys_cli.c — memoryd keys create|list|revoke (md_keys_cli.h). */
+#include "app/md_keys_cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/md_apikey.h"
+#include "app/md_keystore.h"
+#include "store/md_store.h"
+
+static const char usage[] =
+    "Usage: memoryd keys create --db PATH|URI --tenant T --scope read|write|admin [--name N]\n"
+    "       memoryd keys list   --db PATH|URI [--tenant T]\n"
+    "       memoryd keys revoke --db PATH|URI ID\n"
+    "\n"
+    "memoryd's own API keys (used with memoryd --auth keys). --db defaults to $MEMORYD_DB.\n"
+    "create prints the new key once, alone on its first line (mdk_...), then its id; only\n"
+    "a hash of the key is stored: it cannot be shown again. list prints id, tenant, scope,\n"
+    "name, created and revoked (UTC) of each key, tab-separated, never a key. revoke takes\n"
+    "effect at the next request on every memoryd of the database.\n"
+    "Exit status: 0 done, 1 failed (nothing changed), 2 usage error.\n";
+
+struct args {
+    const char *action, *db, *tenant, *scope, *name, *id;
+};
+
+static int usage_error(const char *what, const char *detail)
+{
+    fprintf(stderr, "memoryd keys: %s%s%s\n\n%s", what, detail ? ": " : "", detail ? detail : "",
+            usage);
+    return 2;
+}
+
+static int fail(const char *what, const char *detail)
+{
+    fprintf(stderr, "memoryd keys: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
+    return 1;
+}
+
+/* 0, 1 after --help, 2 on a usage error (reported). */
+static int parse_args(struct args *a, int argc, char **argv)
+{
+    memset(a, 0, sizeof *a);
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i];
+        const char **slot = strcmp(s, "--db") == 0       ? &a->db
+                            : strcmp(s, "--tenant") == 0 ? &a->tenant
+                            : strcmp(s, "--scope") == 0  ? &a->scope
+                            : strcmp(s, "--name") == 0   ? &a->name
+                                                         : NULL;
+        if (strcmp(s, "--help") == 0 || strcmp(s, "-h") == 0) {
+            fputs(usage, stdout);
+            return 1;
+        }
+        if (slot) {
+            if (i + 1 >= argc)
+                return usage_error("a value is needed after", s);
+            *slot = argv[++i];
+        } else if (s[0] == '-') {
+            return usage_error("unknown argument", s);
+        } else if (!a->action) {
+            a->action = s;
+        } else if (!a->id) {
+            a->id = s;
+        } else {
+            return usage_error("unexpected argument", s);
+        }
+    }
+    if (!a->db)
+        a->db = getenv("MEMORYD_DB");
+    if (!a->action)
+        return usage_error("create, list or revoke is needed", NULL);
+    if (!a->db || !*a->db)
+        return usage_error("--db (or MEMORYD_DB) is needed", NULL);
+    int is_create = strcmp(a->action, "create") == 0, is_list = strcmp(a->action, "list") == 0,
+        is_revoke = strcmp(a->action, "revoke") == 0;
+    if (!is_create && !is_list && !is_revoke)
+        return usage_error("unknown action (create, list or revoke)", a->action);
+    if (a->id && !is_revoke)
+        return usage_error("unexpected argument", a->id);
+    if (is_revoke && !a->id)
+        return usage_error("revoke needs the key's id", NULL);
+    if (!is_create && (a->scope || a->name))
+        return usage_error("--scope and --name are for create", NULL);
+    if (is_revoke && a->tenant)
+        return usage_error("--tenant is not for revoke", NULL);
+    if (is_create && (!a->tenant || !a->scope))
+        return usage_error("create needs --tenant and --scope", NULL);
+    if (a->tenant && !md_tenant_valid(a->tenant, strlen(a->tenant)))
+        return usage_error("--tenant must be 1..128 of [A-Za-z0-9._-]", a->tenant);
+    enum md_scope sc;
+    if (a->scope && md_scope_parse(a->scope, &sc) != 0)
+        return usage_error("--scope must be read, write or admin", a->scope);
+    if (a->name && strlen(a->name) > MD_KEY_NAME_MAX)
+        return usage_error("--name is longer than 128 bytes", NULL);
+    for (const char *c = a->name; c && *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            return usage_error("--name must not contain control characters", NULL);
+    return 0;
+}
+
+static void time_text(int64_t t, char *out, size_t len)
+{
+    if (!t) {
+        snprintf(out, len, "-");
+        return;
+    }
+    time_t tt = (time_t)t;
+    struct tm tm;
+    gmtime_r(&tt, &tm);
+    strftime(out, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static void print_key(void *ctx, const struct md_key_info *k)
+{
+    (void)ctx;
+    char created[32], revoked[32];
+    time_text(k->created, created, sizeof created);
+    time_text(k->revoked, revoked, sizeof revoked);
+    printf("%s\t%s\t%s\t%s\t%s\t%s\n", k->id, k->tenant, md_scope_name(k->scope),
+           k->name[0] ? k->name : "-", created, revoked);
+}
+
+static int create(struct md_keystore *ks, const struct args *a)
+{
+    struct md_key_info k = {.created = (int64_t)time(NULL)};
+    snprintf(k.tenant, sizeof k.tenant, "%s", a->tenant);
+    snprintf(k.name, sizeof k.name, "%s", a->name ? a->name : "");
+    md_scope_parse(a->scope, &k.scope);
+    char key[MD_APIKEY_LEN + 1];
+    unsigned char hash[MD_APIKEY_HASH_LEN];
+    if (md_apikey_new(key, hash, k.id) != 0)
+        return fail("libsodium cannot start", NULL);
+    if (md_keystore_create(ks, &k, hash) != MD_OK)
+        return fail("cannot store the key (see the log line above)", NULL);
+    printf("%s\nid: %s\n", key, k.id);
+    fflush(stdout);
+    memset(key, 0, sizeof key);
+    return 0;
+}
+
+int md_keys_main(int argc, char **argv)
+{
+    struct args a;
+    int rc = parse_args(&a, argc, argv);
+    if (rc)
+        return rc == 1 ? 0 : rc;
+    if (strcmp(a.action, "revoke") == 0 && !md_apikey_id_valid(a.id))
+        return fail("no such key", a.id);
+    char why[512] = "";
+    /* Opening the store creates and migrates the database when needed. */
+    struct md_store_config scfg = {a.db, MD_DURABILITY_FULL, 5000, 1, {0, 0}, MD_SEARCH_KEEP};
+    struct md_store *store = NULL;
+    if (md_store_open(&scfg, &store, why, sizeof why) != MD_OK)
+        return fail("cannot open the database", why);
+    md_store_close(store);
+    struct md_keystore *ks = NULL;
+    if (md_keystore_open(a.db, &ks, why, sizeof why) != MD_OK)
+        return fail("cannot open the database", why);
+    if (strcmp(a.action, "create") == 0) {
+        rc = create(ks, &a);
+    } else if (strcmp(a.action, "list") == 0) {
+        printf("id\ttenant\tscope\tname\tcreated\trevoked\n");
+        rc = md_keystore_list(ks, a.tenant, print_key, NULL) == MD_OK
+                 ? 0
+                 : fail("cannot list the keys", NULL);
+    } else {
+        enum md_err e = md_keystore_revoke(ks, a.id, (int64_t)time(NULL));
+        rc = e == MD_ENOENT ? fail("no such key", a.id)
+             : e            ? fail("cannot revoke the key", NULL)
+                            : (printf("revoked %s\n", a.id), 0);
+    }
+    md_keystore_close(ks);
+    return rc;
+}

@@ -1,0 +1,148 @@
+/* main.c — memoryd: settings, store, writer, HTTP, and graceful shutdown. */
+#include <locale.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "app/md_backup.h"
+#include "app/md_config.h"
+#include "http/md_http.h"
+#include "app/md_keys_cli.h"
+#include "base/md_log.h"
+#include "app/md_migrate.h"
+#include "store/md_store.h"
+#include "base/md_version.h"
+#include "cmd/md_writer.h"
+
+/* Each connection is a file descriptor: raise the soft open-file limit to
+ * what --max-connections needs (plus the database, WAL, eventfds and logs),
+ * up to the hard limit; warn when even that is too low. */
+static void raise_nofile_limit(const struct md_config *cfg)
+{
+    const rlim_t need = (rlim_t)cfg->max_connections + 64;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= need)
+        return;
+    rlim_t want = rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need ? rl.rlim_max : need;
+    if (want > rl.rlim_cur) {
+        rl.rlim_cur = want;
+        if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+            getrlimit(RLIMIT_NOFILE, &rl);
+    }
+    if (rl.rlim_cur < need) {
+        struct md_logline l;
+        md_log_begin(&l, MD_LOG_WARN,
+                     "open-file limit too low for --max-connections: new connections will fail "
+                     "before that many are open (raise ulimit -n / LimitNOFILE)");
+        md_log_int(&l, "nofile", (int64_t)rl.rlim_cur);
+        md_log_int(&l, "needed", (int64_t)need);
+        md_log_end(&l);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "migrate") == 0)
+        return md_migrate_main(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "backup") == 0)
+        return md_backup_main(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "keys") == 0)
+        return md_keys_main(argc - 1, argv + 1);
+    /* Multibyte text is UTF-8 (libarchive's names in exports and imports;
+     * nothing else depends on the locale). Built into glibc >= 2.35. */
+    int utf8_locale = setlocale(LC_CTYPE, "C.UTF-8") != NULL;
+    struct md_config cfg;
+    switch (md_config_load(&cfg, argc, argv)) {
+    case MD_CONFIG_EXIT_OK:
+        return 0;
+    case MD_CONFIG_EXIT_USAGE:
+        return 2;
+    case MD_CONFIG_RUN:
+        break;
+    }
+    md_log_set_level((enum md_log_level)cfg.log_level);
+    if (!utf8_locale)
+        md_log_msg(MD_LOG_WARN, "no C.UTF-8 locale: exports and imports take ASCII names only",
+                   NULL);
+    raise_nofile_limit(&cfg);
+
+    /* Signals are taken by sigwait() below, never by another thread. */
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    /* Past a file-size limit, write(2) must fail (and the command with
+     * it) rather than kill the process. */
+    signal(SIGXFSZ, SIG_IGN);
+
+    char why[512] = "";
+    struct md_store *store = NULL;
+    /* A reader per HTTP thread, and one for /readyz. */
+    struct md_store_config scfg = {
+        cfg.db,          cfg.durability, (int)cfg.busy_timeout_ms,
+        cfg.threads + 1, cfg.history,    cfg.search_off ? MD_SEARCH_OFF : MD_SEARCH_ON};
+    if (md_store_open(&scfg, &store, why, sizeof why) != MD_OK) {
+        md_log_msg(MD_LOG_ERROR, "cannot open the database", why);
+        return 1;
+    }
+    struct md_writer *writer = md_writer_start(store, &cfg.limits, cfg.max_batch, cfg.max_queue);
+    if (!writer) {
+        md_log_msg(MD_LOG_ERROR, "cannot start the writer thread", NULL);
+        md_store_close(store);
+        return 1;
+    }
+    struct md_http *http = md_http_start(&cfg, store, writer, why, sizeof why);
+    if (!http) {
+        md_log_msg(MD_LOG_ERROR, "cannot start the HTTP server", why);
+        md_writer_stop(writer, NULL);
+        md_store_close(store);
+        return 1;
+    }
+
+    /* From here on, log lines are written by a background thread. */
+    if (md_log_start_async() != 0)
+        md_log_msg(MD_LOG_WARN, "cannot start the log thread; logging directly", NULL);
+    struct md_logline l;
+    md_log_begin(&l, MD_LOG_INFO, "listening");
+    md_log_str(&l, "version", MD_VERSION);
+    md_log_str(&l, "address", cfg.listen);
+    md_log_int(&l, "port", md_http_port(http));
+    if (cfg.metrics_listen)
+        md_log_int(&l, "metrics_port", md_http_metrics_port(http));
+    char db[512];
+    md_log_str(&l, "db", md_store_redact(cfg.db, db, sizeof db));
+    md_log_str(&l, "store", store->ops->name);
+    md_log_str(&l, "durability", cfg.durability == MD_DURABILITY_FULL ? "full" : "normal");
+    md_log_int(&l, "threads", cfg.threads);
+    md_log_end(&l);
+
+    int sig = 0;
+    sigwait(&sigs, &sig);
+    md_log_begin(&l, MD_LOG_INFO, "shutting down");
+    md_log_str(&l, "signal", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    md_log_end(&l);
+
+    md_http_quiesce(http);
+    unsigned left = md_http_wait_idle(http, cfg.shutdown_timeout * 1000u);
+    if (left) {
+        md_log_begin(&l, MD_LOG_WARN, "shutdown timeout: requests still in flight");
+        md_log_int(&l, "in_flight", left);
+        md_log_end(&l);
+    }
+    struct md_writer_stats ws;
+    md_writer_stop(writer, &ws); /* runs and resumes anything still queued */
+    md_http_stop(http);
+    md_store_close(store); /* checkpoints the WAL */
+    md_log_begin(&l, MD_LOG_INFO, "stopped");
+    md_log_int(&l, "write_batches", (int64_t)ws.batches);
+    md_log_int(&l, "write_commands", (int64_t)ws.jobs);
+    md_log_int(&l, "write_exec_ms", (int64_t)(ws.exec_us / 1000));
+    md_log_int(&l, "write_commit_ms", (int64_t)(ws.commit_us / 1000));
+    md_log_end(&l);
+    md_log_stop_async();
+    return 0;
+}

@@ -1,0 +1,363 @@
+/* cmd_history.c — operations on history that run as writes: restore and
+ * redact (POST /v1/restore, /v1/redact). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "cmd/md_quota.h"
+
+/* A version is not kept: never given out, or pruned. */
+static enum md_err not_kept(struct cmd_ctx *c, int64_t version)
+{
+    enum md_err e = md_buf_printf(c->out,
+                                  "Error: Version %lld is not kept (there is no such version of "
+                                  "this tenant, or retention has pruned it)",
+                                  (long long)version);
+    return e ? e : MD_ENOENT;
+}
+
+/* The version, asked for `path`, is of another path. */
+static enum md_err other_path(struct cmd_ctx *c, const struct md_version *v)
+{
+    enum md_err e = md_buf_printf(c->out, "Error: Version %lld is of ", (long long)v->version);
+    if (!e)
+        e = md_buf_append(c->out, v->path, v->path_len);
+    return cmd_say1(c->out, e ? e : MD_ECONFLICT, ", not of ", c->cmd->path.raw, NULL);
+}
+
+static enum md_err redacted(struct cmd_ctx *c, int64_t version, const char *p, size_t n)
+{
+    enum md_err e = md_buf_printf(c->out, "Error: Version %lld of ", (long long)version);
+    if (!e)
+        e = md_buf_append(c->out, p, n);
+    if (!e)
+        e = md_buf_puts(c->out, " was redacted: its content is gone");
+    return e ? e : MD_ECONFLICT;
+}
+
+static enum md_err is_a_directory(struct cmd_ctx *c, const char *p, size_t n)
+{
+    enum md_err e = md_buf_puts(c->out, "Error: Cannot restore ");
+    if (!e)
+        e = md_buf_append(c->out, p, n);
+    if (!e)
+        e = md_buf_puts(c->out, ": it is a directory now");
+    return e ? e : MD_ECONFLICT;
+}
+
+/* Put `content` back at canonical path p (a file now, or nothing). */
+static enum md_err write_back(struct cmd_ctx *c, const char *p, size_t n, const char *content,
+                              size_t len, int64_t *restored, int64_t *unchanged)
+{
+    if (len > c->lim->max_file) {
+        enum md_err e = md_buf_puts(c->out, "Error: Cannot restore ");
+        if (!e)
+            e = md_buf_append(c->out, p, n);
+        if (!e)
+            e = md_buf_printf(c->out, ": %zu bytes, over the %zu-byte file size limit", len,
+                              c->lim->max_file);
+        return e ? e : MD_ETOOBIG;
+    }
+    struct md_locate l = {.path = p, .len = n, .want_parent = 1};
+    int exists;
+    enum md_err e = md_txn_locate(c->t, c->tenant, &l, 1, &exists);
+    if (e)
+        return e;
+    if (l.found && l.e.kind == MD_KIND_DIR)
+        return is_a_directory(c, p, n);
+    if (!l.found && l.anc_kind == MD_KIND_FILE) {
+        e = md_buf_puts(c->out, "Error: Cannot restore ");
+        if (!e)
+            e = md_buf_append(c->out, p, n);
+        return cmd_say1(c->out, e ? e : MD_ECONFLICT, ": ", (struct md_str){p, l.anc_len},
+                        " is a file, not a directory");
+    }
+    unsigned char sha[MD_SHA256_LEN];
+    if ((e = cmd_hash(c, content, len, sha)) != MD_OK)
+        return e;
+    if (l.found && l.e.has_sha256 && memcmp(l.e.sha256, sha, MD_SHA256_LEN) == 0 && unchanged) {
+        (*unchanged)++;
+        return MD_OK;
+    }
+    /* Within the tenant's quota (the content and the hash are ours). */
+    e = md_quota_check(c->t, c->tenant, c->lim, (int64_t)len - (l.found ? l.e.size : 0),
+                       l.found ? 0 : 1, c->out);
+    if (e)
+        return e;
+    e = md_txn_put_file(c->t, c->tenant, p, n, content, len, sha, l.found ? l.e.size : -1,
+                        l.found ? md_path_parent_len(p, n) : l.anc_len);
+    if (!e)
+        (*restored)++;
+    return e;
+}
+
+static enum md_err restore_version(struct cmd_ctx *c)
+{
+    const struct md_patharg *p = &c->cmd->path;
+    /* Preconditions against the file there now (If-Match: put the old
+     * content back only over the content the caller saw). */
+    struct md_locate now = {.path = p->canon, .len = p->canon_len};
+    int exists;
+    enum md_err e = md_txn_locate(c->t, c->tenant, &now, 1, &exists);
+    if (!e)
+        e = cmd_precond(c, p, now.found, &now.e);
+    if (e)
+        return e;
+    struct md_version v;
+    e = md_txn_version_get(c->t, c->tenant, c->cmd->version, 1, &v);
+    if (e == MD_ENOENT)
+        return not_kept(c, c->cmd->version);
+    if (e)
+        return e;
+    if (v.path_len != p->canon_len || memcmp(v.path, p->canon, p->canon_len) != 0)
+        return other_path(c, &v);
+    if (v.redacted)
+        return redacted(c, v.version, p->canon, p->canon_len);
+    if (!v.existed) {
+        e = md_buf_printf(c->out, "Error: Version %lld records that ", (long long)v.version);
+        return cmd_say1(c->out, e ? e : MD_ECONFLICT, NULL, p->raw,
+                        " did not exist before the write that created it: there is no content "
+                        "to restore (delete the file to go back to that state)");
+    }
+    /* The content is borrowed from the store until its next call. */
+    char *content = malloc(v.content_len ? v.content_len : 1);
+    if (!content)
+        return MD_ENOMEM;
+    memcpy(content, v.content, v.content_len);
+    e = write_back(c, p->canon, p->canon_len, content, v.content_len, &c->res->restored, NULL);
+    free(content);
+    return e;
+}
+
+/* What one path was just before version `before` (md_txn_state_before). */
+struct state {
+    char *path;
+    size_t len;
+    int existed;
+    char *content;
+    size_t content_len;
+    int removed; /* the restore removed the file there */
+};
+
+struct states {
+    struct cmd_ctx *c;
+    int64_t before;
+    struct state *s;
+    size_t n, cap;
+    enum md_err err;
+};
+
+static int collect_state(void *ctx, const struct md_version *v)
+{
+    struct states *ss = ctx;
+    if (v->pruned_through >= ss->before) {
+        enum md_err e = md_buf_puts(ss->c->out, "Error: The history of ");
+        if (!e)
+            e = md_buf_append(ss->c->out, v->path, v->path_len);
+        if (!e)
+            e = md_buf_printf(ss->c->out,
+                              " before version %lld was pruned (retention keeps the newest "
+                              "versions of each file): restore its files one version at a time",
+                              (long long)ss->before);
+        ss->err = e ? e : MD_ECONFLICT;
+        return 1;
+    }
+    if (v->existed && v->redacted) {
+        ss->err = redacted(ss->c, v->version, v->path, v->path_len);
+        return 1;
+    }
+    if (ss->n == ss->cap) {
+        size_t cap = ss->cap ? ss->cap * 2 : 64;
+        struct state *s = realloc(ss->s, cap * sizeof *s);
+        if (!s) {
+            ss->err = MD_ENOMEM;
+            return 1;
+        }
+        ss->s = s;
+        ss->cap = cap;
+    }
+    struct state *st = &ss->s[ss->n];
+    *st = (struct state){NULL, v->path_len, v->existed, NULL, v->content_len, 0};
+    st->path = malloc(v->path_len + 1);
+    st->content = v->existed ? malloc(v->content_len ? v->content_len : 1) : NULL;
+    if (!st->path || (v->existed && !st->content)) {
+        free(st->path);
+        free(st->content);
+        ss->err = MD_ENOMEM;
+        return 1;
+    }
+    memcpy(st->path, v->path, v->path_len);
+    st->path[v->path_len] = '\0';
+    if (v->existed)
+        memcpy(st->content, v->content, v->content_len);
+    ss->n++;
+    return 0;
+}
+
+static int count_entry(void *ctx, const char *path, size_t len, enum md_kind kind, int64_t size)
+{
+    (void)path, (void)len, (void)kind, (void)size;
+    (*(size_t *)ctx)++;
+    return 1; /* one is enough */
+}
+
+static int longer_first(const void *a, const void *b)
+{
+    size_t x = strlen(*(char *const *)a), y = strlen(*(char *const *)b);
+    return (x < y) - (x > y);
+}
+
+/* Directories are not versioned: the directories that the removals left
+ * empty (ancestors of removed files, the root aside) go too, deepest
+ * first, so that a tree is as it stood (a directory renamed away, say). A
+ * directory that was empty before the restore is left. */
+static enum md_err remove_emptied(struct cmd_ctx *c, const struct states *ss)
+{
+    size_t n = 0, cap = 0;
+    char **dirs = NULL;
+    enum md_err e = MD_OK;
+    for (size_t i = 0; i < ss->n && !e; i++) {
+        if (!ss->s[i].removed)
+            continue;
+        for (size_t len = md_path_parent_len(ss->s[i].path, ss->s[i].len); len > MD_ROOT_LEN;
+             len = md_path_parent_len(ss->s[i].path, len)) {
+            size_t k = 0;
+            while (k < n && !(strlen(dirs[k]) == len && memcmp(dirs[k], ss->s[i].path, len) == 0))
+                k++;
+            if (k < n)
+                continue;
+            if (n == cap) {
+                char **d = realloc(dirs, (cap ? cap * 2 : 16) * sizeof *d);
+                if (!d) {
+                    e = MD_ENOMEM;
+                    break;
+                }
+                dirs = d;
+                cap = cap ? cap * 2 : 16;
+            }
+            if (!(dirs[n] = strndup(ss->s[i].path, len))) {
+                e = MD_ENOMEM;
+                break;
+            }
+            n++;
+        }
+    }
+    if (n)
+        qsort(dirs, n, sizeof *dirs, longer_first);
+    for (size_t k = 0; k < n && !e; k++) {
+        size_t len = strlen(dirs[k]), children = 0;
+        struct md_locate l = {.path = dirs[k], .len = len};
+        int exists;
+        e = md_txn_locate(c->t, c->tenant, &l, 1, &exists);
+        if (!e && l.found && l.e.kind == MD_KIND_DIR)
+            e = md_txn_list(c->t, c->tenant, dirs[k], len, count_entry, &children);
+        if (!e && l.found && l.e.kind == MD_KIND_DIR && children == 0)
+            e = md_txn_remove_tree(c->t, c->tenant, dirs[k], len, 0);
+    }
+    for (size_t k = 0; k < n; k++)
+        free(dirs[k]);
+    free(dirs);
+    return e;
+}
+
+static enum md_err restore_before(struct cmd_ctx *c)
+{
+    const struct md_patharg *p = &c->cmd->path;
+    int64_t before = c->cmd->before;
+    struct md_version v;
+    enum md_err e = md_txn_version_get(c->t, c->tenant, before, 0, &v);
+    if (e == MD_ENOENT)
+        return not_kept(c, before);
+    if (e)
+        return e;
+    struct states ss = {c, before, NULL, 0, 0, MD_OK};
+    e = md_txn_state_before(c->t, c->tenant, p->canon, p->canon_len, &ss.before, collect_state,
+                            &ss);
+    if (!e)
+        e = ss.err;
+    /* Removals first (a file may have to go before another takes its place
+     * as a directory), then the directories they leave empty, then the
+     * contents, in path order. */
+    for (int pass = 0; pass < 2 && !e; pass++) {
+        if (pass == 1)
+            e = remove_emptied(c, &ss);
+        for (size_t i = 0; i < ss.n && !e; i++) {
+            struct state *st = &ss.s[i];
+            if (st->existed != (pass == 1))
+                continue;
+            if (pass == 1) {
+                e = write_back(c, st->path, st->len, st->content, st->content_len,
+                               &c->res->restored, &c->res->unchanged);
+                continue;
+            }
+            struct md_locate l = {.path = st->path, .len = st->len};
+            int exists;
+            e = md_txn_locate(c->t, c->tenant, &l, 1, &exists);
+            if (!e && l.found && l.e.kind == MD_KIND_FILE) {
+                e = md_txn_remove_tree(c->t, c->tenant, st->path, st->len, l.e.size);
+                c->res->removed++;
+                st->removed = 1;
+            } else if (!e) {
+                c->res->unchanged++;
+            }
+        }
+    }
+    for (size_t i = 0; i < ss.n; i++) {
+        free(ss.s[i].path);
+        free(ss.s[i].content);
+    }
+    free(ss.s);
+    return e;
+}
+
+enum md_err cmd_restore(struct cmd_ctx *c)
+{
+    const struct md_cmd *cmd = c->cmd;
+    if (cmd->before > 0 && (cmd->pre.if_match_any || cmd->pre.n_match || cmd->pre.if_none_match)) {
+        enum md_err e = md_buf_puts(c->out, "Error: If-Match and If-None-Match apply to the "
+                                            "restore of one version (`version`), not to "
+                                            "`before`");
+        return e ? e : MD_EINVAL;
+    }
+    if ((cmd->version > 0) == (cmd->before > 0) || cmd->version < 0 || cmd->before < 0) {
+        enum md_err e =
+            md_buf_puts(c->out, "Error: Give either `version` (a positive integer: put that "
+                                "version of the file back) or `before` (a positive integer: "
+                                "put every file at or below the path back as it stood just "
+                                "before that version), not both");
+        return e ? e : MD_EINVAL;
+    }
+    if (cmd_is_root(&cmd->path) && cmd->version > 0)
+        return is_a_directory(c, cmd->path.canon, cmd->path.canon_len);
+    return cmd->version > 0 ? restore_version(c) : restore_before(c);
+}
+
+enum md_err cmd_redact(struct cmd_ctx *c)
+{
+    const struct md_patharg *p = &c->cmd->path;
+    if (c->cmd->version <= 0) {
+        enum md_err e = md_buf_puts(c->out, "Error: `version` must be a positive integer");
+        return e ? e : MD_EINVAL;
+    }
+    if (c->cmd->pre.if_match_any || c->cmd->pre.n_match || c->cmd->pre.if_none_match) {
+        enum md_err e = md_buf_puts(c->out, "Error: If-Match and If-None-Match do not apply to "
+                                            "a redaction");
+        return e ? e : MD_EINVAL;
+    }
+    struct md_version v;
+    enum md_err e = md_txn_version_get(c->t, c->tenant, c->cmd->version, 0, &v);
+    if (e == MD_ENOENT)
+        return not_kept(c, c->cmd->version);
+    if (e)
+        return e;
+    if (v.path_len != p->canon_len || memcmp(v.path, p->canon, p->canon_len) != 0)
+        return other_path(c, &v);
+    if (!v.existed) {
+        e = md_buf_printf(c->out, "Error: Version %lld of ", (long long)v.version);
+        return cmd_say1(c->out, e ? e : MD_ECONFLICT, NULL, p->raw,
+                        " holds no content: it records that the file did not exist");
+    }
+    if (v.redacted)
+        return MD_OK; /* already: nothing left to erase */
+    return md_txn_redact(c->t, c->tenant, c->cmd->version);
+}

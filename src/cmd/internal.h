@@ -1,0 +1,70 @@
+/*
+ * cmd_internal.h — helpers shared by the command implementations
+ * (cmd_view.c, cmd_edit.c, cmd_tree.c). Not a public interface.
+ */
+#ifndef MD_CMD_INTERNAL_H
+#define MD_CMD_INTERNAL_H
+
+#include "cmd/md_cmd.h"
+
+/* Everything a command needs while it runs. */
+struct cmd_ctx {
+    struct md_txn *t;
+    const char *tenant;
+    const struct md_cmd *cmd;
+    const struct md_limits *lim;
+    struct md_buf *out;
+    struct md_cmd_result *res;
+};
+
+typedef enum md_err (*cmd_fn)(struct cmd_ctx *c);
+
+enum md_err cmd_view(struct cmd_ctx *c);
+enum md_err cmd_create(struct cmd_ctx *c);
+enum md_err cmd_str_replace(struct cmd_ctx *c);
+enum md_err cmd_insert(struct cmd_ctx *c);
+enum md_err cmd_delete(struct cmd_ctx *c);
+enum md_err cmd_rename(struct cmd_ctx *c);
+enum md_err cmd_restore(struct cmd_ctx *c);
+enum md_err cmd_redact(struct cmd_ctx *c);
+enum md_err cmd_limits(struct cmd_ctx *c);
+enum md_err cmd_erase(struct cmd_ctx *c);
+enum md_err cmd_import(struct cmd_ctx *c);
+
+/* The command's preconditions (If-Match, If-None-Match) against what is at
+ * `p` now (`found`, and then `e`): MD_OK, or MD_EPRECOND with the text the
+ * model can act on in c->out. */
+enum md_err cmd_precond(struct cmd_ctx *c, const struct md_patharg *p, int found,
+                        const struct md_entry *e);
+
+/* The SHA-256 of a new content into c->res (the ETag of the file written)
+ * and `out`. */
+enum md_err cmd_hash(struct cmd_ctx *c, const char *content, size_t len,
+                     unsigned char out[MD_SHA256_LEN]);
+
+/* Append pre + a + mid + b + post to out (any may be empty/NULL) and
+ * return `result` (or a buffer error). */
+enum md_err cmd_say(struct md_buf *out, enum md_err result, const char *pre, struct md_str a,
+                    const char *mid, struct md_str b, const char *post);
+
+/* cmd_say with one string. */
+enum md_err cmd_say1(struct md_buf *out, enum md_err result, const char *pre, struct md_str a,
+                     const char *post);
+
+/* A "does not exist" error: pre + path + post, then, when the path is not
+ * in Unicode Normalization Form C, a note that paths are compared byte for
+ * byte (a name that looks the same may be encoded differently). */
+enum md_err cmd_not_found(struct md_buf *out, const char *pre, struct md_str path,
+                          const char *post);
+
+static inline int cmd_is_root(const struct md_patharg *p)
+{
+    return p->canon_len == MD_ROOT_LEN;
+}
+
+static inline struct md_str cmd_raw(const struct md_patharg *p)
+{
+    return p->raw;
+}
+
+#endif

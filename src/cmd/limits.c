@@ -1,0 +1,47 @@
+/* cmd_limits.c — the writer's part of tenant administration:
+ * PUT /v1/tenants/{t}/limits (set a tenant's quota overrides and answer
+ * with its usage, md_quota.h) and DELETE /v1/tenants/{t} (erase the
+ * tenant, md_txn_erase). */
+#include <string.h>
+
+#include "internal.h"
+#include "base/md_json.h"
+#include "cmd/md_quota.h"
+
+enum md_err cmd_limits(struct cmd_ctx *c)
+{
+    enum md_err e = md_txn_set_limits(c->t, c->tenant, c->cmd->max_bytes, c->cmd->max_files);
+    struct md_usage u;
+    if (!e)
+        e = md_txn_usage(c->t, c->tenant, &u);
+    if (!e)
+        e = md_quota_json(c->out, c->tenant, &u, c->lim);
+    return e;
+}
+
+/* Answer: {"tenant":T,"erased":{"entries":N,"versions":N,"changes":N,
+ * "idempotency_keys":N,"api_keys":N}}; MD_ENOENT with a text for a tenant without a
+ * row. */
+enum md_err cmd_erase(struct cmd_ctx *c)
+{
+    struct md_erased n;
+    enum md_err e = md_txn_erase(c->t, c->tenant, &n);
+    if (e == MD_ENOENT) {
+        md_buf_reset(c->out);
+        e = md_buf_puts(c->out, "No such tenant: ");
+        if (!e)
+            e = md_buf_puts(c->out, c->tenant);
+        return e ? e : MD_ENOENT;
+    }
+    if (!e)
+        e = md_buf_puts(c->out, "{\"tenant\":");
+    if (!e)
+        e = md_json_put_string(c->out, c->tenant, strlen(c->tenant));
+    if (!e)
+        e = md_buf_printf(c->out,
+                          ",\"erased\":{\"entries\":%lld,\"versions\":%lld,\"changes\":%lld,"
+                          "\"idempotency_keys\":%lld,\"api_keys\":%lld}}",
+                          (long long)n.entries, (long long)n.versions, (long long)n.changes,
+                          (long long)n.idempotency, (long long)n.api_keys);
+    return e;
+}

@@ -1,0 +1,650 @@
+/*
+ * cmd_parse.c — the route table, request parsing and dispatch.
+ *
+ * A route names a command, whether it writes, its fields (type, required)
+ * and its implementation. md_cmd_parse() checks a body against the table
+ * before anything runs, so the implementations never see a bad field.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+#include "base/md_json.h"
+#include "base/md_json_read.h"
+#include "base/md_log.h"
+#include "base/md_utf8.h"
+
+enum field_type {
+    F_PATH,     /* string, canonicalised into a md_patharg */
+    F_STRING,   /* string (may contain NUL) */
+    F_NONEMPTY, /* string, not empty */
+    F_INT,      /* integer (an integral JSON real is accepted) */
+    F_RANGE,    /* [int, int] */
+};
+
+struct field {
+    const char *name;
+    enum field_type type;
+    int required;
+    size_t offset; /* into struct md_cmd */
+};
+
+struct route {
+    const char *name;
+    enum md_cmd_kind kind;
+    int write;
+    cmd_fn run;
+    struct field fields[3];
+};
+
+#define FIELD(n, t, r, member)                                                                     \
+    {                                                                                              \
+        n, t, r, offsetof(struct md_cmd, member)                                                   \
+    }
+
+static const struct route routes[MD_CMD_COUNT] = {
+    {"view",
+     MD_CMD_VIEW,
+     0,
+     cmd_view,
+     {FIELD("path", F_PATH, 1, path), FIELD("view_range", F_RANGE, 0, range)}},
+    {"create",
+     MD_CMD_CREATE,
+     1,
+     cmd_create,
+     {FIELD("path", F_PATH, 1, path), FIELD("file_text", F_STRING, 1, file_text)}},
+    {"str_replace",
+     MD_CMD_STR_REPLACE,
+     1,
+     cmd_str_replace,
+     {FIELD("path", F_PATH, 1, path), FIELD("old_str", F_NONEMPTY, 1, old_str),
+      FIELD("new_str", F_STRING, 1, new_str)}},
+    {"insert",
+     MD_CMD_INSERT,
+     1,
+     cmd_insert,
+     {FIELD("path", F_PATH, 1, path), FIELD("insert_line", F_INT, 1, insert_line),
+      FIELD("insert_text", F_STRING, 1, insert_text)}},
+    {"delete", MD_CMD_DELETE, 1, cmd_delete, {FIELD("path", F_PATH, 1, path)}},
+    {"rename",
+     MD_CMD_RENAME,
+     1,
+     cmd_rename,
+     {FIELD("old_path", F_PATH, 1, path), FIELD("new_path", F_PATH, 1, path2)}},
+    {"restore",
+     MD_CMD_RESTORE,
+     1,
+     cmd_restore,
+     {FIELD("path", F_PATH, 1, path), FIELD("version", F_INT, 0, version),
+      FIELD("before", F_INT, 0, before)}},
+    {"redact",
+     MD_CMD_REDACT,
+     1,
+     cmd_redact,
+     {FIELD("path", F_PATH, 1, path), FIELD("version", F_INT, 1, version)}},
+    {"limits", MD_CMD_LIMITS, 0, cmd_limits, {{0}}},
+    {"erase", MD_CMD_ERASE, 0, cmd_erase, {{0}}},
+    {"import", MD_CMD_IMPORT, 1, cmd_import, {{0}}},
+};
+
+const char *md_cmd_kind_name(enum md_cmd_kind kind)
+{
+    return (unsigned)kind < MD_CMD_COUNT ? routes[kind].name : "unknown";
+}
+
+const char *md_cmd_storage_error_text(enum md_err err)
+{
+    if (err == MD_EBUSY)
+        return "Error: The memory store is busy; the command was not applied. Try again shortly.";
+    if (err == MD_EUNAVAIL)
+        return "Error: The memory store is unavailable right now; the command was not applied. "
+               "Try again shortly.";
+    if (err == MD_EUNSURE)
+        return "Error: The memory store could not confirm that the command was saved (a disk "
+               "flush failed, or the connection to the database was lost while committing): it "
+               "may or may not have been applied. View the path before trying again.";
+    return "Error: The memory store failed; the command was not applied. Try again later.";
+}
+
+void md_cmd_free(struct md_cmd *cmd)
+{
+    free(cmd->path.canon);
+    free(cmd->path2.canon);
+    if (cmd->json)
+        json_decref(cmd->json);
+    memset(cmd, 0, sizeof *cmd);
+}
+
+/* A buffer error, or MD_EINVAL once the message is written. */
+static enum md_err einval(enum md_err buf_err)
+{
+    return buf_err ? buf_err : MD_EINVAL;
+}
+
+static struct md_str cstr(const char *s)
+{
+    struct md_str r = {s, strlen(s)};
+    return r;
+}
+
+static struct md_str jstr(const json_t *v)
+{
+    struct md_str r = {json_string_value(v), json_string_length(v)};
+    return r;
+}
+
+enum int_status { INT_OK, INT_NOT_INT, INT_RANGE };
+
+/* An integer, or a real with an integral value that a double holds
+ * exactly (up to 2^53: beyond, it may not be the number written).
+ * INT_RANGE: a whole number that does not fit in 64 bits (jansson holds
+ * such an integer only as a real, see reparse_big_numbers). */
+static enum int_status get_int(const json_t *v, int64_t *out)
+{
+    if (json_is_integer(v)) {
+        *out = json_integer_value(v);
+        return INT_OK;
+    }
+    if (!json_is_real(v))
+        return INT_NOT_INT;
+    double d = json_real_value(v);
+    if (d != floor(d))
+        return INT_NOT_INT;
+    if (fabs(d) >= 9223372036854775808.0)
+        return INT_RANGE;
+    if (fabs(d) > 9007199254740992.0)
+        return INT_NOT_INT;
+    *out = (int64_t)d;
+    return INT_OK;
+}
+
+static enum md_err out_of_range(struct md_buf *out, const char *name)
+{
+    return cmd_say1(out, MD_EINVAL, "Error: Parameter `", cstr(name),
+                    "` has a number out of range: integers must be between "
+                    "-9223372036854775808 and 9223372036854775807");
+}
+
+static enum md_err parse_field(struct md_cmd *cmd, const struct route *r, const struct field *f,
+                               const json_t *obj, const struct md_limits *lim, struct md_buf *out)
+{
+    const json_t *v = json_object_get(obj, f->name);
+    char *dst = (char *)cmd + f->offset;
+    if (!v || json_is_null(v)) {
+        if (!f->required)
+            return MD_OK;
+        return cmd_say(out, MD_EINVAL, "Error: Missing required parameter `", cstr(f->name),
+                       "` for command `", cstr(r->name), "`");
+    }
+    switch (f->type) {
+    case F_PATH: {
+        if (!json_is_string(v))
+            break;
+        struct md_patharg *pa = (struct md_patharg *)(void *)dst;
+        pa->raw = jstr(v);
+        pa->canon = malloc(pa->raw.n + 1);
+        if (!pa->canon)
+            return MD_ENOMEM;
+        enum md_path_status st =
+            md_path_canon(pa->raw.p, pa->raw.n, &lim->path, pa->canon, &pa->canon_len);
+        if (st != MD_PATH_OK) {
+            enum md_err e = md_path_errmsg(out, st, pa->raw.p, pa->raw.n, &lim->path);
+            return e ? e : MD_EINVAL;
+        }
+        return MD_OK;
+    }
+    case F_STRING:
+    case F_NONEMPTY:
+        if (!json_is_string(v))
+            break;
+        *(struct md_str *)(void *)dst = jstr(v);
+        if (f->type == F_NONEMPTY && json_string_length(v) == 0)
+            return cmd_say(out, MD_EINVAL, "Error: Parameter `", cstr(f->name),
+                           "` must not be empty", (struct md_str){0}, NULL);
+        return MD_OK;
+    case F_INT:
+        switch (get_int(v, (int64_t *)(void *)dst)) {
+        case INT_OK:
+            return MD_OK;
+        case INT_RANGE:
+            return out_of_range(out, f->name);
+        case INT_NOT_INT:
+            break;
+        }
+        return cmd_say(out, MD_EINVAL, "Error: Parameter `", cstr(f->name), "` must be an integer",
+                       (struct md_str){0}, NULL);
+    case F_RANGE: {
+        /* As the SDK: an array of any other length than two is no range
+         * (the whole file is shown). */
+        if (json_is_array(v) && json_array_size(v) != 2)
+            return MD_OK;
+        struct md_view_range *vr = (struct md_view_range *)(void *)dst;
+        enum int_status a = INT_NOT_INT, b = INT_NOT_INT;
+        if (json_is_array(v)) {
+            a = get_int(json_array_get(v, 0), &vr->first);
+            b = get_int(json_array_get(v, 1), &vr->last);
+        }
+        if (a == INT_OK && b == INT_OK) {
+            vr->present = 1;
+            return MD_OK;
+        }
+        if (a != INT_NOT_INT && b != INT_NOT_INT)
+            return out_of_range(out, f->name);
+        return cmd_say(out, MD_EINVAL, "Error: Parameter `", cstr(f->name),
+                       "` must be an array of two integers [start_line, end_line]",
+                       (struct md_str){0}, NULL);
+    }
+    }
+    return cmd_say(out, MD_EINVAL, "Error: Parameter `", cstr(f->name), "` must be a string",
+                   (struct md_str){0}, NULL);
+}
+
+/* Append jansson's error text. It may quote one byte of a multibyte
+ * character (e.g. "invalid escape near '\"a\\\xc2'"), so bytes that are
+ * not valid UTF-8 become U+FFFD, as md_json_put_string writes them. */
+static enum md_err put_json_error(struct md_buf *out, const char *text)
+{
+    size_t n = strlen(text);
+    enum md_err e = MD_OK;
+    for (size_t i = 0; i < n && !e;) {
+        size_t k = md_utf8_seq(text + i, n - i);
+        e = k ? md_buf_append(out, text + i, k) : md_buf_puts(out, "\xEF\xBF\xBD");
+        i += k ? k : 1;
+    }
+    return e;
+}
+
+/* Unwrap a tool_use block; returns the command object or NULL (error in out). */
+static const json_t *unwrap(struct md_cmd *cmd, const json_t *root, struct md_buf *out,
+                            enum md_err *err)
+{
+    const json_t *type = json_object_get(root, "type");
+    if (!type)
+        return root;
+    if (!json_is_string(type) || strcmp(json_string_value(type), "tool_use") != 0 ||
+        json_string_length(type) != 8) {
+        *err = md_buf_puts(out, "Error: Unsupported request: send a memory command object "
+                                "({\"command\": ...}) or a tool_use block "
+                                "({\"type\": \"tool_use\", ...})");
+        if (!*err)
+            *err = MD_EINVAL;
+        return NULL;
+    }
+    const json_t *id = json_object_get(root, "id");
+    if (!json_is_string(id)) {
+        *err = md_buf_puts(out, "Error: A tool_use block needs a string `id`");
+        if (!*err)
+            *err = MD_EINVAL;
+        return NULL;
+    }
+    cmd->tool_use_id = jstr(id);
+    const json_t *name = json_object_get(root, "name");
+    if (name && (!json_is_string(name) || strcmp(json_string_value(name), "memory") != 0 ||
+                 json_string_length(name) != 6)) {
+        struct md_str n = json_is_string(name) ? jstr(name) : cstr("");
+        *err = cmd_say(out, MD_EINVAL, "Error: Tool '", n, "' not found", (struct md_str){0}, NULL);
+        return NULL;
+    }
+    const json_t *input = json_object_get(root, "input");
+    if (!json_is_object(input)) {
+        *err = md_buf_puts(out, "Error: A tool_use block needs an object `input`");
+        if (!*err)
+            *err = MD_EINVAL;
+        return NULL;
+    }
+    return input;
+}
+
+/* True when the number token t[0..n) (JSON syntax assumed) does not fit
+ * where jansson keeps it: an integer outside int64, or a real beyond the
+ * range of a double. `t` must be writable (a NUL is put and taken back). */
+static int number_overflows(char *t, size_t n)
+{
+    int real = memchr(t, '.', n) || memchr(t, 'e', n) || memchr(t, 'E', n);
+    if (!real) {
+        int neg = t[0] == '-';
+        size_t digits = n - (size_t)neg;
+        const char *max = neg ? "9223372036854775808" : "9223372036854775807";
+        return digits > 19 || (digits == 19 && memcmp(t + neg, max, 19) > 0);
+    }
+    char saved = t[n];
+    t[n] = '\0';
+    errno = 0;
+    double d = strtod(t, NULL);
+    t[n] = saved;
+    return errno == ERANGE && (d == HUGE_VAL || d == -HUGE_VAL);
+}
+
+/* jansson refuses a number it cannot hold ("too big integer", "real number
+ * overflow"), though it is valid JSON. Parse a copy of the body in which
+ * each such number is replaced by +-1e300 padded with spaces (so that any
+ * other error keeps its line and column): the field that holds it is then
+ * reported as out of range, and a field memoryd ignores does not matter.
+ * NULL (with `err`) when the copy does not parse either. */
+static json_t *reparse_big_numbers(const char *body, size_t len, json_error_t *err)
+{
+    char *copy = malloc(len + 1);
+    if (!copy)
+        return NULL;
+    memcpy(copy, body, len);
+    copy[len] = '\0';
+    for (size_t i = 0; i < len;) {
+        char ch = copy[i];
+        if (ch == '"') { /* skip a string */
+            for (i++; i < len && copy[i] != '"'; i++)
+                if (copy[i] == '\\')
+                    i++;
+            i++;
+            continue;
+        }
+        if (ch != '-' && (ch < '0' || ch > '9')) {
+            i++;
+            continue;
+        }
+        size_t start = i;
+        while (i < len && strchr("0123456789+-.eE", copy[i]) && copy[i] != '\0')
+            i++;
+        const char *with = copy[start] == '-' ? "-1e300" : "1e300";
+        size_t n = i - start, wn = strlen(with);
+        if (n >= wn && number_overflows(copy + start, n)) {
+            memcpy(copy + start, with, wn);
+            memset(copy + start + wn, ' ', n - wn);
+        }
+    }
+    json_t *root = json_loadb(copy, len, MD_JSON_READ_FLAGS, err);
+    free(copy);
+    return root;
+}
+
+static enum md_err parse_fields(struct md_cmd *cmd, const struct route *r, const json_t *obj,
+                                const struct md_limits *lim, struct md_buf *out)
+{
+    cmd->kind = r->kind;
+    cmd->name = r->name;
+    cmd->write = r->write;
+    for (size_t i = 0; i < sizeof r->fields / sizeof r->fields[0] && r->fields[i].name; i++) {
+        enum md_err e = parse_field(cmd, r, &r->fields[i], obj, lim, out);
+        if (e)
+            return e;
+    }
+    return MD_OK;
+}
+
+enum md_err md_cmd_parse(struct md_cmd *cmd, const char *body, size_t len,
+                         const struct md_limits *lim, struct md_buf *out)
+{
+    memset(cmd, 0, sizeof *cmd);
+    if (len == 0)
+        return einval(md_buf_puts(out, "Error: The request body is empty; send a memory command "
+                                       "as JSON, e.g. {\"command\": \"view\", \"path\": "
+                                       "\"/memories\"}"));
+    /* The fast reader handles the usual bodies; jansson the rest, and
+     * words every error. */
+    json_error_t jerr;
+    json_t *root = md_json_read(body, len);
+    if (!root)
+        root = json_loadb(body, len, MD_JSON_READ_FLAGS, &jerr);
+    if (!root && json_error_code(&jerr) == json_error_numeric_overflow)
+        root = reparse_big_numbers(body, len, &jerr);
+    if (!root) {
+        enum md_err e = md_buf_puts(out, "Error: Invalid JSON in request body: ");
+        if (!e)
+            e = put_json_error(out, jerr.text);
+        if (!e)
+            e = md_buf_printf(out, " (line %d, column %d)", jerr.line, jerr.column);
+        return einval(e);
+    }
+    cmd->json = root;
+    if (!json_is_object(root))
+        return einval(md_buf_puts(out, "Error: The request body must be a JSON object"));
+
+    enum md_err e = MD_OK;
+    const json_t *obj = unwrap(cmd, root, out, &e);
+    if (!obj)
+        return e;
+
+    const json_t *command = json_object_get(obj, "command");
+    if (!command || json_is_null(command))
+        return einval(md_buf_puts(out, "Error: Missing required parameter `command`"));
+    if (!json_is_string(command))
+        return einval(md_buf_puts(out, "Error: Parameter `command` must be a string"));
+    const struct route *r = NULL;
+    for (size_t i = 0; i < MD_CMD_TOOL_COUNT; i++) {
+        if (strlen(routes[i].name) == json_string_length(command) &&
+            strcmp(routes[i].name, json_string_value(command)) == 0)
+            r = &routes[i];
+    }
+    if (!r)
+        return cmd_say(out, MD_EINVAL, "Error: ", jstr(command), " not implemented",
+                       (struct md_str){0}, NULL);
+    return parse_fields(cmd, r, obj, lim, out);
+}
+
+enum md_err md_cmd_parse_op(struct md_cmd *cmd, enum md_cmd_kind kind, const char *body, size_t len,
+                            const struct md_limits *lim, struct md_buf *out)
+{
+    memset(cmd, 0, sizeof *cmd);
+    if (!body)
+        body = "";
+    json_error_t jerr;
+    json_t *root = json_loadb(body, len, MD_JSON_READ_FLAGS, &jerr);
+    if (!root && json_error_code(&jerr) == json_error_numeric_overflow)
+        root = reparse_big_numbers(body, len, &jerr);
+    if (!root) {
+        enum md_err e = md_buf_puts(out, "Error: Invalid JSON in request body: ");
+        if (!e)
+            e = put_json_error(out, jerr.text);
+        if (!e)
+            e = md_buf_printf(out, " (line %d, column %d)", jerr.line, jerr.column);
+        return einval(e);
+    }
+    cmd->json = root;
+    if (!json_is_object(root))
+        return einval(md_buf_puts(out, "Error: The request body must be a JSON object"));
+    return parse_fields(cmd, &routes[kind], root, lim, out);
+}
+
+/* The wall clock in milliseconds (what versions and changes record). */
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The JSON answer of a restore or a redaction (POST /v1/...), written
+ * here because it names the change-feed entry the write got. */
+static enum md_err op_answer(const struct md_cmd *cmd, const struct md_cmd_result *res,
+                             struct md_buf *out)
+{
+    md_buf_reset(out);
+    enum md_err e = md_buf_puts(out, "{\"path\":");
+    if (!e)
+        e = md_json_put_string(out, cmd->path.canon, cmd->path.canon_len);
+    if (!e && cmd->kind == MD_CMD_REDACT)
+        e = md_buf_printf(out, ",\"version\":%lld,\"redacted\":true", (long long)cmd->version);
+    if (!e && cmd->kind == MD_CMD_RESTORE)
+        e = md_buf_printf(out, ",\"%s\":%lld,\"restored\":%lld,\"removed\":%lld,\"unchanged\":%lld",
+                          cmd->version ? "version" : "before",
+                          (long long)(cmd->version ? cmd->version : cmd->before),
+                          (long long)res->restored, (long long)res->removed,
+                          (long long)res->unchanged);
+    if (!e)
+        e = md_buf_printf(out, ",\"seq\":%lld,\"versions_recorded\":%lld}",
+                          (long long)res->change.seq, (long long)res->change.versions);
+    return e;
+}
+
+/* The JSON answer of an import (POST /v1/tenants/{t}/import). */
+static enum md_err import_answer(const char *tenant, const struct md_cmd *cmd,
+                                 const struct md_cmd_result *res, struct md_buf *out)
+{
+    static const char *const modes[] = {"new", "replace", "merge"};
+    md_buf_reset(out);
+    enum md_err e = md_buf_puts(out, "{\"tenant\":");
+    if (!e)
+        e = md_json_put_string(out, tenant, strlen(tenant));
+    if (!e)
+        e = md_buf_printf(out,
+                          ",\"mode\":\"%s\",\"files\":%lld,\"bytes\":%lld,\"removed\":%lld,"
+                          "\"seq\":%lld,\"versions_recorded\":%lld}",
+                          modes[cmd->import_mode], (long long)res->restored, (long long)res->bytes,
+                          (long long)res->removed, (long long)res->change.seq,
+                          (long long)res->change.versions);
+    return e;
+}
+
+enum md_err md_cmd_exec(struct md_txn *t, const char *tenant, const struct md_cmd *cmd,
+                        const struct md_limits *lim, struct md_buf *out, struct md_cmd_result *res)
+{
+    memset(res, 0, sizeof *res);
+    struct cmd_ctx c = {t, tenant, cmd, lim, out, res};
+    if (cmd->write) {
+        struct md_write_meta m = {cmd->name, cmd->actor, wall_ms()};
+        enum md_err e = md_txn_cmd_begin(t, tenant, &m);
+        if (e)
+            return e;
+    }
+    enum md_err e = routes[cmd->kind].run(&c);
+    if (e || !cmd->write)
+        return e;
+    /* The change names the canonical paths (rename: both). */
+    const char *paths[2] = {cmd->path.canon, cmd->path2.canon};
+    size_t lens[2] = {cmd->path.canon_len, cmd->path2.canon_len};
+    e = md_txn_cmd_end(t, paths, lens, cmd->path2.canon ? 2 : 1, &res->change);
+    if (!e && (cmd->kind == MD_CMD_RESTORE || cmd->kind == MD_CMD_REDACT))
+        e = op_answer(cmd, res, out);
+    if (!e && cmd->kind == MD_CMD_IMPORT)
+        e = import_answer(tenant, cmd, res, out);
+    return e;
+}
+
+/* ---- entity tags and preconditions ---- */
+
+void md_etag_format(const unsigned char sha256[MD_SHA256_LEN], char out[MD_ETAG_LEN + 1])
+{
+    char hex[MD_SHA256_HEX + 1];
+    md_sha256_hex(sha256, hex);
+    snprintf(out, MD_ETAG_LEN + 1, "\"sha256-%s\"", hex);
+}
+
+enum md_err md_precond_parse(struct md_precond *pre, int if_none, const char *value, size_t len,
+                             struct md_buf *out)
+{
+    const char *name = if_none ? "If-None-Match" : "If-Match";
+    size_t i = 0;
+    int any = 0;
+    while (i < len) {
+        while (i < len && (value[i] == ' ' || value[i] == '\t' || value[i] == ','))
+            i++;
+        if (i == len)
+            break;
+        if (value[i] == '*') {
+            any = 1;
+            i++;
+            continue;
+        }
+        /* "sha256-<64 hex>" (a weak W/ tag never matches a strong comparison: refused). */
+        static const char prefix[] = "\"sha256-";
+        size_t pl = sizeof prefix - 1;
+        unsigned char d[MD_SHA256_LEN];
+        if (len - i < pl + MD_SHA256_HEX + 1 || memcmp(value + i, prefix, pl) != 0 ||
+            value[i + pl + MD_SHA256_HEX] != '"' ||
+            md_sha256_parse_hex(value + i + pl, MD_SHA256_HEX, d) != 0 || if_none)
+            return cmd_say(out, MD_EINVAL, "Error: The ", cstr(name),
+                           if_none ? " header must be `*`"
+                                   : " header must be `*` or entity tags \"sha256-<64 hex "
+                                     "digits>\" as sent in ETag",
+                           (struct md_str){0}, NULL);
+        if (pre->n_match == MD_PRECOND_MAX)
+            return cmd_say(out, MD_EINVAL, "Error: The ", cstr(name),
+                           " header lists more than 8 entity tags", (struct md_str){0}, NULL);
+        memcpy(pre->match[pre->n_match++], d, MD_SHA256_LEN);
+        i += pl + MD_SHA256_HEX + 1;
+    }
+    if (!any && (if_none || pre->n_match == 0))
+        return cmd_say(out, MD_EINVAL, "Error: The ", cstr(name), " header is empty",
+                       (struct md_str){0}, NULL);
+    if (any && (if_none ? 0 : pre->n_match > 0))
+        return cmd_say(out, MD_EINVAL, "Error: The ", cstr(name),
+                       " header must be `*` alone or a list of entity tags", (struct md_str){0},
+                       NULL);
+    if (if_none)
+        pre->if_none_match = 1;
+    else
+        pre->if_match_any = any;
+    return MD_OK;
+}
+
+enum md_err cmd_precond(struct cmd_ctx *c, const struct md_patharg *p, int found,
+                        const struct md_entry *e)
+{
+    const struct md_precond *pre = &c->cmd->pre;
+    if (pre->if_none_match && found)
+        return cmd_say1(c->out, MD_EPRECOND, "The file ", p->raw,
+                        " already exists (the request asked for If-None-Match: *); view it "
+                        "before changing it.");
+    if (!pre->if_match_any && pre->n_match == 0)
+        return MD_OK;
+    int ok = found && e->kind == MD_KIND_FILE;
+    if (ok && pre->n_match) {
+        ok = 0;
+        for (size_t i = 0; i < pre->n_match && !ok; i++)
+            ok = e->has_sha256 && memcmp(pre->match[i], e->sha256, MD_SHA256_LEN) == 0;
+    }
+    if (ok)
+        return MD_OK;
+    return cmd_say1(c->out, MD_EPRECOND, "The file ", p->raw,
+                    " changed since you viewed it; view it again before editing.");
+}
+
+enum md_err cmd_hash(struct cmd_ctx *c, const char *content, size_t len,
+                     unsigned char out[MD_SHA256_LEN])
+{
+    enum md_err e = md_sha256(content, len, out);
+    if (!e) {
+        memcpy(c->res->etag, out, MD_SHA256_LEN);
+        c->res->has_etag = 1;
+    }
+    return e;
+}
+
+/* ---- helpers shared by the implementations ---- */
+
+enum md_err cmd_say(struct md_buf *out, enum md_err result, const char *pre, struct md_str a,
+                    const char *mid, struct md_str b, const char *post)
+{
+    enum md_err e = pre ? md_buf_puts(out, pre) : MD_OK;
+    if (!e && a.p)
+        e = md_buf_append(out, a.p, a.n);
+    if (!e && mid)
+        e = md_buf_puts(out, mid);
+    if (!e && b.p)
+        e = md_buf_append(out, b.p, b.n);
+    if (!e && post)
+        e = md_buf_puts(out, post);
+    return e ? e : result;
+}
+
+enum md_err cmd_say1(struct md_buf *out, enum md_err result, const char *pre, struct md_str a,
+                     const char *post)
+{
+    return cmd_say(out, result, pre, a, post, (struct md_str){0}, NULL);
+}
+
+enum md_err cmd_not_found(struct md_buf *out, const char *pre, struct md_str path, const char *post)
+{
+    enum md_err e = cmd_say1(out, MD_ENOENT, pre, path, post);
+    if (e == MD_ENOENT && !md_utf8_is_nfc(path.p, path.n))
+        e = cmd_say1(out, MD_ENOENT, NULL, (struct md_str){0},
+                     " (Note: this path is not in Unicode Normalization Form C (NFC); memoryd "
+                     "compares paths byte for byte, so a name that looks the same but is encoded "
+                     "differently is a different path.)");
+    return e;
+}

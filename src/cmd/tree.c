@@ -1,0 +1,59 @@
+/* cmd_tree.c — commands that move or remove whole subtrees: delete, rename. */
+#include "internal.h"
+
+enum md_err cmd_delete(struct cmd_ctx *c)
+{
+    const struct md_patharg *p = &c->cmd->path;
+    if (cmd_is_root(p))
+        return md_buf_puts(c->out, "Error: Cannot delete the /memories directory itself")
+                   ? MD_ENOMEM
+                   : MD_EINVAL;
+    struct md_locate l = {.path = p->canon, .len = p->canon_len};
+    int exists;
+    enum md_err e = md_txn_locate(c->t, c->tenant, &l, 1, &exists);
+    if (!e)
+        e = cmd_precond(c, p, l.found, &l.e);
+    if (!e && !l.found)
+        return cmd_not_found(c->out, "Error: The path ", p->raw, " does not exist");
+    if (!e)
+        e = md_txn_remove_tree(c->t, c->tenant, p->canon, p->canon_len, l.e.size);
+    if (!e)
+        e = cmd_say1(c->out, MD_OK, "Successfully deleted ", p->raw, NULL);
+    return e;
+}
+
+enum md_err cmd_rename(struct cmd_ctx *c)
+{
+    const struct md_patharg *from = &c->cmd->path, *to = &c->cmd->path2;
+    if (cmd_is_root(from))
+        return md_buf_puts(c->out, "Error: Cannot rename the /memories directory itself")
+                   ? MD_ENOMEM
+                   : MD_EINVAL;
+    struct md_locate l[2] = {{.path = to->canon, .len = to->canon_len, .want_parent = 1},
+                             {.path = from->canon, .len = from->canon_len}};
+    int exists;
+    enum md_err e = md_txn_locate(c->t, c->tenant, l, 2, &exists);
+    if (!e)
+        e = cmd_precond(c, from, l[1].found, &l[1].e);
+    if (e)
+        return e;
+    const struct md_locate *dst = &l[0], *src = &l[1];
+    if (dst->found)
+        return cmd_say1(c->out, MD_EEXIST, "Error: The destination ", to->raw, " already exists");
+    if (!src->found)
+        return cmd_not_found(c->out, "Error: The path ", from->raw, " does not exist");
+    if (src->e.kind == MD_KIND_DIR &&
+        md_path_is_inside(to->canon, to->canon_len, from->canon, from->canon_len))
+        return cmd_say(c->out, MD_ECONFLICT, "Error: Cannot rename ", from->raw, " to ", to->raw,
+                       ": a directory cannot be moved inside itself");
+    if (dst->anc_kind == MD_KIND_FILE) {
+        e = cmd_say(c->out, MD_OK, "Error: Cannot rename ", from->raw, " to ", to->raw, ": ");
+        return cmd_say1(c->out, e ? e : MD_ECONFLICT, NULL,
+                        (struct md_str){to->canon, dst->anc_len}, " is a file, not a directory");
+    }
+    e = md_txn_move_tree(c->t, c->tenant, from->canon, from->canon_len, to->canon, to->canon_len,
+                         src->e.size, dst->anc_len);
+    if (!e)
+        e = cmd_say(c->out, MD_OK, "Successfully renamed ", from->raw, " to ", to->raw, NULL);
+    return e;
+}

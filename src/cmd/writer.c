@@ -1,0 +1,642 @@
+/* writer.c — the writer thread with group commit (see md_writer.h). */
+#include "cmd/md_writer.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/md_clock.h"
+#include "base/md_log.h"
+#include "base/md_metrics.h"
+#include "store/pg/md_store_pg.h"
+#include "store/md_tenant_cache.h"
+
+/* Retention runs between batches, at most this often, deleting at most
+ * PRUNE_BUDGET rows each time: bounded work on the write path. An idle
+ * writer runs it every PRUNE_IDLE_MS while work is left (a burst of writes
+ * queues more paths than one run takes), then once a second. A store that
+ * prunes apart (md_store_prunes_apart: PostgreSQL) has it run by a thread
+ * of its own on the same schedule, beside the batches instead of between
+ * them: the writer waits for none of it. */
+#define PRUNE_EVERY_MS 100
+#define PRUNE_IDLE_MS  10
+#define PRUNE_BUDGET   256
+
+struct md_writer {
+    struct md_store *store;
+    const struct md_limits *lim;
+    size_t max_batch, max_queue;
+    pthread_t thread, notifier;
+    pthread_mutex_t mu;
+    pthread_cond_t cv, done_cv;
+    struct md_job *head, *tail;           /* queued jobs */
+    struct md_job *done_head, *done_tail; /* finished jobs, for the notifier */
+    size_t queued;
+    int stopping, writer_gone;
+    unsigned long long batches, jobs, pruned;
+    uint64_t exec_us, commit_us; /* time spent running commands / committing */
+    uint64_t pruned_at;          /* when retention last ran (the pruning thread's) */
+    int prune_more;              /* it left work for the next run (the pruning thread's) */
+    md_writer_commit_cb on_commit;
+    void *on_commit_ctx;
+    int prune_apart; /* retention in the pruner thread (set before it starts) */
+    pthread_t pruner;
+    pthread_cond_t prune_cv;
+};
+
+static uint64_t now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* Replace a job's result with the generic storage-failure text. */
+static void storage_failure(struct md_job *job, enum md_err err)
+{
+    job->err = err == MD_EBUSY || err == MD_EUNSURE || err == MD_EUNAVAIL ? err : MD_EDB;
+    md_buf_reset(job->out);
+    md_buf_puts(job->out, md_cmd_storage_error_text(job->err));
+}
+
+static int is_storage_err(enum md_err e)
+{
+    return e == MD_EDB || e == MD_ENOMEM || e == MD_EBUSY || e == MD_EUNSURE || e == MD_EUNAVAIL;
+}
+
+/* With an Idempotency-Key: the stored first answer, if any. 1 when the
+ * job is answered (replayed, or refused for another request), 0 when it
+ * must run; a storage error goes to *err. */
+static int idem_replay(struct md_txn *t, struct md_job *j, enum md_err *err)
+{
+    struct md_idem first;
+    enum md_err e = md_txn_idem_get(t, j->tenant, j->idem_key, j->idem_key_len, &first);
+    if (e == MD_ENOENT)
+        return 0;
+    if (e) {
+        *err = e;
+        return 1;
+    }
+    md_buf_reset(j->out);
+    if (memcmp(first.fingerprint, j->fingerprint, MD_SHA256_LEN) != 0) {
+        j->err = MD_EIDEMPOTENT;
+        md_buf_puts(j->out, "Error: This Idempotency-Key was already used for another request "
+                            "(a different body, path or precondition); a new request needs a "
+                            "new key.");
+        return 1;
+    }
+    j->err = (enum md_err)first.err;
+    j->replayed = 1;
+    if (md_buf_append(j->out, first.body, first.body_len))
+        *err = MD_ENOMEM;
+    return 1;
+}
+
+/* Store the job's answer for its Idempotency-Key. */
+static enum md_err idem_store(struct md_txn *t, struct md_job *j)
+{
+    struct md_idem answer;
+    memcpy(answer.fingerprint, j->fingerprint, MD_SHA256_LEN);
+    answer.err = (int)j->err;
+    answer.body = j->out->data ? j->out->data : "";
+    answer.body_len = j->out->len;
+    const struct md_patharg *p = &j->cmd->path;
+    /* The path of a memory tool command, refused or not: its answer may
+     * quote the file (a snippet, an old_str), and a redaction of the file's
+     * versions scrubs it. The /v1 API's answers quote no content. */
+    int quotes = j->cmd->kind < MD_CMD_TOOL_COUNT;
+    return md_txn_idem_put(t, j->tenant, j->idem_key, j->idem_key_len, &answer,
+                           quotes ? p->canon : NULL, p->canon_len);
+}
+
+/* Run one job in its own savepoint of the open transaction. Returns an
+ * error that dooms the whole transaction (the savepoint could not be
+ * made or ended). */
+static enum md_err run_job(struct md_writer *w, struct md_txn *t, struct md_job *j)
+{
+    enum md_err e = md_txn_savepoint(t);
+    if (e)
+        return e;
+    struct md_txn_stats before, after;
+    md_txn_stats(t, &before);
+    enum md_err storage = MD_OK;
+    int answered = j->idem_key && idem_replay(t, j, &storage);
+    if (!answered)
+        j->err = md_cmd_exec(t, j->tenant, j->cmd, w->lim, j->out, &j->res);
+    else if (storage)
+        j->err = storage;
+    if (!answered && j->idem_key && j->err == MD_OK && (e = idem_store(t, j)) != MD_OK)
+        j->err = e;
+    md_txn_stats(t, &after);
+    j->cost.statements = after.statements - before.statements;
+    j->cost.round_trips = after.round_trips - before.round_trips;
+    e = md_txn_release(t, j->err != MD_OK && !j->replayed);
+    /* A command refused (not a storage failure) is an answer too: kept for
+     * its key in a savepoint of its own. */
+    if (!e && !answered && j->idem_key && j->err != MD_OK && !is_storage_err(j->err)) {
+        e = md_txn_savepoint(t);
+        enum md_err put = e ? e : idem_store(t, j);
+        if (!e)
+            e = md_txn_release(t, put != MD_OK);
+        if (put)
+            j->err = put;
+    }
+    if (is_storage_err(j->err))
+        storage_failure(j, j->err);
+    return e;
+}
+
+/* What run_batch_once did. */
+enum run {
+    RUN_DONE,  /* committed, or failed for good */
+    RUN_LOST,  /* the database could not be reached before the commit was
+                  sent: nothing is applied; it may run again, on a new
+                  connection */
+    RUN_EXACT, /* an optimistic attempt was given up: nothing is applied; it
+                  runs again the exact way */
+};
+
+/* The paths of a batch's commands, for an optimistic batch's prefetch:
+ * each command's path (with its content when the command edits the file)
+ * and a rename's destination. NULL when out of memory. */
+static struct md_pg_want *batch_wants(struct md_job *batch, size_t n, size_t *count)
+{
+    struct md_pg_want *want = malloc(2 * n * sizeof *want);
+    size_t k = 0;
+    for (struct md_job *j = batch; want && j; j = j->next) {
+        const struct md_cmd *c = j->cmd;
+        int edit = c->kind == MD_CMD_STR_REPLACE || c->kind == MD_CMD_INSERT;
+        if (c->path.canon)
+            want[k++] = (struct md_pg_want){j->tenant, c->path.canon, c->path.canon_len, edit};
+        if (c->kind == MD_CMD_RENAME && c->path2.canon)
+            want[k++] = (struct md_pg_want){j->tenant, c->path2.canon, c->path2.canon_len, 0};
+    }
+    *count = k;
+    return want;
+}
+
+/* Run a batch in one transaction; *exec_us and *commit_us get the time
+ * spent running its commands and committing. `optimistic` (PostgreSQL):
+ * the batch's rows read at once and its writes sent at once (see
+ * md_store_pg.h), given up for the exact way at the first failed
+ * statement. */
+static enum run run_batch_once(struct md_writer *w, struct md_job *batch, size_t n, int optimistic,
+                               uint64_t *exec_us, uint64_t *commit_us)
+{
+    struct md_txn *t = NULL;
+    uint64_t t0 = now_us();
+    enum md_err e = md_store_write_begin(w->store, &t);
+    if (e) {
+        for (struct md_job *j = batch; j; j = j->next)
+            storage_failure(j, e);
+        *exec_us = now_us() - t0;
+        *commit_us = 0;
+        return e == MD_EUNAVAIL ? RUN_LOST : RUN_DONE;
+    }
+    int pg = md_store_is_pg(w->store);
+    struct md_txn_stats start = {0, 0}, end = {0, 0};
+    if (pg)
+        md_store_pg_wire(w->store, &start);
+    /* Every tenant of the batch, locked before any command runs. */
+    const char **tenants = malloc(n * sizeof *tenants);
+    size_t i = 0;
+    for (struct md_job *j = batch; tenants && j; j = j->next)
+        tenants[i++] = j->tenant;
+    enum md_err fatal = tenants ? md_txn_lock_tenants(t, tenants, n) : MD_ENOMEM;
+    free(tenants);
+    int lost = 0; /* the database went away while the commands ran */
+    if (optimistic && !fatal) {
+        size_t nwant = 0;
+        struct md_pg_want *want = batch_wants(batch, n, &nwant);
+        e = want ? md_txn_pg_prefetch(t, want, nwant) : MD_ENOMEM;
+        free(want);
+        if (e == MD_EUNAVAIL)
+            fatal = e;
+        else if (e)
+            optimistic = -1; /* given up before it began */
+    }
+    for (struct md_job *j = batch; optimistic >= 0 && j; j = j->next) {
+        if (fatal) {
+            storage_failure(j, fatal);
+            continue;
+        }
+        e = run_job(w, t, j);
+        lost |= j->err == MD_EUNAVAIL;
+        if (e) {
+            fatal = e;
+            if (!is_storage_err(j->err))
+                storage_failure(j, e);
+        }
+        /* Its queued writes go in the batch's write round trip. */
+        if (optimistic && md_txn_pg_deferred(t) > 0)
+            j->cost.round_trips++;
+        if (optimistic && md_txn_pg_abandoned(t)) {
+            optimistic = -1;
+            break;
+        }
+    }
+    if (optimistic > 0 && !fatal && !lost) {
+        e = md_txn_pg_flush(t);
+        if (e == MD_EUNAVAIL)
+            fatal = e;
+        else if (e)
+            optimistic = -1;
+    }
+    lost |= fatal == MD_EUNAVAIL;
+    uint64_t t1 = now_us();
+    if (optimistic < 0 || fatal)
+        md_txn_rollback(t);
+    else
+        fatal = md_txn_commit(t);
+    uint64_t t2 = now_us();
+    if (pg)
+        md_store_pg_wire(w->store, &end);
+    *exec_us = t1 - t0;
+    *commit_us = t2 - t1;
+    if (md_log_enabled(MD_LOG_DEBUG)) {
+        struct md_logline l;
+        md_log_begin(&l, MD_LOG_DEBUG, "write batch");
+        md_log_int(&l, "commands", (int64_t)n);
+        md_log_int(&l, "exec_us", (int64_t)(t1 - t0));
+        md_log_int(&l, "commit_us", (int64_t)(t2 - t1));
+        /* PostgreSQL: round trips and statements of the whole transaction,
+         * its COMMIT (or ROLLBACK) included. */
+        if (pg) {
+            md_log_int(&l, "round_trips", (int64_t)(end.round_trips - start.round_trips));
+            /* (BEGIN was queued before `start`) */
+            md_log_int(&l, "statements", (int64_t)(end.statements - start.statements + 1));
+        }
+        if (optimistic)
+            md_log_str(&l, "mode", optimistic > 0 ? "optimistic" : "optimistic, given up");
+        md_log_end(&l);
+    }
+    if (optimistic < 0)
+        return RUN_EXACT; /* the jobs' results are set again by the exact run */
+    if (fatal) {
+        /* Nothing of this batch is stored: successes become failures. */
+        for (struct md_job *j = batch; j; j = j->next)
+            if (j->err == MD_OK)
+                storage_failure(j, fatal);
+        struct md_logline l;
+        md_log_begin(&l, MD_LOG_ERROR, "write batch failed");
+        md_log_str(&l, "error", md_strerror(fatal));
+        md_log_end(&l);
+    }
+    return lost ? RUN_LOST : RUN_DONE;
+}
+
+/* An erasure or an import runs alone in its transaction. */
+static int is_erase(const struct md_job *j)
+{
+    return j->cmd->kind == MD_CMD_ERASE;
+}
+static int alone(const struct md_job *j)
+{
+    return is_erase(j) || j->cmd->kind == MD_CMD_IMPORT;
+}
+
+/* A batch whose answers depend on what is read while it runs: an
+ * Idempotency-Key's first answer, a restore, a redaction or new limits.
+ * Run the exact way. */
+static int needs_exact(const struct md_job *batch)
+{
+    for (const struct md_job *j = batch; j; j = j->next)
+        if (j->idem_key || j->cmd->kind == MD_CMD_RESTORE || j->cmd->kind == MD_CMD_REDACT ||
+            j->cmd->kind == MD_CMD_LIMITS || alone(j))
+            return 1;
+    return 0;
+}
+
+/* A batch runs optimistically on PostgreSQL, the exact way after a given-up
+ * attempt; a batch that met an unreachable database before its commit (a
+ * connection the server dropped while idle, say) runs once more on a new
+ * connection. */
+static void run_batch(struct md_writer *w, struct md_job *batch, size_t n, uint64_t *exec_us,
+                      uint64_t *commit_us)
+{
+    int optimistic = md_store_is_pg(w->store) && !needs_exact(batch);
+    int retried = 0;
+    *exec_us = *commit_us = 0;
+    for (;;) {
+        uint64_t exec, commit;
+        enum run r = run_batch_once(w, batch, n, optimistic, &exec, &commit);
+        *exec_us += exec;
+        *commit_us += commit;
+        if (r == RUN_DONE || (r == RUN_LOST && retried++))
+            return;
+        if (r == RUN_EXACT)
+            optimistic = 0;
+        else
+            md_log_msg(MD_LOG_WARN, "write batch run again: the database was unreachable", NULL);
+        for (struct md_job *j = batch; j; j = j->next) {
+            j->err = MD_OK;
+            j->replayed = 0;
+            j->cost = (struct md_txn_stats){0, 0};
+            md_buf_reset(j->out);
+        }
+    }
+}
+
+/* Retention (md_txn_prune) in a transaction of its own, when due (always
+ * when `now_please`). */
+static void maybe_prune(struct md_writer *w, int now_please)
+{
+    uint64_t now = now_us();
+    if (!now_please && now - w->pruned_at < (uint64_t)PRUNE_EVERY_MS * 1000)
+        return;
+    w->pruned_at = now;
+    w->prune_more = 0;
+    struct md_txn *t = NULL;
+    enum md_err b =
+        w->prune_apart ? md_store_prune_begin(w->store, &t) : md_store_write_begin(w->store, &t);
+    if (b != MD_OK)
+        return; /* the next batch will tell */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    struct md_pruned pruned = {0};
+    enum md_err e =
+        md_txn_prune(t, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, PRUNE_BUDGET, &pruned);
+    size_t deleted = md_pruned_total(&pruned);
+    w->prune_more = !e && pruned.more;
+    if (e) {
+        md_txn_rollback(t);
+        md_log_msg(MD_LOG_WARN, "retention: pruning failed", md_strerror(e));
+        return;
+    }
+    if (deleted == 0) {
+        md_txn_rollback(t); /* nothing to make durable */
+        return;
+    }
+    if (md_txn_commit(t) != MD_OK) {
+        w->prune_more = 0;
+        return;
+    }
+    md_metrics_pruned(&pruned);
+    pthread_mutex_lock(&w->mu);
+    w->pruned += deleted;
+    pthread_mutex_unlock(&w->mu);
+}
+
+static void *writer_main(void *arg)
+{
+    struct md_writer *w = arg;
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        while (!w->head && !w->stopping && w->prune_apart)
+            pthread_cond_wait(&w->cv, &w->mu);
+        while (!w->head && !w->stopping) {
+            /* Idle: retention still runs, once a second, or after
+             * PRUNE_IDLE_MS of quiet while it has work left. Not at once:
+             * under load the queue is empty for a moment after every
+             * commit (the callers are being told), and a retention run
+             * there would hold up the next batch. */
+            struct timespec until = md_deadline_ms(w->prune_more ? PRUNE_IDLE_MS : 1000);
+            if (pthread_cond_timedwait(&w->cv, &w->mu, &until) != 0 && !w->head && !w->stopping) {
+                pthread_mutex_unlock(&w->mu);
+                maybe_prune(w, 1);
+                pthread_mutex_lock(&w->mu);
+            }
+        }
+        if (!w->head)
+            break; /* stopping and drained */
+        struct md_job *batch = w->head, *last = batch;
+        size_t n = 1;
+        /* An erasure runs alone: nothing else in its transaction uses the
+         * tenant's id it deletes; an import too: its commit is its own. */
+        while (last->next && n < w->max_batch && !alone(batch) && !alone(last->next)) {
+            last = last->next;
+            n++;
+        }
+        w->head = last->next;
+        if (!w->head)
+            w->tail = NULL;
+        last->next = NULL;
+        w->queued -= n;
+        md_metrics_queue_depth(w->queued);
+        pthread_mutex_unlock(&w->mu);
+
+        uint64_t exec_us, commit_us;
+        run_batch(w, batch, n, &exec_us, &commit_us);
+        /* Committed or not: every tenant cache of the process forgets
+         * (md_tenant_cache.h), before anyone hears of it. */
+        if (is_erase(batch))
+            md_tenant_cache_forget();
+        md_metrics_batch(n, commit_us);
+        /* Counted before anyone hears of the results. */
+        pthread_mutex_lock(&w->mu);
+        w->batches++;
+        w->jobs += n;
+        w->exec_us += exec_us;
+        w->commit_us += commit_us;
+        /* The notifier tells the batch's callers while the next batch runs. */
+        if (w->done_tail)
+            w->done_tail->next = batch;
+        else
+            w->done_head = batch;
+        w->done_tail = last;
+        pthread_cond_signal(&w->done_cv);
+        if (!w->prune_apart) {
+            pthread_mutex_unlock(&w->mu);
+            maybe_prune(w, 0);
+            pthread_mutex_lock(&w->mu);
+        }
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+/* Retention beside the writer (prune_apart): every PRUNE_EVERY_MS while
+ * work is left and batches go on, every PRUNE_IDLE_MS when none went since
+ * the last run, once a second when nothing is left. */
+static void *pruner_main(void *arg)
+{
+    struct md_writer *w = arg;
+    pthread_mutex_lock(&w->mu);
+    unsigned long long seen = w->batches;
+    while (!w->stopping) {
+        int busy = w->batches != seen;
+        seen = w->batches;
+        struct timespec until = md_deadline_ms(!w->prune_more ? 1000
+                                               : busy         ? PRUNE_EVERY_MS
+                                                              : PRUNE_IDLE_MS);
+        while (!w->stopping && pthread_cond_timedwait(&w->prune_cv, &w->mu, &until) == 0)
+            ;
+        if (w->stopping)
+            break;
+        pthread_mutex_unlock(&w->mu);
+        maybe_prune(w, 1);
+        pthread_mutex_lock(&w->mu);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+/* Tell the commit hook which tenants had a write in `list`. */
+static void tell_commit(struct md_writer *w, struct md_job *list)
+{
+    if (!w->on_commit)
+        return;
+    const char *tenants[64];
+    size_t n = 0;
+    for (struct md_job *j = list; j; j = j->next) {
+        if (j->err != MD_OK || j->replayed)
+            continue;
+        size_t k = 0;
+        while (k < n && strcmp(tenants[k], j->tenant) != 0)
+            k++;
+        if (k < n)
+            continue;
+        if (n == sizeof tenants / sizeof tenants[0]) {
+            w->on_commit(w->on_commit_ctx, tenants, n);
+            n = 0;
+        }
+        tenants[n++] = j->tenant;
+    }
+    if (n)
+        w->on_commit(w->on_commit_ctx, tenants, n);
+}
+
+static void *notifier_main(void *arg)
+{
+    struct md_writer *w = arg;
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        while (!w->done_head && !w->writer_gone)
+            pthread_cond_wait(&w->done_cv, &w->mu);
+        struct md_job *list = w->done_head;
+        if (!list)
+            break; /* the writer has stopped and everything is told */
+        w->done_head = w->done_tail = NULL;
+        pthread_mutex_unlock(&w->mu);
+        tell_commit(w, list);
+        for (struct md_job *j = list, *next; j; j = next) {
+            next = j->next;
+            j->next = NULL;
+            j->done(j);
+        }
+        pthread_mutex_lock(&w->mu);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+/* Tell the notifier that no batch will follow, and wait until it has told
+ * every finished job. */
+static void notifier_finish(struct md_writer *w)
+{
+    pthread_mutex_lock(&w->mu);
+    w->writer_gone = 1;
+    pthread_cond_signal(&w->done_cv);
+    pthread_mutex_unlock(&w->mu);
+    pthread_join(w->notifier, NULL);
+}
+
+static void writer_free(struct md_writer *w)
+{
+    pthread_mutex_destroy(&w->mu);
+    pthread_cond_destroy(&w->cv);
+    pthread_cond_destroy(&w->done_cv);
+    pthread_cond_destroy(&w->prune_cv);
+    free(w);
+}
+
+/* Stop the pruner thread, if any (w->stopping is set). */
+static void pruner_finish(struct md_writer *w)
+{
+    if (!w->prune_apart)
+        return;
+    pthread_mutex_lock(&w->mu);
+    pthread_cond_signal(&w->prune_cv);
+    pthread_mutex_unlock(&w->mu);
+    pthread_join(w->pruner, NULL);
+}
+
+struct md_writer *md_writer_start(struct md_store *store, const struct md_limits *lim,
+                                  size_t max_batch, size_t max_queue)
+{
+    struct md_writer *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    w->store = store;
+    w->lim = lim;
+    w->max_batch = max_batch ? max_batch : 1;
+    w->max_queue = max_queue ? max_queue : 1;
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cv, NULL);
+    pthread_cond_init(&w->done_cv, NULL);
+    pthread_cond_init(&w->prune_cv, NULL);
+    if (pthread_create(&w->notifier, NULL, notifier_main, w) != 0) {
+        writer_free(w);
+        return NULL;
+    }
+    /* Set before the thread reads it; without its thread, retention runs
+     * in the writer's. */
+    w->prune_apart = md_store_prunes_apart(store);
+    if (w->prune_apart && pthread_create(&w->pruner, NULL, pruner_main, w) != 0)
+        w->prune_apart = 0;
+    if (pthread_create(&w->thread, NULL, writer_main, w) != 0) {
+        pthread_mutex_lock(&w->mu);
+        w->stopping = 1;
+        pthread_mutex_unlock(&w->mu);
+        pruner_finish(w);
+        notifier_finish(w);
+        writer_free(w);
+        return NULL;
+    }
+    return w;
+}
+
+void md_writer_on_commit(struct md_writer *w, md_writer_commit_cb cb, void *ctx)
+{
+    w->on_commit = cb;
+    w->on_commit_ctx = ctx;
+}
+
+enum md_err md_writer_submit(struct md_writer *w, struct md_job *job)
+{
+    pthread_mutex_lock(&w->mu);
+    if (w->stopping || w->queued >= w->max_queue) {
+        pthread_mutex_unlock(&w->mu);
+        return MD_EBUSY;
+    }
+    job->next = NULL;
+    if (w->tail)
+        w->tail->next = job;
+    else
+        w->head = job;
+    w->tail = job;
+    w->queued++;
+    md_metrics_queue_depth(w->queued);
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    return MD_OK;
+}
+
+void md_writer_stop(struct md_writer *w, struct md_writer_stats *final)
+{
+    if (!w)
+        return;
+    pthread_mutex_lock(&w->mu);
+    w->stopping = 1;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    pthread_join(w->thread, NULL);
+    pruner_finish(w);
+    notifier_finish(w);
+    if (final)
+        md_writer_stats(w, final);
+    writer_free(w);
+}
+
+void md_writer_stats(struct md_writer *w, struct md_writer_stats *st)
+{
+    pthread_mutex_lock(&w->mu);
+    st->batches = w->batches;
+    st->jobs = w->jobs;
+    st->exec_us = w->exec_us;
+    st->commit_us = w->commit_us;
+    st->pruned = w->pruned;
+    pthread_mutex_unlock(&w->mu);
+}

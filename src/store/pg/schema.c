@@ -1,0 +1,112 @@
+/* store_pg_migrate.c — the PostgreSQL schema: migrations of sql/postgres/
+ * applied at start, once, whichever instance comes first (see
+ * store_pg_internal.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/md_log.h"
+#include "store/pg/md_store_pg.h"
+#include "internal.h"
+
+/* Generated from sql/postgres/ by CMake (cmake/embed_sql.cmake). */
+extern const char *const md_postgres_migrations[];
+extern const int md_postgres_migrations_count;
+
+/* The key of the session advisory lock held while migrating ("memoryd"). */
+#define MIGRATE_LOCK "7283012759385612297"
+
+int md_store_pg_schema_version(void)
+{
+    return md_postgres_migrations_count;
+}
+
+/* Run `sql` (one or more statements); 0, or -1 with the error in `why`. */
+static int exec(PGconn *conn, const char *sql, char *why, size_t why_len)
+{
+    PGresult *r = PQexec(conn, sql);
+    ExecStatusType st = PQresultStatus(r);
+    int ok = st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK;
+    if (!ok)
+        snprintf(why, why_len, "%s", PQerrorMessage(conn));
+    PQclear(r);
+    return ok ? 0 : -1;
+}
+
+/* The schema version recorded in the database (0: none yet); -1 on error. */
+static int recorded_version(PGconn *conn, char *why, size_t why_len)
+{
+    PGresult *r = PQexec(conn, "SELECT coalesce(max(version), 0) FROM memoryd_schema");
+    int v = -1;
+    if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
+        v = (int)strtol(PQgetvalue(r, 0, 0), NULL, 10);
+    else
+        snprintf(why, why_len, "cannot read the schema version: %s", PQerrorMessage(conn));
+    PQclear(r);
+    return v;
+}
+
+int md_pg_migrate(PGconn *conn, char *why, size_t why_len)
+{
+    if (exec(conn, "SELECT pg_advisory_lock(" MIGRATE_LOCK ")", why, why_len))
+        return -1;
+    int rc = exec(conn,
+                  "CREATE TABLE IF NOT EXISTS memoryd_schema (version integer PRIMARY KEY, "
+                  "applied_at timestamptz NOT NULL DEFAULT now())",
+                  why, why_len);
+    int version = rc ? -1 : recorded_version(conn, why, why_len);
+    if (version > md_postgres_migrations_count) {
+        snprintf(why, why_len,
+                 "database schema version %d is newer than this memoryd (%d); refusing to open "
+                 "it",
+                 version, md_postgres_migrations_count);
+        version = -1;
+    }
+    for (int i = version; i >= 0 && i < md_postgres_migrations_count; i++) {
+        char record[96];
+        snprintf(record, sizeof record, "INSERT INTO memoryd_schema (version) VALUES (%d)", i + 1);
+        if (exec(conn, "BEGIN", why, why_len) ||
+            exec(conn, md_postgres_migrations[i], why, why_len) ||
+            exec(conn, record, why, why_len) || exec(conn, "COMMIT", why, why_len)) {
+            char keep[512];
+            snprintf(keep, sizeof keep, "%s", why);
+            exec(conn, "ROLLBACK", why, why_len);
+            snprintf(why, why_len, "schema migration %d failed: %s", i + 1, keep);
+            version = -1;
+            break;
+        }
+        struct md_logline l;
+        md_log_begin(&l, MD_LOG_INFO, "schema migrated");
+        md_log_str(&l, "engine", "postgres");
+        md_log_int(&l, "version", i + 1);
+        md_log_end(&l);
+    }
+    char ignore[256];
+    exec(conn, "SELECT pg_advisory_unlock(" MIGRATE_LOCK ")", ignore, sizeof ignore);
+    return version < 0 ? -1 : 0;
+}
+
+int md_pg_search_setting(PGconn *conn, enum md_search_mode mode, int *now_off, char *why,
+                         size_t why_len)
+{
+    PGresult *r = PQexec(conn, "SELECT to_regclass('entries_search') IS NOT NULL");
+    int on = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 &&
+             strcmp(PQgetvalue(r, 0, 0), "t") == 0;
+    PQclear(r);
+    *now_off = !on;
+    int off = mode == MD_SEARCH_OFF;
+    if (mode == MD_SEARCH_KEEP || on == !off)
+        return 0;
+    if (exec(conn,
+             off ? "DROP INDEX IF EXISTS entries_search"
+                 : "CREATE INDEX IF NOT EXISTS entries_search ON entries"
+                   " USING gin (memoryd_words(content)) WITH (gin_pending_list_limit = 256)"
+                   " WHERE kind = 0",
+             why, why_len))
+        return -1;
+    *now_off = off;
+    md_log_msg(MD_LOG_INFO,
+               off ? "search index dropped (--search off)" : "search index built (--search on)",
+               NULL);
+    return 0;
+}

@@ -1,0 +1,252 @@
+/*
+ * store_sqlite_search.c — full-text search on SQLite (md_store.h,
+ * md_search.h): the FTS5 table entries_search of sql/sqlite/005_search.sql
+ * (a word index, contentless, rowid = entries.id, a token per tenant):
+ * triggers note the files a write touches, and sq_search_flush writes the
+ * notes into the index before each COMMIT, in the same transaction;
+ * --search on|off.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/md_buf.h"
+#include "base/md_log.h"
+#include "cmd/md_search.h"
+#include "base/md_text.h"
+#include "internal.h"
+
+/* The triggers as 005_search.sql made them (put back by --search on): they
+ * note the files a write touches in search_pending; sq_search_flush turns
+ * the notes into index changes before COMMIT. */
+#define TENANT_TOKEN "char(57344) || "
+#define NOTE_OLD                                                                                   \
+    " INSERT OR IGNORE INTO search_pending (id, tenant, old)"                                      \
+    " VALUES (OLD.id, OLD.tenant, ifnull(OLD.content, x'')); END;"
+static const char triggers_sql[] =
+    "CREATE TRIGGER entries_search_insert AFTER INSERT ON entries WHEN NEW.kind = 0 BEGIN"
+    " INSERT OR IGNORE INTO search_pending (id) VALUES (NEW.id); END;"
+    "CREATE TRIGGER entries_search_delete AFTER DELETE ON entries WHEN OLD.kind = 0 BEGIN" NOTE_OLD
+    "CREATE TRIGGER entries_search_update AFTER UPDATE OF content ON entries"
+    " WHEN OLD.kind = 0 BEGIN" NOTE_OLD;
+
+/* memoryd_score(content, terms): md_search_score. */
+static void sql_score(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    const char *text = sqlite3_value_blob(argv[0]);
+    size_t n = (size_t)sqlite3_value_bytes(argv[0]);
+    const char *list = (const char *)sqlite3_value_text(argv[1]);
+    size_t list_len = (size_t)sqlite3_value_bytes(argv[1]);
+    sqlite3_result_int64(ctx, md_search_score(text ? text : "", n, list ? list : "", list_len));
+}
+
+int sq_search_functions(sqlite3 *db)
+{
+    return sqlite3_create_function(db, "memoryd_score", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+                                   sql_score, NULL, NULL);
+}
+
+static int exec_why(sqlite3 *db, const char *sql, char *why, size_t why_len)
+{
+    char *msg = NULL;
+    int rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
+    if (rc != SQLITE_OK)
+        snprintf(why, why_len, "search index: %s", msg ? msg : sqlite3_errstr(rc));
+    sqlite3_free(msg);
+    return rc;
+}
+
+int sq_search_setting(sqlite3 *db, enum md_search_mode mode, int *now_off, char *why,
+                      size_t why_len)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db,
+                                "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'"
+                                " AND name = 'entries_search_insert'",
+                                -1, &st, NULL);
+    if (rc != SQLITE_OK) {
+        snprintf(why, why_len, "search index: %s", sqlite3_errmsg(db));
+        return rc;
+    }
+    int on = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) > 0;
+    sqlite3_finalize(st);
+    *now_off = !on;
+    int off = mode == MD_SEARCH_OFF;
+    if (mode == MD_SEARCH_KEEP)
+        return SQLITE_OK;
+    if (on && !off) { /* notes a writer other than memoryd's may have left */
+        rc = sqlite3_prepare_v2(db, SQ_SEARCH_NOTED_SQL, -1, &st, NULL);
+        int noted = rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0);
+        sqlite3_finalize(st);
+        if (!noted) /* nothing to do: nothing written at start (a full disk must not stop it) */
+            return SQLITE_OK;
+        rc = exec_why(db,
+                      "BEGIN IMMEDIATE; " SQ_SEARCH_FLUSH_OUT_SQL "; " SQ_SEARCH_FLUSH_IN_SQL
+                      "; " SQ_SEARCH_FLUSH_CLEAR_SQL "; COMMIT;",
+                      why, why_len);
+        if (rc != SQLITE_OK)
+            sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        return rc;
+    }
+    if (on == !off)
+        return SQLITE_OK;
+    const char *sql =
+        off ? "BEGIN IMMEDIATE; DROP TRIGGER entries_search_insert;"
+              " DROP TRIGGER entries_search_delete; DROP TRIGGER entries_search_update;"
+              " INSERT INTO entries_search (entries_search) VALUES ('delete-all');"
+              " " SQ_SEARCH_FLUSH_CLEAR_SQL "; COMMIT;"
+            : "BEGIN IMMEDIATE; INSERT INTO entries_search (entries_search) VALUES ('delete-all');"
+              " " SQ_SEARCH_FLUSH_CLEAR_SQL "; INSERT INTO entries_search (rowid, body, tenant)"
+              " SELECT id, content, " TENANT_TOKEN "tenant FROM entries WHERE kind = 0;";
+    rc = exec_why(db, sql, why, why_len);
+    if (rc == SQLITE_OK && !off) {
+        rc = exec_why(db, triggers_sql, why, why_len);
+        if (rc == SQLITE_OK)
+            rc = exec_why(db, "COMMIT", why, why_len);
+    }
+    if (rc != SQLITE_OK) {
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        return rc;
+    }
+    *now_off = off;
+    md_log_msg(MD_LOG_INFO,
+               off ? "search index dropped (--search off)" : "search index rebuilt (--search on)",
+               NULL);
+    return SQLITE_OK;
+}
+
+/* The FTS5 query of the terms into `match` (empty when no word of the
+ * terms has MD_SEARCH_SHORT_TERM characters: the caller scans instead):
+ * each word of a term (a run of characters that are not separators,
+ * md_text_is_sep) of that length, the last of each term as a prefix
+ * ("bill"*), the others whole, ANDed with the tenant's token when
+ * `tenant` > 0 (TOKEN_MAX_FILES). The terms
+ * themselves into `list` ('\n' between) for memoryd_score, which checks
+ * each candidate. */
+static enum md_err build_query(const struct md_search_terms *q, int64_t tenant,
+                               struct md_buf *match, struct md_buf *list)
+{
+    enum md_err e = MD_OK;
+    for (size_t i = 0; i < q->n && !e; i++) {
+        const char *s = q->terms[i];
+        size_t n = q->lens[i];
+        e = i ? md_buf_putc(list, '\n') : MD_OK;
+        if (!e)
+            e = md_buf_append(list, s, n);
+        size_t at = 0, w, len;
+        while (!e && md_search_next_word(s, n, &at, &w, &len)) {
+            if (sq_utf8_chars(s + w, len) < MD_SEARCH_SHORT_TERM)
+                continue;
+            e = md_buf_puts(match, match->len ? " AND \"" : "\"");
+            if (!e)
+                e = md_buf_append(match, s + w, len); /* no '"': a separator */
+            if (!e)
+                e = md_buf_puts(match, w + len >= n ? "\"*" : "\"");
+        }
+    }
+    if (!e && match->len && tenant > 0)
+        e = md_buf_printf(match, " AND \"\xee\x80\x80%lld\"", (long long)tenant);
+    return e;
+}
+
+/* A tenant of this many files or more is searched without its token: FTS5
+ * reads a token's postings whole to AND them (about 13 ns a file: 1.3 ms
+ * for 100,000), which costs such a tenant more than it saves; a smaller
+ * tenant's search costs at most that much more than its own matches. */
+#define TOKEN_MAX_FILES 10000
+
+/* The tenant's number of files. */
+static enum md_err tenant_files(struct sq_txn *t, int64_t id, int64_t *files)
+{
+    sqlite3_stmt *st = sq_stmt(t, S_USAGE);
+    sqlite3_bind_int64(st, 1, id);
+    int rc = sqlite3_step(st);
+    *files = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sq_done(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? MD_OK : sq_conn_rc(t->c, rc, "search");
+}
+
+enum md_err sq_search(struct md_txn *base, const char *tenant, const struct md_search_terms *q,
+                      md_search_cb cb, void *ctx)
+{
+    struct sq_txn *t = (struct sq_txn *)base;
+    struct sq_store *s = (struct sq_store *)base->store;
+    if (s->search_off)
+        return MD_ENOENT;
+    int64_t id = 0;
+    enum md_err e = sq_tenant_id(t, tenant, 0, &id);
+    if (e)
+        return e == MD_ENOENT ? MD_OK : e; /* no data: no hits */
+    int64_t files = 0;
+    e = tenant_files(t, id, &files);
+    if (e)
+        return e;
+    struct md_buf match, list;
+    md_buf_init(&match, 4096);
+    md_buf_init(&list, 4096);
+    struct bounds b;
+    e = build_query(q, files < TOKEN_MAX_FILES ? id : 0, &match, &list);
+    if (!e)
+        e = sq_bounds_make(&b, q->dir, q->dir_len);
+    if (e) {
+        md_buf_free(&match);
+        md_buf_free(&list);
+        return e;
+    }
+    sqlite3_stmt *st = sq_stmt(t, match.len ? S_SEARCH_FTS : S_SEARCH_SCAN);
+    if (match.len)
+        sq_bind_named_text(st, ":match", match.data, match.len);
+    sq_bind_named_int64(st, ":tenant", id);
+    sq_bind_named_text(st, ":path", q->dir, q->dir_len);
+    sq_bind_named_text(st, ":lo", b.lop, b.n);
+    sq_bind_named_text(st, ":hi", b.hip, b.n);
+    sq_bind_named_text(st, ":terms", list.data, list.len);
+    sq_bind_named_int64(st, ":limit", (int64_t)q->limit);
+    sq_bind_named_int64(st, ":offset", (int64_t)q->offset);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *content = sqlite3_column_blob(st, 1);
+        size_t clen = (size_t)sqlite3_column_bytes(st, 1);
+        if (cb(ctx, (const char *)sqlite3_column_text(st, 0), (size_t)sqlite3_column_bytes(st, 0),
+               content ? content : "", clen)) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    sq_done(st);
+    sq_bounds_free(&b);
+    md_buf_free(&match);
+    md_buf_free(&list);
+    return sq_conn_rc(t->c, rc == SQLITE_DONE ? SQLITE_OK : rc, "search");
+}
+
+enum md_err sq_search_flush(struct sq_txn *t)
+{
+    if (((struct sq_store *)t->base.store)->search_off)
+        return MD_OK;
+    sqlite3_stmt *st = sq_stmt(t, S_SEARCH_NOTED);
+    int rc = sqlite3_step(st);
+    int noted = rc == SQLITE_ROW && sqlite3_column_int(st, 0);
+    sq_done(st);
+    if (rc != SQLITE_ROW)
+        return sq_conn_rc(t->c, rc, "search index");
+    if (!noted)
+        return MD_OK;
+    enum md_err e = sq_run(t, sq_stmt(t, S_SEARCH_FLUSH_OUT), "search index");
+    if (!e)
+        e = sq_run(t, sq_stmt(t, S_SEARCH_FLUSH_IN), "search index");
+    if (!e)
+        e = sq_run(t, sq_stmt(t, S_SEARCH_FLUSH_CLEAR), "search index");
+    return e;
+}
+
+enum md_err sq_search_purge(struct sq_txn *t)
+{
+    if (((struct sq_store *)t->base.store)->search_off)
+        return MD_OK;
+    enum md_err e = sq_search_flush(t); /* the erased files leave the index first */
+    if (!e)
+        e = sq_run(t, sq_stmt(t, S_SEARCH_OPTIMIZE), "search index optimize");
+    return e;
+}
