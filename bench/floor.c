@@ -173,7 +173,7 @@ int main(int argc, char **argv)
                                   .search = MD_SEARCH_OFF};
     struct md_store *store = NULL;
     char why[512];
-    if (md_store_sqlite_open(&cfg, &store, why, sizeof why) != MD_OK) {
+    if (md_engine_sqlite.open(&cfg, NULL, &store, why, sizeof why) != MD_OK) {
         fprintf(stderr, "floor: %s\n", why);
         return 1;
     }

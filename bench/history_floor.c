@@ -4,7 +4,7 @@
  * schema and settings and no HTTP at all (floor.c measures creates alone).
  *
  * Every run starts from a fresh database DIR/history_floor.db, created and
- * migrated by memoryd's own md_store_sqlite_open (all of sql/sqlite/), then
+ * migrated by memoryd's own md_engine_sqlite.open (all of sql/sqlite/), then
  * written through one connection with the writer's settings of conn_open in
  * src/store/sqlite/sqlite.c (synchronous=FULL, foreign_keys=OFF, WAL,
  * wal_autocheckpoint=0, journal_size_limit, secure_delete=ON) and memoryd's
@@ -502,7 +502,7 @@ static void run(const char *path, enum workload w, enum mode m, int batch, doubl
                                   .search = MD_SEARCH_OFF};
     struct md_store *store = NULL;
     char why[512];
-    if (md_store_sqlite_open(&cfg, &store, why, sizeof why) != MD_OK) {
+    if (md_engine_sqlite.open(&cfg, NULL, &store, why, sizeof why) != MD_OK) {
         fprintf(stderr, "history_floor: %s\n", why);
         exit(1);
     }

@@ -15,8 +15,9 @@
 
 #include <stddef.h>
 
-#include "cmd/md_cmd.h"
 #include "base/md_netaddr.h"
+#include "base/md_tenant.h"
+#include "cmd/md_cmd.h"
 #include "store/md_store.h"
 
 struct md_config {
@@ -68,10 +69,5 @@ int md_parse_size(const char *s, size_t *out);
  * (into addr, at most `len` bytes with its NUL) and the port (0..65535).
  * Returns 0, or -1 when it is not of that form. */
 int md_config_split_listen(const char *s, char *addr, size_t len, unsigned *port);
-
-/* True when s is a valid tenant id: 1..128 of [A-Za-z0-9._-]. */
-int md_tenant_valid(const char *s, size_t n);
-
-#define MD_TENANT_MAX 128
 
 #endif

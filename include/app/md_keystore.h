@@ -21,20 +21,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "base/md_apikey.h"
 #include "app/md_config.h"
+#include "base/md_apikey.h"
 #include "base/md_err.h"
-
-struct md_key_info {
-    char id[MD_APIKEY_ID_LEN + 1];
-    char tenant[MD_TENANT_MAX + 1];
-    enum md_scope scope;
-    char name[129];
-    int64_t created; /* unix seconds */
-    int64_t revoked; /* unix seconds; 0: valid */
-};
-
-#define MD_KEY_NAME_MAX 128
+#include "store/md_store.h"
 
 struct md_keystore;
 
@@ -48,7 +38,6 @@ enum md_err md_keystore_create(struct md_keystore *ks, const struct md_key_info 
                                const unsigned char hash[MD_APIKEY_HASH_LEN]);
 
 /* Every key (of `tenant` only, unless NULL), in order of tenant and id. */
-typedef void (*md_key_cb)(void *ctx, const struct md_key_info *k);
 enum md_err md_keystore_list(struct md_keystore *ks, const char *tenant, md_key_cb cb, void *ctx);
 
 /* Revoke key `id` at `now` (a key revoked before keeps its first time).

@@ -38,6 +38,10 @@ enum md_err {
     MD_EAUTH,       /* no valid API key (--auth keys)            -> 401 */
     MD_ERATE,       /* too many failed authentications from the
                        client's address                          -> 429 */
+    MD_EREDO,       /* between the writer and the store: a batch's
+                       deferred writes were given up (nothing applied):
+                       run it again without deferral; never
+                       answered                                  -> 500 */
 };
 
 /* Static, human-readable name of an error; never NULL. */

@@ -22,11 +22,11 @@
 #include <stdint.h>
 
 #include "base/md_buf.h"
-#include "store/md_history.h"
 #include "base/md_path.h"
 #include "base/md_sha256.h"
-#include "store/md_store.h"
 #include "base/md_text.h"
+#include "store/md_history.h"
+#include "store/md_store.h"
 
 enum md_cmd_kind {
     MD_CMD_VIEW,

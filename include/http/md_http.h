@@ -16,8 +16,8 @@
 #include <stddef.h>
 
 #include "app/md_config.h"
-#include "store/md_store.h"
 #include "cmd/md_writer.h"
+#include "store/md_store.h"
 
 struct md_http;
 

@@ -45,7 +45,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/md_apikey.h"
 #include "base/md_err.h"
+#include "base/md_tenant.h"
 #include "store/md_history.h"
 
 enum md_kind { MD_KIND_FILE = 0, MD_KIND_DIR = 1 };
@@ -156,7 +158,67 @@ struct md_view_job {
  * any tenant. */
 typedef void (*md_watch_cb)(void *ctx, const char *tenant);
 
+/* The version of this interface an engine implements (struct md_store_ops
+ * `version`). As SQLite's sqlite3_vfs iVersion: operations are only ever
+ * added, at the end, with the version that brought them; the registry
+ * (app/md_engines.h) refuses an engine of another version. */
+#define MD_STORE_VERSION 1
+
+/* What an engine can do beyond the operations every engine has (struct
+ * md_store_ops `caps`); the wrappers below say which bit each operation
+ * needs. An operation whose bit is not set is never called. */
+enum md_store_cap {
+    /* md_store_view_async: views fetched without a thread waiting for
+     * them (a network engine multiplexes them on a few connections). */
+    MD_STORE_CAP_VIEW_ASYNC = 1u << 0,
+    /* md_store_prune_begin: retention in transactions of its own, on a
+     * connection of its own, beside the writer's. Without it, retention
+     * runs in the writer's transactions, between its batches. */
+    MD_STORE_CAP_PRUNE_APART = 1u << 1,
+    /* md_txn_batch_begin may defer a batch's writes until md_txn_flush
+     * (struct md_batch `defer`). */
+    MD_STORE_CAP_DEFER = 1u << 2,
+    /* A network engine: md_txn_stats and md_store_wire count round trips. */
+    MD_STORE_CAP_ROUND_TRIPS = 1u << 3,
+    /* md_store_backup: an online copy of the database into a file. */
+    MD_STORE_CAP_BACKUP = 1u << 4,
+    /* md_txn_dump: every tenant's rows, read from a snapshot. */
+    MD_STORE_CAP_DUMP = 1u << 5,
+    /* md_txn_load: rows of md_txn_dump written into a write transaction. */
+    MD_STORE_CAP_LOAD = 1u << 6,
+};
+
+/* What a batch of write commands names (md_txn_batch_begin): its tenants,
+ * locked first, and the paths its commands name (each command's path,
+ * with the file's content when the command edits it; a rename's
+ * destination). */
+struct md_batch_path {
+    const char *tenant;
+    const char *path; /* canonical */
+    size_t len;
+    int content; /* the command reads the file's content */
+};
+struct md_batch {
+    const char *const *tenants; /* names may repeat */
+    size_t ntenants;
+    const struct md_batch_path *paths;
+    size_t npaths;
+    /* The engine may defer the batch's writes (MD_STORE_CAP_DEFER): it reads
+     * the paths now, answers the commands' locates from those rows, queues
+     * their writes and sends them all at md_txn_flush. Not for a batch
+     * whose answers depend on reads made while it runs. */
+    int defer;
+};
+
+struct md_key_info;
+struct md_dump_sink;
+struct md_dump_row;
+struct md_totals;
+struct md_backup_info;
+
 struct md_store_ops {
+    int version;   /* MD_STORE_VERSION */
+    unsigned caps; /* enum md_store_cap */
     const char *name;
     void (*close)(struct md_store *s);
     enum md_err (*read_begin)(struct md_store *s, struct md_txn **out);
@@ -164,7 +226,8 @@ struct md_store_ops {
     void (*txn_end)(struct md_txn *t); /* read txns */
     enum md_err (*commit)(struct md_txn *t);
     void (*rollback)(struct md_txn *t);
-    enum md_err (*lock_tenants)(struct md_txn *t, const char *const *names, size_t n);
+    enum md_err (*batch_begin)(struct md_txn *t, const struct md_batch *b);
+    enum md_err (*flush)(struct md_txn *t);
     enum md_err (*savepoint)(struct md_txn *t);
     enum md_err (*release)(struct md_txn *t, int rollback);
     enum md_err (*view)(struct md_txn *t, const char *tenant, const char *path, size_t len,
@@ -186,6 +249,7 @@ struct md_store_ops {
                         md_list_cb cb, void *ctx);
     enum md_err (*ping)(struct md_store *s);
     void (*stats)(struct md_txn *t, struct md_txn_stats *st);
+    void (*wire)(struct md_store *s, struct md_txn_stats *st);
     /* History, the change feed, idempotency (md_history.h); see the
      * wrappers below. */
     enum md_err (*cmd_begin)(struct md_txn *t, const char *tenant, const struct md_write_meta *m);
@@ -206,8 +270,7 @@ struct md_store_ops {
     enum md_err (*redact)(struct md_txn *t, const char *tenant, int64_t version);
     enum md_err (*prune)(struct md_txn *t, int64_t now_ms, size_t budget,
                          struct md_pruned *deleted);
-    /* NULL: retention runs in the writer's transactions (between batches). */
-    enum md_err (*prune_begin)(struct md_store *s, struct md_txn **out);
+    enum md_err (*prune_begin)(struct md_store *s, struct md_txn **out); /* PRUNE_APART */
     enum md_err (*db_size)(struct md_store *s, int64_t *bytes);
     enum md_err (*watch)(struct md_store *s, md_watch_cb cb, void *ctx);
     /* Quotas (md_quota.h); see the wrappers below. */
@@ -224,8 +287,21 @@ struct md_store_ops {
     enum md_err (*snapshot_begin)(struct md_store *s, struct md_txn **out);
     enum md_err (*scan)(struct md_txn *t, const char *tenant, const char *after, size_t after_len,
                         size_t max_rows, int64_t max_bytes, md_scan_cb cb, void *ctx, int *more);
-    /* Optional (NULL: views are read in the caller's thread). */
-    enum md_err (*view_async)(struct md_store *s, struct md_view_job *job);
+    enum md_err (*view_async)(struct md_store *s, struct md_view_job *job); /* VIEW_ASYNC */
+    /* API keys (md_store_key_*). */
+    enum md_err (*key_put)(struct md_store *s, const struct md_key_info *k,
+                           const unsigned char *hash);
+    enum md_err (*key_list)(struct md_store *s, const char *tenant,
+                            void (*cb)(void *ctx, const struct md_key_info *k), void *ctx);
+    enum md_err (*key_revoke)(struct md_store *s, const char *id, int64_t now);
+    enum md_err (*key_find)(struct md_store *s, const unsigned char *hash, struct md_key_info *out);
+    /* Copying a database (md_txn_dump, md_txn_load, md_txn_totals). */
+    enum md_err (*dump)(struct md_txn *t, const struct md_dump_sink *sink, void *ctx); /* DUMP */
+    enum md_err (*load)(struct md_txn *t, const struct md_dump_row *row);              /* LOAD */
+    enum md_err (*totals)(struct md_txn *t, const char *tenant, struct md_totals *out);
+    /* md_store_backup (BACKUP). */
+    enum md_err (*backup)(struct md_store *s, const char *path, struct md_backup_info *out,
+                          char *why, size_t why_len);
 };
 
 /* Every backend's store and txn structs begin with these. */
@@ -245,28 +321,39 @@ enum md_durability {
  * set at open; KEEP leaves it as the database has it (tools). */
 enum md_search_mode { MD_SEARCH_KEEP = 0, MD_SEARCH_ON, MD_SEARCH_OFF };
 
+/* What every engine is opened with; each engine's own settings are its
+ * own (md_store_pg.h: struct md_pg_config). */
 struct md_store_config {
     const char *db; /* a SQLite file path, or a PostgreSQL connection URI */
     enum md_durability durability;
     int busy_timeout_ms; /* wait this long for a lock another process holds */
-    unsigned readers;    /* PostgreSQL: read connections kept open (a pool) */
     struct md_retention history;
     enum md_search_mode search; /* memoryd --search; tools leave the index as it is */
+    /* Open only to read what is there (memoryd backup, the source of
+     * memoryd migrate): nothing is created, migrated or written, and no
+     * thread is started; read_begin, snapshot_begin, dump, totals and
+     * backup are the operations left. */
+    int read_only;
 };
 
-/* Open the store `cfg->db` names: a PostgreSQL connection URI
- * ("postgresql://..." or "postgres://...") or else a SQLite file path
- * (created and migrated when needed). On failure returns an error and
- * writes a reason into `why`. */
-enum md_err md_store_open(const struct md_store_config *cfg, struct md_store **out, char *why,
-                          size_t why_len);
-
-/* True when `db` is a PostgreSQL connection URI. */
-int md_store_is_pg_uri(const char *db);
-
-/* `db` as it may be logged: a URI's password (user:PASSWORD@, or
- * password=... among its parameters) replaced by "***". Returns `buf`. */
-const char *md_store_redact(const char *db, char *buf, size_t len);
+/* An engine, as the registry (app/md_engines.h) knows it: the form of the
+ * `db` it serves, how it opens, how its `db` may be logged. */
+struct md_engine {
+    const char *name; /* "sqlite", "postgres": the `store` label of logs and metrics */
+    unsigned caps;    /* enum md_store_cap: what a store it opens can do */
+    /* True when `db` is this engine's (the registry asks in its order; the
+     * last engine takes any db). */
+    int (*claims)(const char *db);
+    /* Open (creating and migrating when needed, unless cfg->read_only)
+     * with the engine's own settings `own` (its config struct; NULL: its
+     * defaults). On failure an error and the reason in `why`. */
+    enum md_err (*open)(const struct md_store_config *cfg, const void *own, struct md_store **out,
+                        char *why, size_t why_len);
+    /* `db` as it may be logged (a password replaced by "***"), into `buf`;
+     * returns `buf`. */
+    const char *(*redact)(const char *db, char *buf, size_t len);
+    int (*schema_version)(void); /* the number of its migrations (sql/<engine>/) */
+};
 
 static inline void md_store_close(struct md_store *s)
 {
@@ -294,9 +381,13 @@ static inline enum md_err md_store_write_begin(struct md_store *s, struct md_txn
  * transactions of its own from md_store_prune_begin: on a connection of
  * its own (PostgreSQL). Otherwise it runs in md_store_write_begin's
  * transactions, between the writer's batches (SQLite: one writer). */
+static inline unsigned md_store_caps(const struct md_store *s)
+{
+    return s->ops->caps;
+}
 static inline int md_store_prunes_apart(const struct md_store *s)
 {
-    return s->ops->prune_begin != NULL;
+    return (s->ops->caps & MD_STORE_CAP_PRUNE_APART) != 0;
 }
 /* A write transaction for md_txn_prune alone (md_store_prunes_apart), on
  * the pruner's connection; ended by md_txn_commit or md_txn_rollback. One
@@ -322,18 +413,34 @@ static inline void md_txn_rollback(struct md_txn *t)
 {
     t->store->ops->rollback(t);
 }
-/* Before anything else in a write transaction: lock these tenants (names
- * may repeat) until the transaction ends, so that no other process writes
- * them meanwhile. Locks are taken in one fixed order, so two processes
- * never wait for each other. */
-static inline enum md_err md_txn_lock_tenants(struct md_txn *t, const char *const *names, size_t n)
+/* Before anything else in a write transaction: lock the batch's tenants
+ * until the transaction ends, so that no other process writes them
+ * meanwhile (locks are taken in one fixed order, so two processes never
+ * wait for each other); with b->defer, on an engine that defers
+ * (MD_STORE_CAP_DEFER), read the batch's paths and defer its writes.
+ * MD_EUNAVAIL: the database cannot be reached (nothing was done; the batch
+ * may run again on a new connection). MD_EREDO: the deferral was given up
+ * before it began; roll back and run the batch again without it. */
+static inline enum md_err md_txn_batch_begin(struct md_txn *t, const struct md_batch *b)
 {
-    return t->store->ops->lock_tenants(t, names, n);
+    return t->store->ops->batch_begin(t, b);
+}
+/* Send the writes a deferring batch has held back (one round trip), before
+ * md_txn_commit; MD_OK at once when nothing is held. MD_EREDO: a deferred
+ * write failed: roll back and run the batch again without deferral (where
+ * a failing command fails alone). */
+static inline enum md_err md_txn_flush(struct md_txn *t)
+{
+    return t->store->ops->flush(t);
 }
 static inline enum md_err md_txn_savepoint(struct md_txn *t)
 {
     return t->store->ops->savepoint(t);
 }
+/* End the command's savepoint: keep what it did, or roll it back. In a
+ * deferring batch, MD_EREDO when the deferral has been given up (a
+ * statement failed, or a command that wrote failed): roll back and run the
+ * batch again without deferral. */
 static inline enum md_err md_txn_release(struct md_txn *t, int rollback)
 {
     return t->store->ops->release(t, rollback);
@@ -360,7 +467,7 @@ static inline enum md_err md_txn_view(struct md_txn *t, const char *tenant, cons
  * instead of a thread waiting for each. */
 static inline int md_store_has_view_async(const struct md_store *s)
 {
-    return s->ops->view_async != NULL;
+    return (s->ops->caps & MD_STORE_CAP_VIEW_ASYNC) != 0;
 }
 /* Start fetching the view `job` describes; `job->done` is called when it
  * is ready (possibly before this returns). MD_OK, or an error (MD_ENOMEM)
@@ -419,9 +526,19 @@ static inline enum md_err md_txn_list(struct md_txn *t, const char *tenant, cons
 {
     return t->store->ops->list(t, tenant, dir, len, cb, ctx);
 }
+/* What the operations on `t` have cost so far. A command whose writes a
+ * deferring batch holds back is charged the round trip that will send
+ * them. */
 static inline void md_txn_stats(struct md_txn *t, struct md_txn_stats *st)
 {
     t->store->ops->stats(t, st);
+}
+/* Statements and round trips that went over the writer's connection so far
+ * (MD_STORE_CAP_ROUND_TRIPS; zeros otherwise): around a whole transaction,
+ * its BEGIN and COMMIT included. For the writer thread. */
+static inline void md_store_wire(struct md_store *s, struct md_txn_stats *st)
+{
+    s->ops->wire(s, st);
 }
 
 /* ---- history, the change feed, idempotency (md_history.h) ---- */
@@ -614,6 +731,159 @@ static inline enum md_err md_txn_scan(struct md_txn *t, const char *tenant, cons
                                       md_scan_cb cb, void *ctx, int *more)
 {
     return t->store->ops->scan(t, tenant, after, after_len, max_rows, max_bytes, cb, ctx, more);
+}
+
+/* ---- API keys (memoryd keys; --auth keys) ---- */
+
+/* One API key as stored: never the key, only its hash (md_apikey.h). */
+struct md_key_info {
+    char id[MD_APIKEY_ID_LEN + 1];
+    char tenant[MD_TENANT_MAX + 1];
+    enum md_scope scope;
+    char name[129];
+    int64_t created; /* unix seconds */
+    int64_t revoked; /* unix seconds; 0: valid */
+};
+#define MD_KEY_NAME_MAX 128
+typedef void (*md_key_cb)(void *ctx, const struct md_key_info *k);
+
+/* Store a new key: its record and its hash (MD_APIKEY_HASH_LEN bytes). In a
+ * transaction of its own, on the engine's writer connection: for a program
+ * that runs no writer thread (memoryd keys). MD_EEXIST: that id is taken. */
+static inline enum md_err md_store_key_put(struct md_store *s, const struct md_key_info *k,
+                                           const unsigned char *hash)
+{
+    return s->ops->key_put(s, k, hash);
+}
+/* Every key (of `tenant` only, unless NULL), in order of tenant and id. */
+static inline enum md_err md_store_key_list(struct md_store *s, const char *tenant, md_key_cb cb,
+                                            void *ctx)
+{
+    return s->ops->key_list(s, tenant, cb, ctx);
+}
+/* Revoke key `id` at `now` (a key revoked before keeps its first time); as
+ * md_store_key_put. MD_ENOENT when there is no such key. */
+static inline enum md_err md_store_key_revoke(struct md_store *s, const char *id, int64_t now)
+{
+    return s->ops->key_revoke(s, id, now);
+}
+/* The key whose hash is `hash`, revoked or not, compared in constant time;
+ * from any thread. It sees every key committed before the call, by any
+ * process (no cache, no snapshot kept from an earlier read): a revocation
+ * counts at the next request. MD_ENOENT when none. */
+static inline enum md_err md_store_key_find(struct md_store *s, const unsigned char *hash,
+                                            struct md_key_info *out)
+{
+    return s->ops->key_find(s, hash, out);
+}
+
+/* ---- copying a database (memoryd migrate) ---- */
+
+/* A tenant's row as a dump carries it: before its rows. */
+struct md_dump_tenant {
+    const char *name;
+    int64_t created;      /* as stored (created_at) */
+    int64_t last_version; /* its counters (md_history.h) */
+    int64_t last_seq;
+    int64_t max_bytes, max_files; /* its overrides; -1: none */
+};
+/* An entry as stored. */
+struct md_dump_entry {
+    const char *path;
+    size_t len;
+    int depth;
+    enum md_kind kind;
+    int64_t size, mtime;
+    int has_sha256;
+    unsigned char sha256[MD_SHA256_LEN];
+    const char *content; /* files; NULL for directories */
+    size_t content_len;
+};
+/* A stored answer of an Idempotency-Key. */
+struct md_dump_idem {
+    const char *key;
+    size_t key_len;
+    struct md_idem answer;
+    const char *path; /* NULL: none */
+    size_t path_len;
+    int64_t time;
+};
+/* An API key as stored, with its hash. */
+struct md_dump_key {
+    struct md_key_info info;
+    unsigned char hash[MD_APIKEY_HASH_LEN];
+};
+/* One row of a dump: a tenant, or a row of the tenant given last; the keys
+ * come after every tenant. Strings are borrowed until the call returns. */
+enum md_dump_kind {
+    MD_DUMP_TENANT,
+    MD_DUMP_ENTRY,
+    MD_DUMP_VERSION,
+    MD_DUMP_CHANGE,
+    MD_DUMP_IDEM,
+    MD_DUMP_KEY,
+};
+struct md_dump_row {
+    enum md_dump_kind kind;
+    union {
+        struct md_dump_tenant tenant;
+        struct md_dump_entry entry;
+        struct md_version version; /* with its content, redacted and pruned_through */
+        struct md_change change;
+        struct md_dump_idem idem;
+        struct md_dump_key key;
+    } u;
+};
+/* Where a dump goes: `row` for each row, in order: every tenant (by name)
+ * followed by its entries (by path), versions (by version), change-feed
+ * entries (by seq) and idempotency answers (by key); then every API key
+ * (by id). A nonzero return stops the dump (md_txn_dump answers MD_EINVAL). */
+struct md_dump_sink {
+    int (*row)(void *ctx, const struct md_dump_row *row);
+};
+/* What a tenant holds, to check a copy against its source. */
+struct md_totals {
+    int64_t entries, content_bytes, sizes; /* rows, bytes of file content, sum of every size */
+    int64_t versions, changes, idempotency;
+};
+
+/* On a read transaction (of a store opened read-only, say): every row of
+ * the database, to `sink` (MD_STORE_CAP_DUMP). MD_EINVAL with the reason
+ * logged when the database's schema is not this memoryd's. */
+static inline enum md_err md_txn_dump(struct md_txn *t, const struct md_dump_sink *sink, void *ctx)
+{
+    return t->store->ops->dump(t, sink, ctx);
+}
+/* In a write transaction: one row of a dump, written as it is (counters,
+ * sizes, sequence numbers and all). The engine may hold rows back and send
+ * many at once: md_txn_flush sends them (MD_STORE_CAP_LOAD). A tenant that
+ * exists already is MD_EEXIST. */
+static inline enum md_err md_txn_load(struct md_txn *t, const struct md_dump_row *row)
+{
+    return t->store->ops->load(t, row);
+}
+/* What `tenant` holds now, in this transaction; zeros for a tenant that
+ * does not exist. */
+static inline enum md_err md_txn_totals(struct md_txn *t, const char *tenant, struct md_totals *out)
+{
+    return t->store->ops->totals(t, tenant, out);
+}
+
+/* ---- an online copy (memoryd backup) ---- */
+
+struct md_backup_info {
+    int64_t pages, page_size, tenants;
+};
+/* Copy the whole database, as one snapshot, into the file at `path` (made
+ * by the caller, empty), then check the copy (its integrity, memoryd's
+ * schema in it) and close it; the caller syncs and publishes it. The
+ * database is only read; a serving memoryd goes on writing meanwhile
+ * (MD_STORE_CAP_BACKUP). On failure an error and the reason in `why`;
+ * MD_EBUSY when the copy was interrupted (md_store_backup_interrupt). */
+static inline enum md_err md_store_backup(struct md_store *s, const char *path,
+                                          struct md_backup_info *out, char *why, size_t why_len)
+{
+    return s->ops->backup(s, path, out, why, why_len);
 }
 
 #endif

@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "store/md_store.h"
+#include "app/md_engines.h"
 
 /* Pages copied per sqlite3_backup_step, and the pause between steps. */
 #define STEP_PAGES    256
@@ -311,7 +311,7 @@ static int parse_args(struct backup *b, int argc, char **argv)
                 usage);
         return 2;
     }
-    if (md_store_is_pg_uri(b->db)) {
+    if (md_engine_for(b->db) == &md_engine_pg) {
         fprintf(stderr, "memoryd backup: --db is a PostgreSQL URI; memoryd backup copies SQLite "
                         "databases only: back PostgreSQL up with pg_dump (or base backups and "
                         "WAL archiving), see the README's section Backup\n");

@@ -7,9 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "app/md_engines.h"
 #include "base/md_log.h"
-#include "store/pg/md_store_pg.h"
-#include "store/sqlite/md_store_sqlite.h"
 #include "base/md_version.h"
 
 enum opt_type {
@@ -199,19 +198,6 @@ int md_config_split_listen(const char *s, char *addr, size_t len, unsigned *port
     return 0;
 }
 
-int md_tenant_valid(const char *s, size_t n)
-{
-    if (n < 1 || n > MD_TENANT_MAX)
-        return 0;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '.' || c == '_' || c == '-'))
-            return 0;
-    }
-    return 1;
-}
-
 static int parse_bool(const char *s, int *out)
 {
     static const char *const yes[] = {"1", "true", "yes", "on"};
@@ -384,8 +370,11 @@ enum md_config_result md_config_load(struct md_config *cfg, int argc, char **arg
             return MD_CONFIG_EXIT_OK;
         }
         if (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0) {
-            printf("memoryd %s (schema: sqlite %d, postgres %d)\n", MD_VERSION,
-                   md_store_sqlite_schema_version(), md_store_pg_schema_version());
+            printf("memoryd %s (schema:", MD_VERSION);
+            for (size_t k = 0; k < md_engine_count(); k++)
+                printf("%s %s %d", k ? "," : "", md_engine_at(k)->name,
+                       md_engine_at(k)->schema_version());
+            printf(")\n");
             return MD_CONFIG_EXIT_OK;
         }
         if (strncmp(a, "--", 2) != 0)
@@ -429,7 +418,7 @@ enum md_config_result md_config_load(struct md_config *cfg, int argc, char **arg
          * (each may hold a database connection) or the CPUs when more. */
         unsigned cpus = ncpu > 0 ? (unsigned)ncpu : 2;
         unsigned pg = 2 * cpus < 32 ? 2 * cpus : (cpus > 32 ? cpus : 32);
-        cfg->threads = md_store_is_pg_uri(cfg->db) ? pg : cpus;
+        cfg->threads = md_engine_for(cfg->db)->caps & MD_STORE_CAP_ROUND_TRIPS ? pg : cpus;
     }
     if (cfg->metrics_tenant_labels && !cfg->metrics_listen) {
         fprintf(stderr, "memoryd: --metrics-tenant-labels puts tenant names in /metrics: it needs "

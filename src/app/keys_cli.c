@@ -6,9 +6,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "base/md_apikey.h"
+#include "app/md_engines.h"
 #include "app/md_keystore.h"
-#include "store/md_store.h"
+#include "base/md_apikey.h"
 
 static const char usage[] =
     "Usage: memoryd keys create --db PATH|URI --tenant T --scope read|write|admin [--name N]\n"
@@ -151,9 +151,12 @@ int md_keys_main(int argc, char **argv)
         return fail("no such key", a.id);
     char why[512] = "";
     /* Opening the store creates and migrates the database when needed. */
-    struct md_store_config scfg = {a.db, MD_DURABILITY_FULL, 5000, 1, {0, 0}, MD_SEARCH_KEEP};
+    struct md_store_config scfg = {.db = a.db,
+                                   .durability = MD_DURABILITY_FULL,
+                                   .busy_timeout_ms = 5000,
+                                   .search = MD_SEARCH_KEEP};
     struct md_store *store = NULL;
-    if (md_store_open(&scfg, &store, why, sizeof why) != MD_OK)
+    if (md_store_open(&scfg, NULL, &store, why, sizeof why) != MD_OK)
         return fail("cannot open the database", why);
     md_store_close(store);
     struct md_keystore *ks = NULL;

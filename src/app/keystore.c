@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app/md_engines.h"
 #include "base/md_log.h"
-#include "store/md_store.h"
 
 enum { K_INSERT, K_LIST_ALL, K_LIST_TENANT, K_REVOKE, K_FIND, K_COUNT };
 
@@ -175,7 +175,7 @@ enum md_err md_keystore_open(const char *db, struct md_keystore **out, char *why
     if (!ks)
         return MD_ENOMEM;
     pthread_mutex_init(&ks->mu, NULL);
-    ks->pg = md_store_is_pg_uri(db);
+    ks->pg = md_engine_for(db) == &md_engine_pg;
     if (ks->pg) {
         ks->uri = strdup(db);
         if (!ks->uri || pg_connect(ks, why, why_len)) {

@@ -8,13 +8,13 @@
 
 #include "app/md_backup.h"
 #include "app/md_config.h"
-#include "http/md_http.h"
+#include "app/md_engines.h"
 #include "app/md_keys_cli.h"
-#include "base/md_log.h"
 #include "app/md_migrate.h"
-#include "store/md_store.h"
+#include "base/md_log.h"
 #include "base/md_version.h"
 #include "cmd/md_writer.h"
+#include "http/md_http.h"
 
 /* Each connection is a file descriptor: raise the soft open-file limit to
  * what --max-connections needs (plus the database, WAL, eventfds and logs),
@@ -82,10 +82,14 @@ int main(int argc, char **argv)
     char why[512] = "";
     struct md_store *store = NULL;
     /* A reader per HTTP thread, and one for /readyz. */
-    struct md_store_config scfg = {
-        cfg.db,          cfg.durability, (int)cfg.busy_timeout_ms,
-        cfg.threads + 1, cfg.history,    cfg.search_off ? MD_SEARCH_OFF : MD_SEARCH_ON};
-    if (md_store_open(&scfg, &store, why, sizeof why) != MD_OK) {
+    struct md_store_config scfg = {.db = cfg.db,
+                                   .durability = cfg.durability,
+                                   .busy_timeout_ms = (int)cfg.busy_timeout_ms,
+                                   .history = cfg.history,
+                                   .search = cfg.search_off ? MD_SEARCH_OFF : MD_SEARCH_ON};
+    /* PostgreSQL: a reader per HTTP thread, and one for /readyz. */
+    struct md_engine_configs own = {.pg = {.readers = cfg.threads + 1}};
+    if (md_store_open(&scfg, &own, &store, why, sizeof why) != MD_OK) {
         md_log_msg(MD_LOG_ERROR, "cannot open the database", why);
         return 1;
     }

@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app/md_engines.h"
 #include "base/md_buf.h"
-#include "store/md_store.h"
-#include "store/sqlite/md_store_sqlite.h"
 #include "store/pg/internal.h"
+#include "store/sqlite/md_store_sqlite.h"
 
 /* Rows per INSERT, and bytes of content: whichever comes first. */
 #define CHUNK_ROWS  1000
@@ -462,7 +462,7 @@ int md_migrate_main(int argc, char **argv)
         fprintf(stderr, "memoryd migrate: both --from and --to are needed\n\n%s", usage);
         return 2;
     }
-    if (!md_store_is_pg_uri(to) || md_store_is_pg_uri(from)) {
+    if (md_engine_for(to) != &md_engine_pg || md_engine_for(from) == &md_engine_pg) {
         fprintf(stderr,
                 "memoryd migrate: --from is a SQLite file and --to a PostgreSQL URI "
                 "(postgresql://... or postgres://...)\n\n%s",

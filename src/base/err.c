@@ -44,6 +44,8 @@ const char *md_strerror(enum md_err err)
         return "unauthorized";
     case MD_ERATE:
         return "too many failed authentications";
+    case MD_EREDO:
+        return "batch to run again";
     }
     return "unknown error";
 }
@@ -71,6 +73,7 @@ unsigned md_err_http_status(enum md_err err)
     case MD_ENOMEM:
     case MD_EDB:
     case MD_EUNSURE:
+    case MD_EREDO:
         return 500;
     case MD_EBUSY:
     case MD_EUNAVAIL:

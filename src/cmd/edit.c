@@ -1,8 +1,8 @@
 /* cmd_edit.c — commands that write one file: create, str_replace, insert. */
 #include <string.h>
 
-#include "internal.h"
 #include "cmd/md_quota.h"
+#include "internal.h"
 
 static enum md_err too_big(struct cmd_ctx *c, size_t size)
 {

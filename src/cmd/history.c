@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
 #include "cmd/md_quota.h"
+#include "internal.h"
 
 /* A version is not kept: never given out, or pruned. */
 static enum md_err not_kept(struct cmd_ctx *c, int64_t version)

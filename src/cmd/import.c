@@ -22,9 +22,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
 #include "base/md_log.h"
 #include "cmd/md_quota.h"
+#include "internal.h"
 
 /* libarchive's read block. */
 #define IMPORT_BLOCK ((size_t)64 * 1024)

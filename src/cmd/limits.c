@@ -4,9 +4,9 @@
  * tenant, md_txn_erase). */
 #include <string.h>
 
-#include "internal.h"
 #include "base/md_json.h"
 #include "cmd/md_quota.h"
+#include "internal.h"
 
 enum md_err cmd_limits(struct cmd_ctx *c)
 {

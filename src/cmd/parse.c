@@ -14,11 +14,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
 #include "base/md_json.h"
 #include "base/md_json_read.h"
 #include "base/md_log.h"
 #include "base/md_utf8.h"
+#include "internal.h"
 
 enum field_type {
     F_PATH,     /* string, canonicalised into a md_patharg */

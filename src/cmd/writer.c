@@ -10,7 +10,6 @@
 #include "base/md_clock.h"
 #include "base/md_log.h"
 #include "base/md_metrics.h"
-#include "store/pg/md_store_pg.h"
 #include "store/md_tenant_cache.h"
 
 /* Retention runs between batches, at most this often, deleting at most
@@ -150,39 +149,100 @@ static enum md_err run_job(struct md_writer *w, struct md_txn *t, struct md_job 
 
 /* What run_batch_once did. */
 enum run {
-    RUN_DONE,  /* committed, or failed for good */
-    RUN_LOST,  /* the database could not be reached before the commit was
-                  sent: nothing is applied; it may run again, on a new
-                  connection */
-    RUN_EXACT, /* an optimistic attempt was given up: nothing is applied; it
-                  runs again the exact way */
+    RUN_DONE, /* committed, or failed for good */
+    RUN_LOST, /* the database could not be reached before the commit was
+                 sent: nothing is applied; it may run again, on a new
+                 connection */
+    RUN_REDO, /* a deferring attempt was given up (MD_EREDO): nothing is
+                 applied; it runs again without deferral */
 };
 
-/* The paths of a batch's commands, for an optimistic batch's prefetch:
- * each command's path (with its content when the command edits the file)
- * and a rename's destination. NULL when out of memory. */
-static struct md_pg_want *batch_wants(struct md_job *batch, size_t n, size_t *count)
+/* What a batch names (struct md_batch): its tenants, each command's path
+ * (with its content when the command edits the file) and a rename's
+ * destination. MD_ENOMEM, or MD_OK with b's arrays to free
+ * (batch_names_free). */
+static enum md_err batch_names(struct md_job *batch, size_t n, int defer, struct md_batch *b)
 {
-    struct md_pg_want *want = malloc(2 * n * sizeof *want);
-    size_t k = 0;
-    for (struct md_job *j = batch; want && j; j = j->next) {
+    const char **tenants = malloc(n * sizeof *tenants);
+    struct md_batch_path *paths = malloc(2 * n * sizeof *paths);
+    if (!tenants || !paths) {
+        free(tenants);
+        free(paths);
+        return MD_ENOMEM;
+    }
+    size_t nt = 0, np = 0;
+    for (struct md_job *j = batch; j; j = j->next) {
         const struct md_cmd *c = j->cmd;
         int edit = c->kind == MD_CMD_STR_REPLACE || c->kind == MD_CMD_INSERT;
+        tenants[nt++] = j->tenant;
         if (c->path.canon)
-            want[k++] = (struct md_pg_want){j->tenant, c->path.canon, c->path.canon_len, edit};
+            paths[np++] = (struct md_batch_path){j->tenant, c->path.canon, c->path.canon_len, edit};
         if (c->kind == MD_CMD_RENAME && c->path2.canon)
-            want[k++] = (struct md_pg_want){j->tenant, c->path2.canon, c->path2.canon_len, 0};
+            paths[np++] = (struct md_batch_path){j->tenant, c->path2.canon, c->path2.canon_len, 0};
     }
-    *count = k;
-    return want;
+    *b = (struct md_batch){tenants, nt, paths, np, defer};
+    return MD_OK;
+}
+
+static void batch_names_free(struct md_batch *b)
+{
+    free((void *)b->tenants);
+    free((void *)b->paths);
+}
+
+/* Log a batch (debug): its commands, times and, on an engine with round
+ * trips, those and the statements of the whole transaction, its COMMIT
+ * (or ROLLBACK) included. */
+static void log_batch(const struct md_writer *w, size_t n, uint64_t exec_us, uint64_t commit_us,
+                      const struct md_txn_stats *start, const struct md_txn_stats *end, int defer)
+{
+    struct md_logline l;
+    md_log_begin(&l, MD_LOG_DEBUG, "write batch");
+    md_log_int(&l, "commands", (int64_t)n);
+    md_log_int(&l, "exec_us", (int64_t)exec_us);
+    md_log_int(&l, "commit_us", (int64_t)commit_us);
+    if (md_store_caps(w->store) & MD_STORE_CAP_ROUND_TRIPS) {
+        md_log_int(&l, "round_trips", (int64_t)(end->round_trips - start->round_trips));
+        /* (BEGIN was queued before `start`) */
+        md_log_int(&l, "statements", (int64_t)(end->statements - start->statements + 1));
+    }
+    if (defer)
+        md_log_str(&l, "mode", defer > 0 ? "optimistic" : "optimistic, given up");
+    md_log_end(&l);
+}
+
+/* Run the batch's jobs, each in its savepoint, on the open transaction `t`;
+ * *defer goes to -1 when a deferring attempt is given up (MD_EREDO).
+ * Returns the error that dooms the transaction (MD_OK when none); *lost:
+ * the database went away while the commands ran. */
+static enum md_err run_jobs(struct md_writer *w, struct md_txn *t, struct md_job *batch,
+                            enum md_err fatal, int *defer, int *lost)
+{
+    for (struct md_job *j = batch; *defer >= 0 && j; j = j->next) {
+        if (fatal) {
+            storage_failure(j, fatal);
+            continue;
+        }
+        enum md_err e = run_job(w, t, j);
+        *lost |= j->err == MD_EUNAVAIL;
+        if (e == MD_EREDO) {
+            *defer = -1;
+            break;
+        }
+        if (e) {
+            fatal = e;
+            if (!is_storage_err(j->err))
+                storage_failure(j, e);
+        }
+    }
+    return fatal;
 }
 
 /* Run a batch in one transaction; *exec_us and *commit_us get the time
- * spent running its commands and committing. `optimistic` (PostgreSQL):
- * the batch's rows read at once and its writes sent at once (see
- * md_store_pg.h), given up for the exact way at the first failed
- * statement. */
-static enum run run_batch_once(struct md_writer *w, struct md_job *batch, size_t n, int optimistic,
+ * spent running its commands and committing. `defer`: the engine may defer
+ * the batch's writes (MD_STORE_CAP_DEFER): its rows read at once and its
+ * writes sent at once, given up (-1) at the first failed statement. */
+static enum run run_batch_once(struct md_writer *w, struct md_job *batch, size_t n, int defer,
                                uint64_t *exec_us, uint64_t *commit_us)
 {
     struct md_txn *t = NULL;
@@ -195,85 +255,42 @@ static enum run run_batch_once(struct md_writer *w, struct md_job *batch, size_t
         *commit_us = 0;
         return e == MD_EUNAVAIL ? RUN_LOST : RUN_DONE;
     }
-    int pg = md_store_is_pg(w->store);
-    struct md_txn_stats start = {0, 0}, end = {0, 0};
-    if (pg)
-        md_store_pg_wire(w->store, &start);
+    struct md_txn_stats start, end;
+    md_store_wire(w->store, &start);
     /* Every tenant of the batch, locked before any command runs. */
-    const char **tenants = malloc(n * sizeof *tenants);
-    size_t i = 0;
-    for (struct md_job *j = batch; tenants && j; j = j->next)
-        tenants[i++] = j->tenant;
-    enum md_err fatal = tenants ? md_txn_lock_tenants(t, tenants, n) : MD_ENOMEM;
-    free(tenants);
+    struct md_batch names;
+    enum md_err fatal = batch_names(batch, n, defer, &names);
+    if (!fatal) {
+        fatal = md_txn_batch_begin(t, &names);
+        batch_names_free(&names);
+        if (fatal == MD_EREDO) {
+            defer = -1; /* given up before it began */
+            fatal = MD_OK;
+        }
+    }
     int lost = 0; /* the database went away while the commands ran */
-    if (optimistic && !fatal) {
-        size_t nwant = 0;
-        struct md_pg_want *want = batch_wants(batch, n, &nwant);
-        e = want ? md_txn_pg_prefetch(t, want, nwant) : MD_ENOMEM;
-        free(want);
-        if (e == MD_EUNAVAIL)
+    fatal = run_jobs(w, t, batch, fatal, &defer, &lost);
+    if (defer > 0 && !fatal && !lost) {
+        e = md_txn_flush(t);
+        if (e == MD_EREDO)
+            defer = -1;
+        else
             fatal = e;
-        else if (e)
-            optimistic = -1; /* given up before it began */
-    }
-    for (struct md_job *j = batch; optimistic >= 0 && j; j = j->next) {
-        if (fatal) {
-            storage_failure(j, fatal);
-            continue;
-        }
-        e = run_job(w, t, j);
-        lost |= j->err == MD_EUNAVAIL;
-        if (e) {
-            fatal = e;
-            if (!is_storage_err(j->err))
-                storage_failure(j, e);
-        }
-        /* Its queued writes go in the batch's write round trip. */
-        if (optimistic && md_txn_pg_deferred(t) > 0)
-            j->cost.round_trips++;
-        if (optimistic && md_txn_pg_abandoned(t)) {
-            optimistic = -1;
-            break;
-        }
-    }
-    if (optimistic > 0 && !fatal && !lost) {
-        e = md_txn_pg_flush(t);
-        if (e == MD_EUNAVAIL)
-            fatal = e;
-        else if (e)
-            optimistic = -1;
     }
     lost |= fatal == MD_EUNAVAIL;
     uint64_t t1 = now_us();
-    if (optimistic < 0 || fatal)
+    if (defer < 0 || fatal)
         md_txn_rollback(t);
     else
         fatal = md_txn_commit(t);
     uint64_t t2 = now_us();
-    if (pg)
-        md_store_pg_wire(w->store, &end);
+    md_store_wire(w->store, &end);
     *exec_us = t1 - t0;
     *commit_us = t2 - t1;
-    if (md_log_enabled(MD_LOG_DEBUG)) {
-        struct md_logline l;
-        md_log_begin(&l, MD_LOG_DEBUG, "write batch");
-        md_log_int(&l, "commands", (int64_t)n);
-        md_log_int(&l, "exec_us", (int64_t)(t1 - t0));
-        md_log_int(&l, "commit_us", (int64_t)(t2 - t1));
-        /* PostgreSQL: round trips and statements of the whole transaction,
-         * its COMMIT (or ROLLBACK) included. */
-        if (pg) {
-            md_log_int(&l, "round_trips", (int64_t)(end.round_trips - start.round_trips));
-            /* (BEGIN was queued before `start`) */
-            md_log_int(&l, "statements", (int64_t)(end.statements - start.statements + 1));
-        }
-        if (optimistic)
-            md_log_str(&l, "mode", optimistic > 0 ? "optimistic" : "optimistic, given up");
-        md_log_end(&l);
-    }
-    if (optimistic < 0)
-        return RUN_EXACT; /* the jobs' results are set again by the exact run */
+    if (md_log_enabled(MD_LOG_DEBUG))
+        log_batch(w, n, t1 - t0, t2 - t1, &start, &end, defer);
+    if (defer < 0)
+        return RUN_REDO; /* the jobs' results are set again by the exact run */
     if (fatal) {
         /* Nothing of this batch is stored: successes become failures. */
         for (struct md_job *j = batch; j; j = j->next)
@@ -309,25 +326,25 @@ static int needs_exact(const struct md_job *batch)
     return 0;
 }
 
-/* A batch runs optimistically on PostgreSQL, the exact way after a given-up
- * attempt; a batch that met an unreachable database before its commit (a
- * connection the server dropped while idle, say) runs once more on a new
- * connection. */
+/* A batch defers its writes where the engine can (MD_STORE_CAP_DEFER),
+ * and runs the exact way after a given-up attempt; a batch that met an
+ * unreachable database before its commit (a connection the server dropped
+ * while idle, say) runs once more on a new connection. */
 static void run_batch(struct md_writer *w, struct md_job *batch, size_t n, uint64_t *exec_us,
                       uint64_t *commit_us)
 {
-    int optimistic = md_store_is_pg(w->store) && !needs_exact(batch);
+    int defer = (md_store_caps(w->store) & MD_STORE_CAP_DEFER) && !needs_exact(batch);
     int retried = 0;
     *exec_us = *commit_us = 0;
     for (;;) {
         uint64_t exec, commit;
-        enum run r = run_batch_once(w, batch, n, optimistic, &exec, &commit);
+        enum run r = run_batch_once(w, batch, n, defer, &exec, &commit);
         *exec_us += exec;
         *commit_us += commit;
         if (r == RUN_DONE || (r == RUN_LOST && retried++))
             return;
-        if (r == RUN_EXACT)
-            optimistic = 0;
+        if (r == RUN_REDO)
+            defer = 0;
         else
             md_log_msg(MD_LOG_WARN, "write batch run again: the database was unreachable", NULL);
         for (struct md_job *j = batch; j; j = j->next) {

@@ -12,12 +12,12 @@
 #include <strings.h>
 #include <time.h>
 
-#include "internal.h"
-#include "base/md_apikey.h"
-#include "http/md_authfail.h"
-#include "base/md_json.h"
 #include "app/md_keystore.h"
+#include "base/md_apikey.h"
+#include "base/md_json.h"
 #include "base/md_log.h"
+#include "http/md_authfail.h"
+#include "internal.h"
 
 /* 10 failures within 60 s block an address for the rest of the 60 s. */
 #define FAIL_MAX    10

@@ -24,9 +24,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
 #include "base/md_log.h"
 #include "base/md_path.h"
+#include "internal.h"
 
 #define EXPORT_PAGE_ROWS  256
 #define EXPORT_PAGE_BYTES ((int64_t)1 << 20)

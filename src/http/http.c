@@ -14,8 +14,8 @@
 #include <fcntl.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
-#include <stdatomic.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,12 +23,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
-#include "http/md_connlimit.h"
 #include "base/md_json.h"
 #include "base/md_log.h"
 #include "base/md_metrics.h"
-#include "http/md_tenant.h"
+#include "http/md_connlimit.h"
+#include "http/md_tenant_resolve.h"
+#include "internal.h"
 
 /* An oversized body of unannounced length is read and dropped up to this
  * many times the body limit before the connection is closed. */

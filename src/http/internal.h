@@ -20,12 +20,12 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "app/md_config.h"
 #include "base/md_apikey.h"
 #include "cmd/md_cmd.h"
-#include "app/md_config.h"
+#include "cmd/md_writer.h"
 #include "http/md_http.h"
 #include "store/md_store.h"
-#include "cmd/md_writer.h"
 
 /* Bounds of every response text: results are bounded by the limits, but
  * an error text repeating a long path or a list of lines can be large. */

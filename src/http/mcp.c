@@ -20,10 +20,10 @@
 #include <string.h>
 #include <strings.h>
 
-#include "internal.h"
 #include "base/md_json.h"
-#include "http/md_mcp_session.h"
 #include "base/md_version.h"
+#include "http/md_mcp_session.h"
+#include "internal.h"
 
 /* The revisions memoryd speaks, newest first: the answer to an
  * initialize asking for another one. */

@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
 #include "cmd/md_search.h"
+#include "internal.h"
 
 /* The memory tool's input: a command and its fields, as Anthropic's
  * memory tool (memory_20250818) takes them. */

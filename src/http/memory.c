@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
 #include "base/md_json.h"
+#include "internal.h"
 
 enum MHD_Result md_http_reply_result(struct req *r, unsigned status)
 {

@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
 #include "base/md_log.h"
 #include "base/md_metrics.h"
+#include "internal.h"
 
 #define DB_SIZE_EVERY_US ((uint64_t)5 * 1000000)
 

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
 #include "cmd/md_cmd.h"
 #include "cmd/md_search.h"
+#include "internal.h"
 
 /* Bytes of a search answer at most (100 hits of 3 snippets fit). */
 #define SEARCH_OUT_LIMIT ((size_t)4 << 20)

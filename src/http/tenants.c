@@ -12,12 +12,12 @@
 #include <microhttpd.h>
 #include <string.h>
 
-#include "internal.h"
 #include "app/md_config.h"
 #include "base/md_json.h"
 #include "base/md_netaddr.h"
 #include "base/md_path.h"
 #include "cmd/md_quota.h"
+#include "internal.h"
 
 #define PREFIX "/v1/tenants/"
 

@@ -19,10 +19,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
 #include "base/md_json.h"
 #include "base/md_log.h"
 #include "base/md_path.h"
+#include "internal.h"
 
 #define HISTORY_LIMIT_DEFAULT 50
 #define HISTORY_LIMIT_MAX     1000

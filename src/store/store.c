@@ -1,6 +1,5 @@
-/* store.c — what every backend shares: opening by name, the two-level
- * listing over a one-directory list, hidden names, tenant keys (see
- * md_store.h). */
+/* store.c — what every engine shares: the two-level listing over a
+ * one-directory list, hidden names, tenant keys (see md_store.h). */
 #include "store/md_store.h"
 
 #include <stdio.h>
@@ -9,56 +8,6 @@
 #include <strings.h>
 
 #include "base/md_buf.h"
-#include "store/pg/md_store_pg.h"
-#include "store/sqlite/md_store_sqlite.h"
-
-int md_store_is_pg_uri(const char *db)
-{
-    return db && (strncmp(db, "postgresql://", 13) == 0 || strncmp(db, "postgres://", 11) == 0);
-}
-
-enum md_err md_store_open(const struct md_store_config *cfg, struct md_store **out, char *why,
-                          size_t why_len)
-{
-    if (md_store_is_pg_uri(cfg->db))
-        return md_store_pg_open(cfg, out, why, why_len);
-    return md_store_sqlite_open(cfg, out, why, why_len);
-}
-
-const char *md_store_redact(const char *db, char *buf, size_t len)
-{
-    snprintf(buf, len, "%s", db);
-    if (!md_store_is_pg_uri(db))
-        return buf;
-    struct md_buf out;
-    md_buf_init(&out, len > 0 ? len - 1 : 0);
-    const char *p = strstr(db, "://") + 3;
-    md_buf_append(&out, db, (size_t)(p - db));
-    /* user:password@host */
-    const char *end = p + strcspn(p, "/?#");
-    const char *at = memchr(p, '@', (size_t)(end - p));
-    const char *colon = at ? memchr(p, ':', (size_t)(at - p)) : NULL;
-    if (colon) {
-        md_buf_append(&out, p, (size_t)(colon - p) + 1);
-        md_buf_puts(&out, "***");
-        p = at;
-    }
-    /* ...?password=secret&... */
-    while (*p) {
-        const char *q = p;
-        if ((*q == '?' || *q == '&') && strncasecmp(q + 1, "password=", 9) == 0) {
-            md_buf_append(&out, q, 10);
-            md_buf_puts(&out, "***");
-            p = q + 10 + strcspn(q + 10, "&#");
-            continue;
-        }
-        md_buf_putc(&out, *p++);
-    }
-    if (out.data)
-        snprintf(buf, len, "%.*s", (int)out.len, out.data);
-    md_buf_free(&out);
-    return buf;
-}
 
 int md_store_hidden_name(const char *name, size_t len)
 {

@@ -40,8 +40,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fuzz_common.h"
 #include "base/md_text.h"
+#include "fuzz_common.h"
 
 #define PATH    "/memories/f.txt"
 #define HEAD    "Here's the content of " PATH " with line numbers:\n"

@@ -21,8 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fuzz_common.h"
 #include "base/md_json_read.h"
+#include "fuzz_common.h"
 
 /* Whether the reader may decline v (see md_json_read.h), at this depth.
  * Recursion as deep as jansson's own nesting limit (2048). */

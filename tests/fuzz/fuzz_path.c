@@ -27,8 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fuzz_common.h"
 #include "base/md_path.h"
+#include "fuzz_common.h"
 
 static const struct md_path_limits LIMITS[] = {
     {4096, 255}, {64, 16}, {32, 8}, {24, 3}, {16, 1}, {12, 2}, {10, 0}, {9, 255},

@@ -1,7 +1,7 @@
 /*
  * fuzz_request.c — libFuzzer target for whole POST /memory bodies:
  * md_cmd_parse, then md_cmd_exec on an in-process SQLite store
- * (md_store_sqlite_open, durability normal, a database under /dev/shm), run
+ * (md_engine_sqlite, durability normal, a database under /dev/shm), run
  * the way memoryd runs commands: a write in a write transaction inside a
  * savepoint (released, or rolled back on error) and committed; a view in a
  * read transaction.
@@ -31,27 +31,27 @@
  * truncation paths are reachable and runs stay fast. The database is
  * emptied before each input and recreated every RESET_EVERY inputs.
  */
-#include <jansson.h>
+#include <dirent.h>
+#include <errno.h>
 #include <inttypes.h>
+#include <jansson.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
-#include <errno.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <utf8proc.h>
 
-#include "fuzz_common.h"
-#include "cmd/md_cmd.h"
 #include "base/md_json.h"
 #include "base/md_log.h"
 #include "base/md_sha256.h"
-#include "store/sqlite/md_store_sqlite.h"
 #include "base/md_text.h"
+#include "cmd/md_cmd.h"
+#include "fuzz_common.h"
+#include "store/sqlite/md_store_sqlite.h"
 
 #define SEP         "\n--\n"
 #define MAX_BODIES  64
@@ -122,8 +122,12 @@ static void db_close(void)
 static void db_open(void)
 {
     char why[512] = "";
-    struct md_store_config cfg = {g_db, MD_DURABILITY_NORMAL, 2000, 0, {20, 30}, MD_SEARCH_KEEP};
-    if (md_store_sqlite_open(&cfg, &g_store, why, sizeof why) != MD_OK) {
+    struct md_store_config cfg = {.db = g_db,
+                                  .durability = MD_DURABILITY_NORMAL,
+                                  .busy_timeout_ms = 2000,
+                                  .history = {20, 30},
+                                  .search = MD_SEARCH_KEEP};
+    if (md_engine_sqlite.open(&cfg, NULL, &g_store, why, sizeof why) != MD_OK) {
         fprintf(stderr, "fuzz_request: cannot open %s: %s\n", g_db, why);
         abort();
     }

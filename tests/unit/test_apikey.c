@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "check.h"
-#include "base/md_apikey.h"
-#include "http/md_authfail.h"
+#include "app/md_engines.h"
 #include "app/md_keystore.h"
-#include "store/md_store.h"
+#include "base/md_apikey.h"
+#include "check.h"
+#include "http/md_authfail.h"
 
 static void test_key_form(void)
 {
@@ -107,9 +107,12 @@ static void test_keystore(void)
     char path[128];
     snprintf(path, sizeof path, "%s/k.db", dir);
     char why[256] = "";
-    struct md_store_config scfg = {path, MD_DURABILITY_FULL, 1000, 1, {0, 0}, MD_SEARCH_KEEP};
+    struct md_store_config scfg = {.db = path,
+                                   .durability = MD_DURABILITY_FULL,
+                                   .busy_timeout_ms = 1000,
+                                   .search = MD_SEARCH_KEEP};
     struct md_store *store = NULL;
-    CHECK_EQ_INT(md_store_open(&scfg, &store, why, sizeof why), MD_OK);
+    CHECK_EQ_INT(md_store_open(&scfg, NULL, &store, why, sizeof why), MD_OK);
     md_store_close(store);
     struct md_keystore *ks = NULL;
     CHECK_EQ_INT(md_keystore_open(path, &ks, why, sizeof why), MD_OK);

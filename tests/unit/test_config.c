@@ -13,14 +13,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "check.h"
 #include "app/md_config.h"
+#include "base/md_log.h"
+#include "base/md_version.h"
+#include "check.h"
+#include "http/md_http.h"
+#include "http/md_tenant_resolve.h"
 #include "store/pg/md_store_pg.h"
 #include "store/sqlite/md_store_sqlite.h"
-#include "http/md_http.h"
-#include "base/md_log.h"
-#include "http/md_tenant.h"
-#include "base/md_version.h"
 
 /* ---- md_parse_size ---- */
 

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/md_utf8.h"
 #include "check.h"
 #include "cmd/md_cmd.h"
-#include "base/md_utf8.h"
 
 static const struct md_limits LIM = {4u << 20, 1u << 20, 256u << 10, {4096, 255}, 0, 0};
 

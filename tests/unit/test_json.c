@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
 #include "base/md_buf.h"
 #include "base/md_json.h"
+#include "check.h"
 
 /* Escape a literal (may hold NUL bytes); compare with the literal `want`;
  * parse the result back and compare with `decoded` (its UTF-8 bytes). */

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
 #include "base/md_json_read.h"
+#include "check.h"
 
 enum { DECLINE = 0, READ = 1 };
 enum { JANSSON_REJECTS = 0, JANSSON_ACCEPTS = 1 };

@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "check.h"
 #include "base/md_log.h"
+#include "check.h"
 
 static char g_path[64];
 static int g_saved = -1;

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/md_metrics.h"
 #include "check.h"
 #include "http/internal.h"
-#include "base/md_metrics.h"
 
 static char *render(int om, const struct md_metrics_gauges *g)
 {

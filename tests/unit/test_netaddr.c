@@ -10,11 +10,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "check.h"
 #include "app/md_config.h"
-#include "http/md_connlimit.h"
 #include "base/md_netaddr.h"
-#include "http/md_tenant.h"
+#include "check.h"
+#include "http/md_connlimit.h"
+#include "http/md_tenant_resolve.h"
 
 static struct sockaddr_storage v4(const char *a)
 {

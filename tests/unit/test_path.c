@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
 #include "base/md_path.h"
 #include "base/md_utf8.h"
+#include "check.h"
 
 static const struct md_path_limits LIM = {4096, 255};
 

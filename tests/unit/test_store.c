@@ -30,8 +30,8 @@
 
 #include "check.h"
 #include "cmd/md_cmd.h"
-#include "store/sqlite/md_store_sqlite.h"
 #include "cmd/md_writer.h"
+#include "store/sqlite/md_store_sqlite.h"
 
 static char g_dir[64];
 static char g_db[128];
@@ -42,10 +42,14 @@ static struct md_cmd_result RES; /* what the last command produced besides its t
 
 static struct md_store *open_store(void)
 {
-    struct md_store_config c = {g_db, MD_DURABILITY_FULL, 5000, 0, {20, 30}, MD_SEARCH_KEEP};
+    struct md_store_config c = {.db = g_db,
+                                .durability = MD_DURABILITY_FULL,
+                                .busy_timeout_ms = 5000,
+                                .history = {20, 30},
+                                .search = MD_SEARCH_KEEP};
     struct md_store *s = NULL;
     char why[512] = "";
-    if (md_store_sqlite_open(&c, &s, why, sizeof why) != MD_OK) {
+    if (md_engine_sqlite.open(&c, NULL, &s, why, sizeof why) != MD_OK) {
         fprintf(stderr, "cannot open %s: %s\n", g_db, why);
         exit(1);
     }
@@ -974,10 +978,14 @@ static void test_newer_schema_refused(void)
     CHECK_EQ_INT(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(db);
 
-    struct md_store_config c = {path, MD_DURABILITY_FULL, 5000, 0, {20, 30}, MD_SEARCH_KEEP};
+    struct md_store_config c = {.db = path,
+                                .durability = MD_DURABILITY_FULL,
+                                .busy_timeout_ms = 5000,
+                                .history = {20, 30},
+                                .search = MD_SEARCH_KEEP};
     struct md_store *s = NULL;
     char why[512] = "";
-    CHECK_EQ_INT(md_store_sqlite_open(&c, &s, why, sizeof why), MD_EDB);
+    CHECK_EQ_INT(md_engine_sqlite.open(&c, NULL, &s, why, sizeof why), MD_EDB);
     CHECK(s == NULL);
     char want[160];
     snprintf(want, sizeof want,
@@ -1001,10 +1009,14 @@ static void test_durability(void)
     char path[160];
     snprintf(path, sizeof path, "%s/durability.db", g_dir);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        struct md_store_config c = {path, cases[i].durability, 5000, 0, {20, 30}, MD_SEARCH_KEEP};
+        struct md_store_config c = {.db = path,
+                                    .durability = cases[i].durability,
+                                    .busy_timeout_ms = 5000,
+                                    .history = {20, 30},
+                                    .search = MD_SEARCH_KEEP};
         struct md_store *s = NULL;
         char why[512] = "";
-        CHECK_EQ_INT(md_store_sqlite_open(&c, &s, why, sizeof why), MD_OK);
+        CHECK_EQ_INT(md_engine_sqlite.open(&c, NULL, &s, why, sizeof why), MD_OK);
         int got[2] = {-1, -1};
         CHECK_EQ_INT(md_store_sqlite_synchronous(s, got), 0);
         CHECK_EQ_INT(got[0], cases[i].synchronous);

@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/md_text.h"
 #include "check.h"
 #include "cmd/md_search.h"
-#include "base/md_text.h"
 
 #define BIG ((size_t)64 << 20)
 

@@ -10,12 +10,12 @@
 
 #include "store/md_store.h"
 
-/* Open (creating and migrating when needed) the SQLite store at cfg->db:
- * synchronous=FULL or NORMAL after cfg->durability, cfg->busy_timeout_ms
- * for locks held by other processes. On failure returns MD_EDB and writes a
- * reason into `why` (a caller buffer). */
-enum md_err md_store_sqlite_open(const struct md_store_config *cfg, struct md_store **out,
-                                 char *why, size_t why_len);
+/* The engine (app/md_engines.h): any `db` no other engine claims, a file
+ * path; opened (created and migrated when needed) with synchronous=FULL or
+ * NORMAL after cfg->durability, cfg->busy_timeout_ms for locks held by
+ * other processes. open fails with MD_EDB and the reason. It has no
+ * settings of its own (`own` is ignored). */
+extern const struct md_engine md_engine_sqlite;
 
 /* For tests: EXPLAIN QUERY PLAN every statement of the backend on the
  * database at `path`. Returns 0 when each one finds its rows by a search

@@ -37,18 +37,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "base/md_buf.h"
-#include "store/md_dirsizes.h"
 #include "base/md_log.h"
 #include "base/md_metrics.h"
 #include "base/md_path.h"
-#include "cmd/md_search.h"
 #include "base/md_text.h"
-#include "http/md_tenant.h"
-#include "store/md_tenant_cache.h"
+#include "cmd/md_search.h"
+#include "http/md_tenant_resolve.h"
 #include "internal.h"
+#include "store/md_dirsizes.h"
+#include "store/md_tenant_cache.h"
 
 #define OID_BYTEA_ELEM 17
 /* Connections of the reads thread (views; see store_pg_reads.c). */
@@ -540,6 +541,7 @@ struct pgc {
 struct pg_store {
     struct md_store base;
     struct md_store_config cfg;
+    struct md_pg_config own; /* PostgreSQL's own settings */
     char *uri;
     pthread_mutex_t pool_mu;
     struct pgc *idle; /* reader connections not in use */
@@ -1173,7 +1175,7 @@ static void reader_release(struct pg_store *s, struct pgc *c)
     c->txn.res = NULL;
     c->txn.nq = 0;
     pthread_mutex_lock(&s->pool_mu);
-    int keep = !c->broken && s->nidle < s->cfg.readers;
+    int keep = !c->broken && s->nidle < s->own.readers;
     if (keep) {
         c->next_idle = s->idle;
         s->idle = c;
@@ -1357,9 +1359,8 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static enum md_err pg_lock_tenants(struct md_txn *base, const char *const *names, size_t n)
+static enum md_err lock_tenants(struct pg_txn *t, const char *const *names, size_t n)
 {
-    struct pg_txn *t = (struct pg_txn *)base;
     int64_t *keys = malloc((n ? n : 1) * sizeof *keys);
     if (!keys)
         return MD_ENOMEM;
@@ -1407,12 +1408,12 @@ static enum md_err pg_release(struct md_txn *base, int rollback)
         if (t->opt) {
             if (t->cmd_wrote && !t->abandoned)
                 t->abandoned = MD_EDB;
-            return MD_OK;
+            return t->abandoned ? MD_EREDO : MD_OK;
         }
         e = q_send(t, P_ROLLBACK_TO, NULL);
     }
     if (t->opt)
-        return MD_OK;
+        return t->abandoned ? MD_EREDO : MD_OK;
     return e ? e : q_send(t, P_RELEASE, NULL);
 }
 
@@ -2219,9 +2220,23 @@ static enum md_err pg_db_size(struct md_store *base, int64_t *bytes)
     return e;
 }
 
+/* Statements queued by the running command of an optimistic batch and
+ * not sent yet: they go in the batch's write round trip (pg_flush). */
+static size_t deferred(const struct pg_txn *t)
+{
+    if (!t->opt)
+        return 0;
+    return (t->nq > t->cmd_base ? t->nq - t->cmd_base : 0) + (size_t)t->cmd_bulk;
+}
+
+/* A command whose writes an optimistic batch holds back is charged the
+ * round trip that will send them (pg_flush). */
 static void pg_stats(struct md_txn *base, struct md_txn_stats *st)
 {
-    *st = ((struct pg_txn *)base)->st;
+    const struct pg_txn *t = (const struct pg_txn *)base;
+    *st = t->st;
+    if (deferred(t) > 0)
+        st->round_trips++;
 }
 
 /* ---- open / close ---- */
@@ -3291,104 +3306,6 @@ static enum md_err pg_erase(struct md_txn *base, const char *tenant, struct md_e
     return notify_add(t, said);
 }
 
-static const struct md_store_ops pg_ops = {
-    .name = "postgres",
-    .close = pg_close,
-    .read_begin = pg_read_begin,
-    .write_begin = pg_write_begin,
-    .txn_end = pg_txn_end,
-    .commit = pg_commit,
-    .rollback = pg_rollback,
-    .lock_tenants = pg_lock_tenants,
-    .savepoint = pg_savepoint,
-    .release = pg_release,
-    .view = pg_view,
-    .locate = pg_locate,
-    .put_file = pg_put_file,
-    .remove_tree = pg_remove_tree,
-    .move_tree = pg_move_tree,
-    .get = pg_get,
-    .list = pg_list,
-    .ping = pg_ping,
-    .stats = pg_stats,
-    .cmd_begin = pg_cmd_begin,
-    .cmd_end = pg_cmd_end,
-    .idem_get = pg_idem_get,
-    .idem_put = pg_idem_put,
-    .history = pg_history,
-    .version_get = pg_version_get,
-    .state_before = pg_state_before,
-    .changes = pg_changes,
-    .redact = pg_redact,
-    .prune = pg_prune,
-    .prune_begin = pg_prune_begin,
-    .db_size = pg_db_size,
-    .watch = pg_watch,
-    .usage = pg_usage,
-    .tenants = pg_tenants,
-    .erase = pg_erase,
-    .set_limits = pg_set_limits,
-    .snapshot_begin = pg_snapshot_begin,
-    .scan = pg_scan,
-    .search = pg_search,
-    .view_async = pg_view_async,
-};
-
-/* A connection of the reads thread: a reader's. */
-static int reads_setup(PGconn *pq, void *ctx, char *why, size_t why_len)
-{
-    return conn_setup(ctx, pq, 0, why, why_len);
-}
-
-enum md_err md_store_pg_open(const struct md_store_config *cfg, struct md_store **out, char *why,
-                             size_t why_len)
-{
-    struct pg_store *s = calloc(1, sizeof *s);
-    if (!s) {
-        snprintf(why, why_len, "out of memory");
-        return MD_ENOMEM;
-    }
-    s->base.ops = &pg_ops;
-    s->cfg = *cfg;
-    s->uri = strdup(cfg->db);
-    s->cfg.db = s->uri;
-    if (s->cfg.readers == 0)
-        s->cfg.readers = 1;
-    pthread_mutex_init(&s->pool_mu, NULL);
-    pthread_mutex_init(&s->write_mu, NULL);
-    pthread_mutex_init(&s->prune_mu, NULL);
-    s->touched = md_touched_new();
-    enum md_err e = MD_EUNAVAIL;
-    if (!s->touched) {
-        snprintf(why, why_len, "out of memory");
-        e = MD_ENOMEM;
-    }
-    PGconn *m = s->uri && s->touched ? md_pg_connect(s->uri, why, why_len) : NULL;
-    if (m) {
-        e = md_pg_migrate(m, why, why_len) == 0 ? MD_OK : MD_EDB;
-        if (!e && md_pg_search_setting(m, cfg->search, &s->search_off, why, why_len))
-            e = MD_EDB;
-        PQfinish(m);
-    }
-    if (!e) {
-        s->writer = conn_open(s, 1, why, why_len);
-        e = s->writer ? MD_OK : MD_EUNAVAIL;
-    }
-    if (!e) {
-        s->reads = md_pg_reads_start(s->uri, READS_CONNS, reads_setup, s);
-        if (!s->reads) {
-            snprintf(why, why_len, "cannot start the reads thread");
-            e = MD_ENOMEM;
-        }
-    }
-    if (e) {
-        pg_close(&s->base);
-        return e;
-    }
-    *out = &s->base;
-    return MD_OK;
-}
-
 /* ---- full-text search (md_search.h) ---- */
 
 /* `s` as an ILIKE pattern matching any text that contains it. */
@@ -3617,12 +3534,7 @@ static enum md_err pg_search(struct md_txn *base, const char *tenant,
     return e;
 }
 
-/* ---- optimistic batches (see md_store_pg.h) ---- */
-
-int md_store_is_pg(const struct md_store *s)
-{
-    return s && s->ops == &pg_ops;
-}
+/* ---- optimistic batches (md_txn_batch_begin with `defer`, md_txn_flush) ---- */
 
 /* Room for `n` more prefetch entries. */
 static enum md_err pre_reserve(struct pg_txn *t, size_t n)
@@ -3640,9 +3552,10 @@ static enum md_err pre_reserve(struct pg_txn *t, size_t n)
     return MD_OK;
 }
 
-enum md_err md_txn_pg_prefetch(struct md_txn *txn, const struct md_pg_want *w, size_t n)
+/* Read the rows of every path of `w` and of each one's ancestors, in the
+ * round trip that takes the tenant locks; then the batch is optimistic. */
+static enum md_err prefetch(struct pg_txn *t, const struct md_batch_path *w, size_t n)
 {
-    struct pg_txn *t = (struct pg_txn *)txn;
     t->npe = 0;
     size_t count = 0;
     for (size_t i = 0; i < n; i++)
@@ -3729,31 +3642,202 @@ enum md_err md_txn_pg_prefetch(struct md_txn *txn, const struct md_pg_want *w, s
     return MD_OK;
 }
 
-size_t md_txn_pg_deferred(struct md_txn *txn)
+/* The batch's tenants locked (queued: they go with the first round trip);
+ * with b->defer, its rows read at once and the batch optimistic (a failure
+ * of the read gives it up: MD_EREDO, but for a lost connection). */
+static enum md_err pg_batch_begin(struct md_txn *base, const struct md_batch *b)
 {
-    const struct pg_txn *t = (const struct pg_txn *)txn;
+    struct pg_txn *t = (struct pg_txn *)base;
+    enum md_err e = lock_tenants(t, b->tenants, b->ntenants);
+    if (e || !b->defer)
+        return e;
+    e = prefetch(t, b->paths, b->npaths);
+    return e == MD_OK || e == MD_EUNAVAIL ? e : MD_EREDO;
+}
+
+/* Send the queued writes of an optimistic batch (one round trip) and end
+ * the optimistic mode; a failure gives the attempt up (MD_EREDO), but for
+ * a lost connection. */
+static enum md_err pg_flush(struct md_txn *base)
+{
+    struct pg_txn *t = (struct pg_txn *)base;
     if (!t->opt)
-        return 0;
-    return (t->nq > t->cmd_base ? t->nq - t->cmd_base : 0) + (size_t)t->cmd_bulk;
-}
-
-int md_txn_pg_abandoned(struct md_txn *txn)
-{
-    return ((const struct pg_txn *)txn)->abandoned != MD_OK;
-}
-
-enum md_err md_txn_pg_flush(struct md_txn *txn)
-{
-    struct pg_txn *t = (struct pg_txn *)txn;
+        return MD_OK;
     enum md_err e = hist_send(t); /* the versions first: before the writes go */
     if (!e)
         e = t->nq || t->bulk_rows ? q_flush(t, P_COUNT) : MD_OK;
     t->opt = 0;
-    return e;
+    return e == MD_OK || e == MD_EUNAVAIL ? e : MD_EREDO;
 }
 
-void md_store_pg_wire(struct md_store *store, struct md_txn_stats *st)
+static void pg_wire(struct md_store *base, struct md_txn_stats *st)
 {
-    const struct pg_store *s = (const struct pg_store *)store;
+    const struct pg_store *s = (const struct pg_store *)base;
     *st = s->writer ? s->writer->txn.wire : (struct md_txn_stats){0, 0};
 }
+
+/* ---- the engine ---- */
+
+#define PG_CAPS                                                                                    \
+    (MD_STORE_CAP_VIEW_ASYNC | MD_STORE_CAP_PRUNE_APART | MD_STORE_CAP_DEFER |                     \
+     MD_STORE_CAP_ROUND_TRIPS | MD_STORE_CAP_LOAD)
+
+static const struct md_store_ops pg_ops = {
+    .version = MD_STORE_VERSION,
+    .caps = PG_CAPS,
+    .name = "postgres",
+    .close = pg_close,
+    .read_begin = pg_read_begin,
+    .write_begin = pg_write_begin,
+    .txn_end = pg_txn_end,
+    .commit = pg_commit,
+    .rollback = pg_rollback,
+    .batch_begin = pg_batch_begin,
+    .flush = pg_flush,
+    .savepoint = pg_savepoint,
+    .release = pg_release,
+    .view = pg_view,
+    .locate = pg_locate,
+    .put_file = pg_put_file,
+    .remove_tree = pg_remove_tree,
+    .move_tree = pg_move_tree,
+    .get = pg_get,
+    .list = pg_list,
+    .ping = pg_ping,
+    .stats = pg_stats,
+    .wire = pg_wire,
+    .cmd_begin = pg_cmd_begin,
+    .cmd_end = pg_cmd_end,
+    .idem_get = pg_idem_get,
+    .idem_put = pg_idem_put,
+    .history = pg_history,
+    .version_get = pg_version_get,
+    .state_before = pg_state_before,
+    .changes = pg_changes,
+    .redact = pg_redact,
+    .prune = pg_prune,
+    .prune_begin = pg_prune_begin,
+    .db_size = pg_db_size,
+    .watch = pg_watch,
+    .usage = pg_usage,
+    .tenants = pg_tenants,
+    .erase = pg_erase,
+    .set_limits = pg_set_limits,
+    .snapshot_begin = pg_snapshot_begin,
+    .scan = pg_scan,
+    .search = pg_search,
+    .view_async = pg_view_async,
+};
+
+/* A connection of the reads thread: a reader's. */
+static int reads_setup(PGconn *pq, void *ctx, char *why, size_t why_len)
+{
+    return conn_setup(ctx, pq, 0, why, why_len);
+}
+
+static enum md_err pg_open(const struct md_store_config *cfg, const void *own,
+                           struct md_store **out, char *why, size_t why_len)
+{
+    if (cfg->read_only) {
+        snprintf(why, why_len, "a PostgreSQL store is not opened read-only");
+        return MD_EINVAL;
+    }
+    struct pg_store *s = calloc(1, sizeof *s);
+    if (!s) {
+        snprintf(why, why_len, "out of memory");
+        return MD_ENOMEM;
+    }
+    s->base.ops = &pg_ops;
+    s->cfg = *cfg;
+    s->uri = strdup(cfg->db);
+    s->cfg.db = s->uri;
+    if (own)
+        s->own = *(const struct md_pg_config *)own;
+    if (s->own.readers == 0)
+        s->own.readers = 1;
+    pthread_mutex_init(&s->pool_mu, NULL);
+    pthread_mutex_init(&s->write_mu, NULL);
+    pthread_mutex_init(&s->prune_mu, NULL);
+    s->touched = md_touched_new();
+    enum md_err e = MD_EUNAVAIL;
+    if (!s->touched) {
+        snprintf(why, why_len, "out of memory");
+        e = MD_ENOMEM;
+    }
+    PGconn *m = s->uri && s->touched ? md_pg_connect(s->uri, why, why_len) : NULL;
+    if (m) {
+        e = md_pg_migrate(m, why, why_len) == 0 ? MD_OK : MD_EDB;
+        if (!e && md_pg_search_setting(m, cfg->search, &s->search_off, why, why_len))
+            e = MD_EDB;
+        PQfinish(m);
+    }
+    if (!e) {
+        s->writer = conn_open(s, 1, why, why_len);
+        e = s->writer ? MD_OK : MD_EUNAVAIL;
+    }
+    if (!e) {
+        s->reads = md_pg_reads_start(s->uri, READS_CONNS, reads_setup, s);
+        if (!s->reads) {
+            snprintf(why, why_len, "cannot start the reads thread");
+            e = MD_ENOMEM;
+        }
+    }
+    if (e) {
+        pg_close(&s->base);
+        return e;
+    }
+    *out = &s->base;
+    return MD_OK;
+}
+
+/* A PostgreSQL connection URI: "postgresql://..." or "postgres://...". */
+static int pg_claims(const char *db)
+{
+    return db && (strncmp(db, "postgresql://", 13) == 0 || strncmp(db, "postgres://", 11) == 0);
+}
+
+/* A URI's password (user:PASSWORD@, or password=... among its parameters)
+ * replaced by "***". */
+static const char *pg_redact_uri(const char *db, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s", db);
+    if (!pg_claims(db))
+        return buf;
+    struct md_buf out;
+    md_buf_init(&out, len > 0 ? len - 1 : 0);
+    const char *p = strstr(db, "://") + 3;
+    md_buf_append(&out, db, (size_t)(p - db));
+    /* user:password@host */
+    const char *end = p + strcspn(p, "/?#");
+    const char *at = memchr(p, '@', (size_t)(end - p));
+    const char *colon = at ? memchr(p, ':', (size_t)(at - p)) : NULL;
+    if (colon) {
+        md_buf_append(&out, p, (size_t)(colon - p) + 1);
+        md_buf_puts(&out, "***");
+        p = at;
+    }
+    /* ...?password=secret&... */
+    while (*p) {
+        const char *q = p;
+        if ((*q == '?' || *q == '&') && strncasecmp(q + 1, "password=", 9) == 0) {
+            md_buf_append(&out, q, 10);
+            md_buf_puts(&out, "***");
+            p = q + 10 + strcspn(q + 10, "&#");
+            continue;
+        }
+        md_buf_putc(&out, *p++);
+    }
+    if (out.data)
+        snprintf(buf, len, "%.*s", (int)out.len, out.data);
+    md_buf_free(&out);
+    return buf;
+}
+
+const struct md_engine md_engine_pg = {
+    .name = "postgres",
+    .caps = PG_CAPS,
+    .claims = pg_claims,
+    .open = pg_open,
+    .redact = pg_redact_uri,
+    .schema_version = md_store_pg_schema_version,
+};

@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "base/md_log.h"
-#include "store/pg/md_store_pg.h"
 #include "internal.h"
+#include "store/pg/md_store_pg.h"
 
 /* Generated from sql/postgres/ by CMake (cmake/embed_sql.cmake). */
 extern const char *const md_postgres_migrations[];

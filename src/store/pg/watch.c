@@ -21,8 +21,8 @@
 #include <unistd.h>
 
 #include "base/md_log.h"
-#include "store/md_tenant_cache.h"
 #include "internal.h"
+#include "store/md_tenant_cache.h"
 
 struct md_pg_watch {
     char *uri;

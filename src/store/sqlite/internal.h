@@ -22,8 +22,8 @@
 
 #include "store/md_dirsizes.h"
 #include "store/md_history.h"
-#include "store/sqlite/md_store_sqlite.h"
 #include "store/md_tenant_cache.h"
+#include "store/sqlite/md_store_sqlite.h"
 
 enum stmt_id {
     S_BEGIN,

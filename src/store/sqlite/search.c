@@ -12,8 +12,8 @@
 
 #include "base/md_buf.h"
 #include "base/md_log.h"
-#include "cmd/md_search.h"
 #include "base/md_text.h"
+#include "cmd/md_search.h"
 #include "internal.h"
 
 /* The triggers as 005_search.sql made them (put back by --search on): they

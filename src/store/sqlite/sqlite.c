@@ -1055,11 +1055,18 @@ static enum md_err subtree(struct sq_txn *t, const enum stmt_id ids[2], int64_t 
 
 /* ---- the operations of md_store.h ---- */
 
-static enum md_err sq_lock_tenants(struct md_txn *base, const char *const *names, size_t n)
+/* Nothing to lock (BEGIN IMMEDIATE holds the database's write lock) and
+ * nothing deferred: SQLite runs every batch the exact way. */
+static enum md_err sq_batch_begin(struct md_txn *base, const struct md_batch *b)
 {
-    (void)base; /* BEGIN IMMEDIATE holds the database's write lock */
-    (void)names;
-    (void)n;
+    (void)base;
+    (void)b;
+    return MD_OK;
+}
+
+static enum md_err sq_flush(struct md_txn *base)
+{
+    (void)base;
     return MD_OK;
 }
 
@@ -1339,6 +1346,13 @@ static void sq_stats(struct md_txn *base, struct md_txn_stats *st)
     st->round_trips = 0;
 }
 
+/* An embedded engine: nothing goes over a wire. */
+static void sq_wire(struct md_store *base, struct md_txn_stats *st)
+{
+    (void)base;
+    *st = (struct md_txn_stats){0, 0};
+}
+
 /* The database file and its WAL (a file that is not there counts 0). */
 static enum md_err sq_db_size(struct md_store *base, int64_t *bytes)
 {
@@ -1466,7 +1480,11 @@ static enum md_err sq_watch(struct md_store *base, md_watch_cb cb, void *ctx)
     return MD_OK;
 }
 
+#define SQLITE_CAPS 0u
+
 static const struct md_store_ops sqlite_ops = {
+    .version = MD_STORE_VERSION,
+    .caps = SQLITE_CAPS,
     .name = "sqlite",
     .close = sq_close,
     .read_begin = sq_read_begin,
@@ -1476,7 +1494,8 @@ static const struct md_store_ops sqlite_ops = {
     .rollback = sq_rollback,
     .savepoint = sq_savepoint,
     .release = sq_release,
-    .lock_tenants = sq_lock_tenants,
+    .batch_begin = sq_batch_begin,
+    .flush = sq_flush,
     .view = sq_view,
     .locate = sq_locate,
     .put_file = sq_put_file,
@@ -1486,6 +1505,7 @@ static const struct md_store_ops sqlite_ops = {
     .list = sq_list,
     .ping = sq_ping,
     .stats = sq_stats,
+    .wire = sq_wire,
     .cmd_begin = sq_cmd_begin,
     .cmd_end = sq_cmd_end,
     .idem_get = sq_idem_get,
@@ -1614,9 +1634,14 @@ static void sqlite_setup(void)
     sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 }
 
-enum md_err md_store_sqlite_open(const struct md_store_config *cfg, struct md_store **out,
-                                 char *why, size_t why_len)
+static enum md_err sq_open(const struct md_store_config *cfg, const void *own,
+                           struct md_store **out, char *why, size_t why_len)
 {
+    (void)own; /* SQLite has no settings of its own */
+    if (cfg->read_only) {
+        snprintf(why, why_len, "read-only stores are not implemented yet");
+        return MD_EINVAL;
+    }
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, sqlite_setup);
     struct sq_store *s = calloc(1, sizeof *s);
@@ -1658,3 +1683,25 @@ fail:
     sq_close(&s->base);
     return MD_EDB;
 }
+
+/* Any `db` no other engine claims: a file path. */
+static int sq_claims(const char *db)
+{
+    (void)db;
+    return 1;
+}
+
+static const char *sq_redact_path(const char *db, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s", db);
+    return buf;
+}
+
+const struct md_engine md_engine_sqlite = {
+    .name = "sqlite",
+    .caps = SQLITE_CAPS,
+    .claims = sq_claims,
+    .open = sq_open,
+    .redact = sq_redact_path,
+    .schema_version = md_store_sqlite_schema_version,
+};

@@ -3,8 +3,8 @@
  * (md_store.h). */
 #include <string.h>
 
-#include "store/md_tenant_cache.h"
 #include "internal.h"
+#include "store/md_tenant_cache.h"
 
 enum md_err sq_tenants(struct md_txn *base, const char *after, size_t limit, md_tenant_cb cb,
                        void *ctx)

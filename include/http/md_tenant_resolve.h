@@ -1,5 +1,5 @@
 /*
- * md_tenant.h — the one place where a request's tenant is decided.
+ * md_tenant_resolve.h — the one place where a request's tenant is decided.
  *
  * Input: the client's address, how many times the tenant header occurred
  * and its (first) value.
@@ -10,14 +10,14 @@
  * A later authentication layer plugs in here: it decides the tenant from
  * credentials before this header rule applies.
  */
-#ifndef MD_TENANT_H
-#define MD_TENANT_H
+#ifndef MD_TENANT_RESOLVE_H
+#define MD_TENANT_RESOLVE_H
 
 #include <stddef.h>
 #include <sys/socket.h>
 
-#include "base/md_buf.h"
 #include "app/md_config.h"
+#include "base/md_buf.h"
 
 enum md_err md_tenant_resolve(const struct md_config *cfg, const struct sockaddr *peer,
                               unsigned count, const char *value, size_t len,

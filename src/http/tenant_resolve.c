@@ -1,5 +1,5 @@
-/* tenant.c — deciding the tenant of a request (see md_tenant.h). */
-#include "http/md_tenant.h"
+/* tenant_resolve.c — deciding the tenant of a request (see md_tenant_resolve.h). */
+#include "http/md_tenant_resolve.h"
 
 #include <string.h>
 
