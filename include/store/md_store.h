@@ -300,8 +300,8 @@ struct md_store_ops {
     enum md_err (*load)(struct md_txn *t, const struct md_dump_row *row);              /* LOAD */
     enum md_err (*totals)(struct md_txn *t, const char *tenant, struct md_totals *out);
     /* md_store_backup (BACKUP). */
-    enum md_err (*backup)(struct md_store *s, const char *path, struct md_backup_info *out,
-                          char *why, size_t why_len);
+    enum md_err (*backup)(struct md_store *s, const char *path, const volatile int *stop,
+                          struct md_backup_info *out, char *why, size_t why_len);
 };
 
 /* Every backend's store and txn structs begin with these. */
@@ -878,12 +878,14 @@ struct md_backup_info {
  * by the caller, empty), then check the copy (its integrity, memoryd's
  * schema in it) and close it; the caller syncs and publishes it. The
  * database is only read; a serving memoryd goes on writing meanwhile
- * (MD_STORE_CAP_BACKUP). On failure an error and the reason in `why`;
- * MD_EBUSY when the copy was interrupted (md_store_backup_interrupt). */
+ * (MD_STORE_CAP_BACKUP; a store opened read-only will do). The copy stops
+ * between two steps once *stop is nonzero (a signal handler's flag):
+ * MD_EBUSY. On failure an error and the reason in `why`. */
 static inline enum md_err md_store_backup(struct md_store *s, const char *path,
-                                          struct md_backup_info *out, char *why, size_t why_len)
+                                          const volatile int *stop, struct md_backup_info *out,
+                                          char *why, size_t why_len)
 {
-    return s->ops->backup(s, path, out, why, why_len);
+    return s->ops->backup(s, path, stop, out, why, why_len);
 }
 
 #endif
