@@ -1,6 +1,6 @@
 // `memoryd backup --db PATH --to FILE` (src/app/backup.c), for real, on SQLite only (a PostgreSQL
-// URI is refused; tests/postgres/backup.test.mjs proves pg_dump/pg_restore instead), so it is
-// not in PG_VARIANTS:
+// URI is refused; tests/postgres/backup.test.mjs proves pg_dump/pg_restore instead), so
+// tests/engines.txt lists it as SQLite's (no pg/ variant):
 //   - online: memoryd serves a SQLite file; two tenants get a known tree (creates of files up
 //     to 1 MiB, str_replace, insert, rename, delete), every write acknowledged (200) and
 //     recorded; then 6 writers of a third tenant keep writing (a unique file per write and a
