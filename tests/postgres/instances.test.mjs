@@ -111,6 +111,8 @@ test('a directory renamed on one instance while the others write inside it: one 
   assert.equal((await renamer.post({ command: 'create', path: '/memories/dir/seed.txt', file_text: 'seed' })).status, 200);
   const acked = []; // {name, content}
   let renamed = false;
+  let firstAck;
+  const acknowledged = new Promise((resolve) => { firstAck = resolve; });
   const writing = Promise.all(writers.map(async (w, i) => {
     for (let k = 0; k < 25; k++) {
       const name = `w${i}-${k}.txt`;
@@ -121,9 +123,13 @@ test('a directory renamed on one instance while the others write inside it: one 
       const r = await w.post({ command: 'create', path: `/memories/dir/${name}`, file_text: content });
       assert.equal(r.status, 200, r.text); // the parent is made again after the rename
       acked.push({ name, content, afterRename });
+      firstAck();
     }
   }));
-  await new Promise((r) => setTimeout(r, 20));
+  // The rename is sent once a create has been acknowledged (so at least one file is in the
+  // directory it moves), while the writers go on with the rest of their 200 creates. (A fixed
+  // pause before it was too short on a busy machine: no create had committed yet.)
+  await Promise.race([acknowledged, writing]);
   const rn = await renamer.post({ command: 'rename', old_path: '/memories/dir', new_path: '/memories/moved/dir' });
   assert.equal(rn.status, 200, rn.text);
   renamed = true;
