@@ -12,6 +12,7 @@
 #ifndef MD_BUF_H
 #define MD_BUF_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -45,6 +46,13 @@ enum md_err md_buf_put_i64(struct md_buf *b, int64_t v);
 /* printf-style append; for short, fixed-shape text only (no user data). */
 enum md_err md_buf_printf(struct md_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+enum md_err md_buf_vprintf(struct md_buf *b, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
+/* A refusal's text (md_refusals.h: `md_buf_say(b, MD_R_..., values)`)
+ * appended, printf-style; returns `err`, or the buffer's error when the
+ * text does not fit. */
+enum md_err md_buf_say(struct md_buf *b, enum md_err err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* Fast paths for hot loops: append without checks into room made before
  * with md_buf_reserve() (the caller guarantees it; the NUL is written by

@@ -27,34 +27,9 @@
 
 #include "base/md_buf.h"
 #include "base/md_err.h"
-#include "store/md_history.h"
 
-/* The `command` label of request metrics: the memory tool's six
- * commands, the /v1 endpoints (a tenant's usage and limits: quota), the
- * probes and /metrics itself. */
-enum md_metric_cmd {
-    MD_MC_VIEW,
-    MD_MC_CREATE,
-    MD_MC_STR_REPLACE,
-    MD_MC_INSERT,
-    MD_MC_DELETE,
-    MD_MC_RENAME,
-    MD_MC_UNKNOWN, /* POST /memory refused before its command was read */
-    MD_MC_HISTORY,
-    MD_MC_VERSIONS,
-    MD_MC_RESTORE,
-    MD_MC_REDACT,
-    MD_MC_CHANGES,
-    MD_MC_HEALTHZ,
-    MD_MC_READYZ,
-    MD_MC_METRICS,
-    MD_MC_QUOTA,     /* GET /v1/tenants/{t}, PUT /v1/tenants/{t}/limits */
-    MD_MC_ADMIN,     /* GET /v1/tenants, DELETE /v1/tenants/{t} */
-    MD_MC_MCP,       /* /mcp, but for the memory tool's commands (labelled as on /memory) */
-    MD_MC_SEARCH,    /* GET /v1/search */
-    MD_MC_NOT_FOUND, /* no such route */
-    MD_MC_COUNT
-};
+/* Values of the `command` label at most (md_metrics_init). */
+#define MD_METRICS_LABELS_MAX 32
 
 /* Why a connection was refused. */
 enum md_metric_refusal {
@@ -75,15 +50,19 @@ struct md_metrics_gauges {
     unsigned max_connections; /* --max-connections; 0: not rendered */
 };
 
-/* Set whether requests are also counted per tenant (before serving). */
-void md_metrics_init(int tenant_labels);
+/* Before serving: the values of the `command` label, in the order they are
+ * listed (`labels`, static, `n` <= MD_METRICS_LABELS_MAX; the HTTP front
+ * makes them from its command and route tables), and whether requests are
+ * also counted per tenant. */
+void md_metrics_init(int tenant_labels, const char *const *labels, size_t n);
 
 /* Forget every value (tests). */
 void md_metrics_reset(void);
 
-/* A request answered with HTTP `status` after `us` microseconds;
- * `tenant` (may be NULL or "") is counted only with tenant labels on. */
-void md_metrics_request(enum md_metric_cmd cmd, unsigned status, uint64_t us, const char *tenant);
+/* A request of label `label` (an index into md_metrics_init's labels)
+ * answered with HTTP `status` after `us` microseconds; `tenant` (may be
+ * NULL or "") is counted only with tenant labels on. */
+void md_metrics_request(unsigned label, unsigned status, uint64_t us, const char *tenant);
 
 /* A write batch of `commands` committed (or failed) in `commit_us`. */
 void md_metrics_batch(size_t commands, uint64_t commit_us);
@@ -99,8 +78,9 @@ void md_metrics_refused(enum md_metric_refusal why);
 /* An error the database returned (as logged by the store). */
 void md_metrics_storage_error(void);
 
-/* Rows retention deleted and committed. */
-void md_metrics_pruned(const struct md_pruned *p);
+/* Rows retention deleted and committed: versions, change-feed entries,
+ * idempotency answers. */
+void md_metrics_pruned(size_t versions, size_t changes, size_t idempotency);
 
 /* Append every metric to `out`: OpenMetrics 1.0.0 when `openmetrics`,
  * else the Prometheus text format 0.0.4. */

@@ -6,6 +6,9 @@
  * (a bare address is a single host). IPv4 clients seen on an IPv6 socket
  * (::ffff:a.b.c.d) match IPv4 networks.
  *
+ * Also: listen addresses ("ADDR:PORT", an address and a port as a socket
+ * address to bind).
+ *
  * Ownership: a list is a fixed-size value; nothing is allocated.
  * Errors: md_cidr_list_parse() returns -1 with a reason in `why`.
  */
@@ -41,5 +44,15 @@ int md_sockaddr_key(const struct sockaddr *sa, int *family, uint8_t addr[16]);
 
 /* Write the address of `sa` as text ("?" when unknown); `out` needs 46 bytes. */
 void md_sockaddr_text(const struct sockaddr *sa, char out[46]);
+
+/* Split "ADDR:PORT" or "[IPv6]:PORT" into the address (into addr, at most
+ * `len` bytes with its NUL) and the port (0..65535). Returns 0, or -1 when
+ * it is not of that form. */
+int md_split_listen(const char *s, char *addr, size_t len, unsigned *port);
+
+/* The socket address of IPv4 or IPv6 address text `addr` and `port`, into
+ * `out` (zeroed first); *v6: whether it is IPv6. Returns 0, or -1 when
+ * `addr` is neither. */
+int md_sockaddr_of(const char *addr, unsigned port, struct sockaddr_storage *out, int *v6);
 
 #endif

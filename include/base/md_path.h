@@ -5,7 +5,7 @@
  * storage. The rules are those of docs/behaviour.md §3:
  *   - valid only if exactly "/memories" or starting with "/memories/";
  *   - runs of '/' collapse, one trailing '/' is dropped;
- *   - rejected: '.' and '..' segments, backslash, control characters
+ *   - refused: '.' and '..' segments, backslash, control characters
  *     (C0, DEL, C1), percent-encoded '.', '/', '\' (%2e %2f %5c, any case),
  *     invalid UTF-8, paths over `max_path` bytes, segments over
  *     `max_segment` bytes.
@@ -48,7 +48,7 @@ struct md_path_limits {
 enum md_path_status md_path_canon(const char *in, size_t len, const struct md_path_limits *lim,
                                   char *out, size_t *out_len);
 
-/* Append the client-facing error text ("Error: ...") for a rejected path,
+/* Append the client-facing error text ("Error: ...") for a refused path,
  * naming the path as sent. */
 enum md_err md_path_errmsg(struct md_buf *msg, enum md_path_status st, const char *in, size_t len,
                            const struct md_path_limits *lim);

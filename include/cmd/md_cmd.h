@@ -2,9 +2,10 @@
  * md_cmd.h — memory tool commands: parse a request body, execute it.
  *
  * md_cmd_parse() turns a POST /memory body (a command object or a whole
- * tool_use block) into a struct md_cmd, checking it against the route
- * table (src/cmd.c): known command, required fields, field types, paths
- * (through md_path_canon). md_cmd_exec() runs it on a store transaction.
+ * tool_use block) into a struct md_cmd, checking it against the command
+ * table (md_commands.def, src/cmd/parse.c): known command, required fields,
+ * field types, paths (through md_path_canon). md_cmd_exec() runs it on a
+ * store transaction.
  *
  * Ownership: a parsed md_cmd owns the jansson document its strings point
  * into and its canonical paths; md_cmd_free() releases them (safe on a
@@ -12,8 +13,8 @@
  *
  * Errors: both functions return the error class and append the exact
  * client-facing text to `out`. Storage failures (MD_EDB, MD_EBUSY,
- * MD_ENOMEM) leave `out` unspecified: the caller answers with a generic
- * text and the details are in the log.
+ * MD_ENOMEM) leave `out` unspecified: the caller answers with the storage
+ * text (md_storage_text, md_refusals.h) and the details are in the log.
  */
 #ifndef MD_CMD_H
 #define MD_CMD_H
@@ -28,30 +29,19 @@
 #include "store/md_history.h"
 #include "store/md_store.h"
 
+/* Every command, in the order of md_commands.def (MD_CMD_VIEW, ...); the
+ * memory tool's own commands are the first rows (scope TOOL), the first
+ * MD_CMD_TOOL_COUNT kinds. */
+#define MD_CMD_SCOPE_TOOL 1
+#define MD_CMD_SCOPE_OP   0
 enum md_cmd_kind {
-    MD_CMD_VIEW,
-    MD_CMD_CREATE,
-    MD_CMD_STR_REPLACE,
-    MD_CMD_INSERT,
-    MD_CMD_DELETE,
-    MD_CMD_RENAME,
-    /* Not memory tool commands: POST /v1/restore and /v1/redact, run by
-     * the writer like them (md_cmd_parse_op). */
-    MD_CMD_RESTORE,
-    MD_CMD_REDACT,
-    /* PUT /v1/tenants/{t}/limits: a tenant's quota overrides, run by the
-     * writer (not recorded in history or the change feed). */
-    MD_CMD_LIMITS,
-    /* DELETE /v1/tenants/{t}: erase every row of a tenant, run by the
-     * writer in a transaction of its own (md_txn_erase). */
-    MD_CMD_ERASE,
-    /* POST /v1/tenants/{t}/import: a tar's files written into the tenant,
-     * run by the writer in a transaction of its own (cmd_import.c). */
-    MD_CMD_IMPORT,
-    MD_CMD_COUNT
+#define MD_COMMAND(kind, name, scope, writes, handler, fields) MD_CMD_##kind,
+#include "cmd/md_commands.def"
+    MD_CMD_COUNT,
+    MD_CMD_TOOL_COUNT = 0
+#define MD_COMMAND(kind, name, scope, writes, handler, fields) +MD_CMD_SCOPE_##scope
+#include "cmd/md_commands.def"
 };
-/* The memory tool's own commands are the first ones. */
-#define MD_CMD_TOOL_COUNT (MD_CMD_RENAME + 1)
 
 /* What an import does with the tenant's files (?mode=). */
 enum md_import_mode {
@@ -163,7 +153,9 @@ void md_cmd_free(struct md_cmd *cmd);
 /* Static name of a command kind ("view", ...). */
 const char *md_cmd_kind_name(enum md_cmd_kind kind);
 
-/* The text sent for storage failures (500/503). */
-const char *md_cmd_storage_error_text(enum md_err err);
+/* The JSON Schema of the memory tool's input (a command object), made from
+ * md_commands.def: `command` with the tool's command names, then every
+ * MD_PARAM with its type and description. Appended to `out`. */
+enum md_err md_cmd_tool_schema(struct md_buf *out);
 
 #endif

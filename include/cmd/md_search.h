@@ -33,15 +33,13 @@
 #include "base/md_buf.h"
 #include "base/md_err.h"
 #include "base/md_path.h"
+#include "store/md_search_terms.h"
 #include "store/md_store.h"
 
-#define MD_SEARCH_Q_MAX         256 /* bytes of q at most */
-#define MD_SEARCH_TERMS_MAX     8   /* terms of q at most */
 #define MD_SEARCH_LIMIT_DEFAULT 10  /* hits per page */
 #define MD_SEARCH_LIMIT_MAX     100 /* hits per page at most */
 #define MD_SEARCH_LINES         3   /* matching lines shown per file */
 #define MD_SEARCH_SNIPPET       160 /* bytes of a matching line shown at most */
-#define MD_SEARCH_SHORT_TERM    3   /* characters: shorter words are not looked up in the index */
 
 struct md_search_req {
     const char *tenant;
@@ -97,19 +95,5 @@ enum md_err md_search_text(const struct md_search_result *r, struct md_buf *out)
  * unmatched quote, or has too many terms. */
 enum md_err md_search_terms_parse(const char *q, const char *terms[MD_SEARCH_TERMS_MAX],
                                   size_t lens[MD_SEARCH_TERMS_MAX], size_t *n, struct md_buf *why);
-
-/* How well text[0..n) matches the terms of list (terms separated by '\n'):
- * -1 when a term does not occur in it where a word begins (md_text.h,
- * md_text_find_word_ci: ASCII letters without case), else the number of
- * such occurrences of all terms (an empty list: 0; an empty term occurs
- * nowhere). The check and rank of every hit: SQLite's (memoryd_score), and
- * PostgreSQL's when a search has at most 500 candidates. */
-int64_t md_search_score(const char *text, size_t n, const char *list, size_t list_len);
-
-/* The next word of s[*at..n) (a run of characters that are not separators,
- * md_text_is_sep): its start in *start and its length in *len, *at moved
- * past it. 0 when no word is left. The backends' index queries take the
- * words of the terms so. */
-int md_search_next_word(const char *s, size_t n, size_t *at, size_t *start, size_t *len);
 
 #endif

@@ -16,10 +16,11 @@
 #include <stddef.h>
 #include <sys/socket.h>
 
-#include "app/md_config.h"
 #include "base/md_buf.h"
+#include "base/md_tenant.h"
+#include "http/md_http.h"
 
-enum md_err md_tenant_resolve(const struct md_config *cfg, const struct sockaddr *peer,
+enum md_err md_tenant_resolve(const struct md_http_config *cfg, const struct sockaddr *peer,
                               unsigned count, const char *value, size_t len,
                               char out[MD_TENANT_MAX + 1], struct md_buf *msg);
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "app/md_engines.h"
+#include "app/md_subcommands.h"
 #include "base/md_log.h"
 #include "base/md_version.h"
 
@@ -39,9 +40,9 @@ struct opt {
 #define OFF(m) offsetof(struct md_config, m)
 
 static const struct opt opts[] = {
-    {"listen", "MEMORYD_LISTEN", O_STR, OFF(listen), 0, 0, "ADDR",
+    {"listen", "MEMORYD_LISTEN", O_STR, OFF(http.listen), 0, 0, "ADDR",
      "address to listen on (IPv4 or IPv6)                 [127.0.0.1]"},
-    {"port", "MEMORYD_PORT", O_PORT, OFF(port), 0, 65535, "N",
+    {"port", "MEMORYD_PORT", O_PORT, OFF(http.port), 0, 65535, "N",
      "TCP port; 0 picks a free one                        [8080]"},
     {"db", "MEMORYD_DB", O_STR, OFF(db), 0, 0, "PATH|URI",
      "SQLite database file, or a PostgreSQL connection URI\n"
@@ -50,13 +51,13 @@ static const struct opt opts[] = {
      "full: a write is flushed to disk before it is\n"
      "                          acknowledged; normal: survives a crash of memoryd\n"
      "                          but not of the machine                              [full]"},
-    {"tenant-header", "MEMORYD_TENANT_HEADER", O_STR, OFF(tenant_header), 0, 0, "NAME",
+    {"tenant-header", "MEMORYD_TENANT_HEADER", O_STR, OFF(http.tenant_header), 0, 0, "NAME",
      "request header that names the tenant               [X-Tenant-ID]"},
-    {"default-tenant", "MEMORYD_DEFAULT_TENANT", O_TENANT, OFF(default_tenant), 0, 0, "ID",
+    {"default-tenant", "MEMORYD_DEFAULT_TENANT", O_TENANT, OFF(http.default_tenant), 0, 0, "ID",
      "tenant used when the header is absent              [default]"},
-    {"require-tenant", "MEMORYD_REQUIRE_TENANT", O_BOOL, OFF(require_tenant), 0, 0, NULL,
+    {"require-tenant", "MEMORYD_REQUIRE_TENANT", O_BOOL, OFF(http.require_tenant), 0, 0, NULL,
      "refuse requests without the tenant header (400)    [off]"},
-    {"trusted-proxies", "MEMORYD_TRUSTED_PROXIES", O_CIDRS, OFF(trusted_proxies), 0, 0, "LIST",
+    {"trusted-proxies", "MEMORYD_TRUSTED_PROXIES", O_CIDRS, OFF(http.trusted_proxies), 0, 0, "LIST",
      "serve POST /memory only to these IPs/networks, e.g.\n"
      "                          127.0.0.1,10.0.0.0/8 (the proxy that sets the tenant\n"
      "                          header); others get 403                 [unset: any]"},
@@ -79,23 +80,24 @@ static const struct opt opts[] = {
      "longest path (400 beyond)                          [4096]"},
     {"max-segment", "MEMORYD_MAX_SEGMENT", O_SIZE, OFF(limits.path.max_segment), 1, 65536, "BYTES",
      "longest path segment (400 beyond)                  [255]"},
-    {"threads", "MEMORYD_THREADS", O_UINT, OFF(threads), 1, 1024, "N",
+    {"threads", "MEMORYD_THREADS", O_UINT, OFF(http.threads), 1, 1024, "N",
      "HTTP worker threads            [CPUs; PostgreSQL: 2 x CPUs, <= 32]"},
-    {"max-connections", "MEMORYD_MAX_CONNECTIONS", O_UINT, OFF(max_connections), 1, 1000000, "N",
-     "open connections at most                           [1024]"},
+    {"max-connections", "MEMORYD_MAX_CONNECTIONS", O_UINT, OFF(http.max_connections), 1, 1000000,
+     "N", "open connections at most                           [1024]"},
     {"max-connections-per-ip", "MEMORYD_MAX_CONNECTIONS_PER_IP", O_UINT,
-     OFF(max_connections_per_ip), 1, 1000000, "N",
+     OFF(http.max_connections_per_ip), 1, 1000000, "N",
      "open connections from one client address at most;\n"
      "                          the trusted proxies are exempt                     [256]"},
-    {"max-body-memory", "MEMORYD_MAX_BODY_MEMORY", O_SIZE, OFF(max_body_memory), 64,
+    {"max-body-memory", "MEMORYD_MAX_BODY_MEMORY", O_SIZE, OFF(http.max_body_memory), 64,
      (size_t)1 << 40, "BYTES",
      "request bodies held in memory at once, all clients\n"
      "                          together (503 beyond); at least the largest body   [256M]"},
-    {"max-import", "MEMORYD_MAX_IMPORT", O_SIZE, OFF(max_import), 1024, (size_t)1 << 44, "BYTES",
+    {"max-import", "MEMORYD_MAX_IMPORT", O_SIZE, OFF(http.max_import), 1024, (size_t)1 << 44,
+     "BYTES",
      "largest tar POST /v1/tenants/{t}/import takes, kept\n"
      "                          in a file in $TMPDIR while it is read (413 beyond) [4G]"},
-    {"connection-timeout", "MEMORYD_CONNECTION_TIMEOUT", O_UINT, OFF(connection_timeout), 1, 86400,
-     "SECONDS", "close a connection idle this long                  [30]"},
+    {"connection-timeout", "MEMORYD_CONNECTION_TIMEOUT", O_UINT, OFF(http.connection_timeout), 1,
+     86400, "SECONDS", "close a connection idle this long                  [30]"},
     {"max-batch", "MEMORYD_MAX_BATCH", O_SIZE, OFF(max_batch), 1, 100000, "N",
      "write commands sharing one commit at most          [256]"},
     {"max-queue", "MEMORYD_MAX_QUEUE", O_SIZE, OFF(max_queue), 1, 10000000, "N",
@@ -110,24 +112,25 @@ static const struct opt opts[] = {
      "                          0 turns history off (the feed keeps a day)          [30]"},
     {"shutdown-timeout", "MEMORYD_SHUTDOWN_TIMEOUT", O_UINT, OFF(shutdown_timeout), 0, 3600,
      "SECONDS", "on SIGTERM, wait this long for in-flight requests [10]"},
-    {"metrics-listen", "MEMORYD_METRICS_LISTEN", O_LISTEN, OFF(metrics_listen), 0, 0, "ADDR:PORT",
+    {"metrics-listen", "MEMORYD_METRICS_LISTEN", O_LISTEN, OFF(http.metrics_listen), 0, 0,
+     "ADDR:PORT",
      "serve GET /metrics on this address of its own, e.g.\n"
      "                          127.0.0.1:9464 or [::1]:9464 (then the public port\n"
      "                          answers /metrics with 404)     [unset: public port]"},
-    {"metrics-tenant-labels", "MEMORYD_METRICS_TENANT_LABELS", O_BOOL, OFF(metrics_tenant_labels),
-     0, 0, NULL,
+    {"metrics-tenant-labels", "MEMORYD_METRICS_TENANT_LABELS", O_BOOL,
+     OFF(http.metrics_tenant_labels), 0, 0, NULL,
      "count requests per tenant in /metrics (tenant names\n"
      "                          as label values, the first 1000 tenants); only\n"
      "                          with a --metrics-listen port of its own           [off]"},
-    {"auth", "MEMORYD_AUTH", O_AUTH, OFF(auth_keys), 0, 0, "none|keys",
+    {"auth", "MEMORYD_AUTH", O_AUTH, OFF(http.auth_keys), 0, 0, "none|keys",
      "keys: POST /memory, /mcp and /v1/* need Authorization:\n"
      "                          Bearer <key> (memoryd keys create); the key decides\n"
      "                          the tenant and what it may do; none: no\n"
      "                          authentication (a proxy's job)                   [none]"},
-    {"mcp-sessions", "MEMORYD_MCP_SESSIONS", O_UINT, OFF(mcp_sessions), 1, 1000000, "N",
+    {"mcp-sessions", "MEMORYD_MCP_SESSIONS", O_UINT, OFF(http.mcp_sessions), 1, 1000000, "N",
      "MCP sessions (POST /mcp) open at once at most; when\n"
      "                          full, one idle for an hour is reclaimed, else 503  [1000]"},
-    {"mcp-origins", "MEMORYD_MCP_ORIGINS", O_STR, OFF(mcp_origins), 0, 0, "LIST",
+    {"mcp-origins", "MEMORYD_MCP_ORIGINS", O_STR, OFF(http.mcp_origins), 0, 0, "LIST",
      "browser origins allowed to use /mcp, comma-separated,\n"
      "                          e.g. https://app.example.com; a request with any\n"
      "                          other Origin header gets 403           [unset: none]"},
@@ -173,31 +176,6 @@ int md_parse_size(const char *s, size_t *out)
     return 0;
 }
 
-int md_config_split_listen(const char *s, char *addr, size_t len, unsigned *port)
-{
-    const char *colon = strrchr(s, ':');
-    if (!colon || colon == s || !colon[1] || strspn(colon + 1, "0123456789") != strlen(colon + 1) ||
-        strlen(colon + 1) > 5)
-        return -1;
-    unsigned long p = strtoul(colon + 1, NULL, 10);
-    const char *a = s;
-    size_t n = (size_t)(colon - s);
-    if (*a == '[') { /* [IPv6]:PORT */
-        if (n < 3 || a[n - 1] != ']')
-            return -1;
-        a++;
-        n -= 2;
-    } else if (memchr(a, ':', n)) {
-        return -1; /* an IPv6 address needs its brackets */
-    }
-    if (p > 65535 || n + 1 > len)
-        return -1;
-    memcpy(addr, a, n);
-    addr[n] = '\0';
-    *port = (unsigned)p;
-    return 0;
-}
-
 static int parse_bool(const char *s, int *out)
 {
     static const char *const yes[] = {"1", "true", "yes", "on"};
@@ -228,7 +206,7 @@ static int set_opt(struct md_config *cfg, const struct opt *o, const char *val, 
     case O_LISTEN: {
         char addr[64];
         unsigned port;
-        if (md_config_split_listen(val, addr, sizeof addr, &port))
+        if (md_split_listen(val, addr, sizeof addr, &port))
             goto bad;
         *(const char **)(void *)dst = val;
         return 0;
@@ -320,49 +298,71 @@ static void usage(FILE *f)
     }
     fprintf(f, "  %-24s%s\n  %-24s%s\n", "--help", "show this help and exit", "--version",
             "show the version and exit");
-    fprintf(f, "\nEndpoints: POST /memory, GET /healthz, GET /readyz, GET /metrics, the /v1 API.\n"
-               "API keys (for --auth keys): memoryd keys create|list|revoke (see memoryd keys "
-               "--help).\n"
-               "Signals: SIGTERM or SIGINT finish in-flight requests, checkpoint and exit.\n");
+    struct md_buf endpoints;
+    md_buf_init(&endpoints, 1024);
+    if (md_http_endpoints(&endpoints) == MD_OK)
+        fprintf(f, "\nEndpoints: %s.\n", endpoints.data);
+    md_buf_free(&endpoints);
+    fprintf(f, "Commands:\n");
+    md_subcommands_help(f);
+    fprintf(f, "Signals: SIGTERM or SIGINT finish in-flight requests, checkpoint and exit.\n");
 }
 
-enum md_config_result md_config_load(struct md_config *cfg, int argc, char **argv)
+static const struct md_config defaults = {
+    .http.listen = "127.0.0.1",
+    .http.port = 8080,
+    .db = "./memoryd.db",
+    .durability = MD_DURABILITY_FULL,
+    .http.tenant_header = "X-Tenant-ID",
+    .http.default_tenant = "default",
+    .http.require_tenant = 0,
+    .limits = {.max_body = 4u << 20,
+               .max_file = 1u << 20,
+               .max_view = 256u << 10,
+               .tenant_max_bytes = (size_t)64 << 20,
+               .tenant_max_files = 10000,
+               .path = {.max_path = 4096, .max_segment = 255}},
+    .http.threads = 0, /* set later: from the database's kind (default_threads) */
+    .http.max_connections = 1024,
+    .http.max_connections_per_ip = 256,
+    .http.mcp_sessions = 1000,
+    .http.mcp_origins = "",
+    .http.max_body_memory = (size_t)256 << 20,
+    .http.max_import = (size_t)4 << 30,
+    .http.connection_timeout = 30,
+    .max_batch = 256,
+    .max_queue = 4096,
+    .busy_timeout_ms = 5000,
+    .shutdown_timeout = 10,
+    .history = {.versions = 20, .days = 30},
+    .log_level = MD_LOG_INFO,
+};
+
+static void print_version(void)
 {
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    *cfg = (struct md_config){
-        .listen = "127.0.0.1",
-        .port = 8080,
-        .db = "./memoryd.db",
-        .durability = MD_DURABILITY_FULL,
-        .tenant_header = "X-Tenant-ID",
-        .default_tenant = "default",
-        .require_tenant = 0,
-        .limits = {.max_body = 4u << 20,
-                   .max_file = 1u << 20,
-                   .max_view = 256u << 10,
-                   .tenant_max_bytes = (size_t)64 << 20,
-                   .tenant_max_files = 10000,
-                   .path = {.max_path = 4096, .max_segment = 255}},
-        .threads = 0, /* set below: from the database's kind */
-        .max_connections = 1024,
-        .max_connections_per_ip = 256,
-        .mcp_sessions = 1000,
-        .mcp_origins = "",
-        .max_body_memory = (size_t)256 << 20,
-        .max_import = (size_t)4 << 30,
-        .connection_timeout = 30,
-        .max_batch = 256,
-        .max_queue = 4096,
-        .busy_timeout_ms = 5000,
-        .shutdown_timeout = 10,
-        .history = {.versions = 20, .days = 30},
-        .log_level = MD_LOG_INFO,
-    };
-    for (size_t i = 0; i < NOPTS; i++) {
-        const char *v = getenv(opts[i].env);
-        if (v && set_opt(cfg, &opts[i], v, opts[i].env))
-            return MD_CONFIG_EXIT_USAGE;
-    }
+    printf("memoryd %s (schema:", MD_VERSION);
+    for (size_t k = 0; k < md_engine_count(); k++)
+        printf("%s %s %d", k ? "," : "", md_engine_at(k)->name, md_engine_at(k)->schema_version());
+    printf(")\n");
+}
+
+/* The option a flag names ("--name" or "--name=value"), or NULL. */
+static const struct opt *opt_of(const char *a)
+{
+    if (strncmp(a, "--", 2) != 0)
+        return NULL;
+    const char *name = a + 2;
+    const char *eq = strchr(name, '=');
+    size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
+    for (size_t k = 0; k < NOPTS; k++)
+        if (strlen(opts[k].flag) == nlen && strncmp(opts[k].flag, name, nlen) == 0)
+            return &opts[k];
+    return NULL;
+}
+
+/* The flags of argv (over the environment's values). */
+static enum md_config_result load_flags(struct md_config *cfg, int argc, char **argv)
+{
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -370,32 +370,20 @@ enum md_config_result md_config_load(struct md_config *cfg, int argc, char **arg
             return MD_CONFIG_EXIT_OK;
         }
         if (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0) {
-            printf("memoryd %s (schema:", MD_VERSION);
-            for (size_t k = 0; k < md_engine_count(); k++)
-                printf("%s %s %d", k ? "," : "", md_engine_at(k)->name,
-                       md_engine_at(k)->schema_version());
-            printf(")\n");
+            print_version();
             return MD_CONFIG_EXIT_OK;
         }
-        if (strncmp(a, "--", 2) != 0)
-            goto unknown;
-        const char *name = a + 2;
-        const char *eq = strchr(name, '=');
-        size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
-        const struct opt *o = NULL;
-        for (size_t k = 0; k < NOPTS; k++)
-            if (strlen(opts[k].flag) == nlen && strncmp(opts[k].flag, name, nlen) == 0)
-                o = &opts[k];
-        if (!o)
-            goto unknown;
-        const char *val;
-        if (eq)
-            val = eq + 1;
-        else if (o->type == O_BOOL)
-            val = "true";
-        else if (i + 1 < argc)
-            val = argv[++i];
-        else {
+        const struct opt *o = opt_of(a);
+        if (!o) {
+            fprintf(stderr, "memoryd: unknown option '%s'; see memoryd --help\n", a);
+            return MD_CONFIG_EXIT_USAGE;
+        }
+        const char *eq = strchr(a, '=');
+        const char *val = eq                  ? eq + 1
+                          : o->type == O_BOOL ? "true"
+                          : i + 1 < argc      ? argv[++i]
+                                              : NULL;
+        if (!val) {
             fprintf(stderr, "memoryd: --%s needs a value (%s)\n", o->flag, o->arg);
             return MD_CONFIG_EXIT_USAGE;
         }
@@ -403,34 +391,55 @@ enum md_config_result md_config_load(struct md_config *cfg, int argc, char **arg
         snprintf(from, sizeof from, "--%s", o->flag);
         if (set_opt(cfg, o, val, from))
             return MD_CONFIG_EXIT_USAGE;
-        continue;
-    unknown:
-        fprintf(stderr, "memoryd: unknown option '%s'; see memoryd --help\n", a);
-        return MD_CONFIG_EXIT_USAGE;
     }
-    if (cfg->threads == 0) {
-        /* On PostgreSQL the reads other than views hold their thread
-         * while they wait for the server's answer: two per CPU keep the
-         * cores busy meanwhile. Views are suspended and resumed
-         * (store_pg_reads.c), which costs more the more threads there
-         * are (bench/pg.mjs, views of a file at 64 connections on 2
-         * CPUs: 35k/s with 2 or 4 threads, 28.5k/s with 8). Up to 32
-         * (each may hold a database connection) or the CPUs when more. */
-        unsigned cpus = ncpu > 0 ? (unsigned)ncpu : 2;
-        unsigned pg = 2 * cpus < 32 ? 2 * cpus : (cpus > 32 ? cpus : 32);
-        cfg->threads = md_engine_for(cfg->db)->caps & MD_STORE_CAP_ROUND_TRIPS ? pg : cpus;
-    }
-    if (cfg->metrics_tenant_labels && !cfg->metrics_listen) {
+    return MD_CONFIG_RUN;
+}
+
+/* HTTP threads by default: the CPUs; two per CPU on an engine with round
+ * trips (PostgreSQL), whose reads other than views hold their thread while
+ * they wait for the server's answer. Views are suspended and resumed
+ * (src/store/pg/reads.c), which costs more the more threads there are
+ * (bench/pg.mjs, views of a file at 64 connections on 2 CPUs: 35k/s with 2
+ * or 4 threads, 28.5k/s with 8). Up to 32 (each may hold a database
+ * connection) or the CPUs when more. */
+static unsigned default_threads(const char *db)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned cpus = ncpu > 0 ? (unsigned)ncpu : 2;
+    unsigned two_per_cpu = 2 * cpus < 32 ? 2 * cpus : (cpus > 32 ? cpus : 32);
+    return md_engine_for(db)->caps & MD_STORE_CAP_ROUND_TRIPS ? two_per_cpu : cpus;
+}
+
+/* The settings that must agree with each other. */
+static enum md_config_result check(const struct md_config *cfg)
+{
+    if (cfg->http.metrics_tenant_labels && !cfg->http.metrics_listen) {
         fprintf(stderr, "memoryd: --metrics-tenant-labels puts tenant names in /metrics: it needs "
                         "--metrics-listen, a port of its own (not the public one)\n");
         return MD_CONFIG_EXIT_USAGE;
     }
-    if (cfg->max_body_memory < cfg->limits.max_body) {
+    if (cfg->http.max_body_memory < cfg->limits.max_body) {
         fprintf(stderr,
                 "memoryd: --max-body-memory (%zu) must be at least --max-body (%zu): a request "
                 "of the largest allowed size could never be received\n",
-                cfg->max_body_memory, cfg->limits.max_body);
+                cfg->http.max_body_memory, cfg->limits.max_body);
         return MD_CONFIG_EXIT_USAGE;
     }
     return MD_CONFIG_RUN;
+}
+
+enum md_config_result md_config_load(struct md_config *cfg, int argc, char **argv)
+{
+    *cfg = defaults;
+    for (size_t i = 0; i < NOPTS; i++) {
+        const char *v = getenv(opts[i].env);
+        if (v && set_opt(cfg, &opts[i], v, opts[i].env))
+            return MD_CONFIG_EXIT_USAGE;
+    }
+    enum md_config_result r = load_flags(cfg, argc, argv);
+    if (r != MD_CONFIG_RUN)
+        return r;
+    if (cfg->http.threads == 0)
+        cfg->http.threads = default_threads(cfg->db);
+    return check(cfg);
 }

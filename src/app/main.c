@@ -1,4 +1,5 @@
-/* main.c — memoryd: settings, store, writer, HTTP, and graceful shutdown. */
+/* main.c — memoryd: a subcommand (md_subcommands.h), or serving: settings,
+ * store, writer, HTTP, and a graceful shutdown. */
 #include <locale.h>
 #include <signal.h>
 #include <stdio.h>
@@ -6,11 +7,9 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "app/md_backup.h"
 #include "app/md_config.h"
 #include "app/md_engines.h"
-#include "app/md_keys_cli.h"
-#include "app/md_migrate.h"
+#include "app/md_subcommands.h"
 #include "base/md_log.h"
 #include "base/md_version.h"
 #include "cmd/md_writer.h"
@@ -21,7 +20,7 @@
  * up to the hard limit; warn when even that is too low. */
 static void raise_nofile_limit(const struct md_config *cfg)
 {
-    const rlim_t need = (rlim_t)cfg->max_connections + 64;
+    const rlim_t need = (rlim_t)cfg->http.max_connections + 64;
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= need)
         return;
@@ -42,14 +41,127 @@ static void raise_nofile_limit(const struct md_config *cfg)
     }
 }
 
+/* The store, the writer and the HTTP front, started in that order. */
+struct server {
+    struct md_store *store;
+    struct md_writer *writer;
+    struct md_http *http;
+};
+
+/* Start the server: 0, or -1 with the reason logged and nothing left. */
+static int server_start(struct md_config *cfg, struct server *s)
+{
+    char why[512] = "";
+    struct md_store_config scfg = {.db = cfg->db,
+                                   .durability = cfg->durability,
+                                   .busy_timeout_ms = (int)cfg->busy_timeout_ms,
+                                   .history = cfg->history,
+                                   .search = cfg->search_off ? MD_SEARCH_OFF : MD_SEARCH_ON};
+    /* PostgreSQL: a reader per HTTP thread, and one for /readyz. */
+    struct md_engine_configs own = {.pg = {.readers = cfg->http.threads + 1}};
+    if (md_store_open(&scfg, &own, &s->store, why, sizeof why) != MD_OK) {
+        md_log_msg(MD_LOG_ERROR, "cannot open the database", why);
+        return -1;
+    }
+    s->writer = md_writer_start(s->store, &cfg->limits, cfg->max_batch, cfg->max_queue);
+    if (!s->writer) {
+        md_log_msg(MD_LOG_ERROR, "cannot start the writer thread", NULL);
+        md_store_close(s->store);
+        return -1;
+    }
+    cfg->http.keys_db = cfg->db;
+    s->http = md_http_start(&cfg->http, &cfg->limits, s->store, s->writer, why, sizeof why);
+    if (!s->http) {
+        md_log_msg(MD_LOG_ERROR, "cannot start the HTTP server", why);
+        md_writer_stop(s->writer, NULL);
+        md_store_close(s->store);
+        return -1;
+    }
+    return 0;
+}
+
+static void log_listening(const struct md_config *cfg, const struct server *s)
+{
+    struct md_logline l;
+    md_log_begin(&l, MD_LOG_INFO, "listening");
+    md_log_str(&l, "version", MD_VERSION);
+    md_log_str(&l, "address", cfg->http.listen);
+    md_log_int(&l, "port", md_http_port(s->http));
+    if (cfg->http.metrics_listen)
+        md_log_int(&l, "metrics_port", md_http_metrics_port(s->http));
+    char db[512];
+    md_log_str(&l, "db", md_store_redact(cfg->db, db, sizeof db));
+    md_log_str(&l, "store", s->store->ops->name);
+    md_log_str(&l, "durability", cfg->durability == MD_DURABILITY_FULL ? "full" : "normal");
+    md_log_int(&l, "threads", cfg->http.threads);
+    md_log_end(&l);
+}
+
+/* Finish the requests in flight (at most --shutdown-timeout), run and
+ * answer what is queued, then stop everything. */
+static void server_stop(const struct md_config *cfg, struct server *s)
+{
+    struct md_logline l;
+    md_http_quiesce(s->http);
+    unsigned left = md_http_wait_idle(s->http, cfg->shutdown_timeout * 1000u);
+    if (left) {
+        md_log_begin(&l, MD_LOG_WARN, "shutdown timeout: requests still in flight");
+        md_log_int(&l, "in_flight", left);
+        md_log_end(&l);
+    }
+    struct md_writer_stats ws;
+    md_writer_stop(s->writer, &ws); /* runs and resumes anything still queued */
+    md_http_stop(s->http);
+    md_store_close(s->store); /* checkpoints the WAL */
+    md_log_begin(&l, MD_LOG_INFO, "stopped");
+    md_log_int(&l, "write_batches", (int64_t)ws.batches);
+    md_log_int(&l, "write_commands", (int64_t)ws.jobs);
+    md_log_int(&l, "write_exec_ms", (int64_t)(ws.exec_us / 1000));
+    md_log_int(&l, "write_commit_ms", (int64_t)(ws.commit_us / 1000));
+    md_log_end(&l);
+}
+
+/* Serve until SIGTERM or SIGINT; the exit status. */
+static int serve(struct md_config *cfg, int utf8_locale)
+{
+    md_log_set_level((enum md_log_level)cfg->log_level);
+    if (!utf8_locale)
+        md_log_msg(MD_LOG_WARN, "no C.UTF-8 locale: exports and imports take ASCII names only",
+                   NULL);
+    raise_nofile_limit(cfg);
+    /* Signals are taken by sigwait() below, never by another thread. */
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    /* Past a file-size limit, write(2) must fail (and the command with
+     * it) rather than kill the process. */
+    signal(SIGXFSZ, SIG_IGN);
+    struct server s;
+    if (server_start(cfg, &s) != 0)
+        return 1;
+    /* From here on, log lines are written by a background thread. */
+    if (md_log_start_async() != 0)
+        md_log_msg(MD_LOG_WARN, "cannot start the log thread; logging directly", NULL);
+    log_listening(cfg, &s);
+    int sig = 0;
+    sigwait(&sigs, &sig);
+    struct md_logline l;
+    md_log_begin(&l, MD_LOG_INFO, "shutting down");
+    md_log_str(&l, "signal", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    md_log_end(&l);
+    server_stop(cfg, &s);
+    md_log_stop_async();
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc > 1 && strcmp(argv[1], "migrate") == 0)
-        return md_migrate_main(argc - 1, argv + 1);
-    if (argc > 1 && strcmp(argv[1], "backup") == 0)
-        return md_backup_main(argc - 1, argv + 1);
-    if (argc > 1 && strcmp(argv[1], "keys") == 0)
-        return md_keys_main(argc - 1, argv + 1);
+    const struct md_subcommand *sub = argc > 1 ? md_subcommand_find(argv[1]) : NULL;
+    if (sub)
+        return sub->run(argc - 1, argv + 1);
     /* Multibyte text is UTF-8 (libarchive's names in exports and imports;
      * nothing else depends on the locale). Built into glibc >= 2.35. */
     int utf8_locale = setlocale(LC_CTYPE, "C.UTF-8") != NULL;
@@ -62,91 +174,5 @@ int main(int argc, char **argv)
     case MD_CONFIG_RUN:
         break;
     }
-    md_log_set_level((enum md_log_level)cfg.log_level);
-    if (!utf8_locale)
-        md_log_msg(MD_LOG_WARN, "no C.UTF-8 locale: exports and imports take ASCII names only",
-                   NULL);
-    raise_nofile_limit(&cfg);
-
-    /* Signals are taken by sigwait() below, never by another thread. */
-    sigset_t sigs;
-    sigemptyset(&sigs);
-    sigaddset(&sigs, SIGTERM);
-    sigaddset(&sigs, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-    signal(SIGPIPE, SIG_IGN);
-    /* Past a file-size limit, write(2) must fail (and the command with
-     * it) rather than kill the process. */
-    signal(SIGXFSZ, SIG_IGN);
-
-    char why[512] = "";
-    struct md_store *store = NULL;
-    /* A reader per HTTP thread, and one for /readyz. */
-    struct md_store_config scfg = {.db = cfg.db,
-                                   .durability = cfg.durability,
-                                   .busy_timeout_ms = (int)cfg.busy_timeout_ms,
-                                   .history = cfg.history,
-                                   .search = cfg.search_off ? MD_SEARCH_OFF : MD_SEARCH_ON};
-    /* PostgreSQL: a reader per HTTP thread, and one for /readyz. */
-    struct md_engine_configs own = {.pg = {.readers = cfg.threads + 1}};
-    if (md_store_open(&scfg, &own, &store, why, sizeof why) != MD_OK) {
-        md_log_msg(MD_LOG_ERROR, "cannot open the database", why);
-        return 1;
-    }
-    struct md_writer *writer = md_writer_start(store, &cfg.limits, cfg.max_batch, cfg.max_queue);
-    if (!writer) {
-        md_log_msg(MD_LOG_ERROR, "cannot start the writer thread", NULL);
-        md_store_close(store);
-        return 1;
-    }
-    struct md_http *http = md_http_start(&cfg, store, writer, why, sizeof why);
-    if (!http) {
-        md_log_msg(MD_LOG_ERROR, "cannot start the HTTP server", why);
-        md_writer_stop(writer, NULL);
-        md_store_close(store);
-        return 1;
-    }
-
-    /* From here on, log lines are written by a background thread. */
-    if (md_log_start_async() != 0)
-        md_log_msg(MD_LOG_WARN, "cannot start the log thread; logging directly", NULL);
-    struct md_logline l;
-    md_log_begin(&l, MD_LOG_INFO, "listening");
-    md_log_str(&l, "version", MD_VERSION);
-    md_log_str(&l, "address", cfg.listen);
-    md_log_int(&l, "port", md_http_port(http));
-    if (cfg.metrics_listen)
-        md_log_int(&l, "metrics_port", md_http_metrics_port(http));
-    char db[512];
-    md_log_str(&l, "db", md_store_redact(cfg.db, db, sizeof db));
-    md_log_str(&l, "store", store->ops->name);
-    md_log_str(&l, "durability", cfg.durability == MD_DURABILITY_FULL ? "full" : "normal");
-    md_log_int(&l, "threads", cfg.threads);
-    md_log_end(&l);
-
-    int sig = 0;
-    sigwait(&sigs, &sig);
-    md_log_begin(&l, MD_LOG_INFO, "shutting down");
-    md_log_str(&l, "signal", sig == SIGTERM ? "SIGTERM" : "SIGINT");
-    md_log_end(&l);
-
-    md_http_quiesce(http);
-    unsigned left = md_http_wait_idle(http, cfg.shutdown_timeout * 1000u);
-    if (left) {
-        md_log_begin(&l, MD_LOG_WARN, "shutdown timeout: requests still in flight");
-        md_log_int(&l, "in_flight", left);
-        md_log_end(&l);
-    }
-    struct md_writer_stats ws;
-    md_writer_stop(writer, &ws); /* runs and resumes anything still queued */
-    md_http_stop(http);
-    md_store_close(store); /* checkpoints the WAL */
-    md_log_begin(&l, MD_LOG_INFO, "stopped");
-    md_log_int(&l, "write_batches", (int64_t)ws.batches);
-    md_log_int(&l, "write_commands", (int64_t)ws.jobs);
-    md_log_int(&l, "write_exec_ms", (int64_t)(ws.exec_us / 1000));
-    md_log_int(&l, "write_commit_ms", (int64_t)(ws.commit_us / 1000));
-    md_log_end(&l);
-    md_log_stop_async();
-    return 0;
+    return serve(&cfg, utf8_locale);
 }

@@ -84,22 +84,36 @@ enum md_err md_buf_put_i64(struct md_buf *b, int64_t v)
     return md_buf_append(b, tmp + i, sizeof tmp - i);
 }
 
+enum md_err md_buf_vprintf(struct md_buf *b, const char *fmt, va_list ap)
+{
+    va_list again;
+    va_copy(again, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    enum md_err err = n < 0 ? MD_EINVAL : md_buf_reserve(b, (size_t)n);
+    if (!err) {
+        vsnprintf(b->data + b->len, (size_t)n + 1, fmt, again);
+        b->len += (size_t)n;
+    }
+    va_end(again);
+    return err;
+}
+
 enum md_err md_buf_printf(struct md_buf *b, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    enum md_err err = md_buf_vprintf(b, fmt, ap);
     va_end(ap);
-    if (n < 0)
-        return MD_EINVAL;
-    enum md_err err = md_buf_reserve(b, (size_t)n);
-    if (err)
-        return err;
+    return err;
+}
+
+enum md_err md_buf_say(struct md_buf *b, enum md_err err, const char *fmt, ...)
+{
+    va_list ap;
     va_start(ap, fmt);
-    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    enum md_err e = md_buf_vprintf(b, fmt, ap);
     va_end(ap);
-    b->len += (size_t)n;
-    return MD_OK;
+    return e ? e : err;
 }
 
 void md_buf_truncate(struct md_buf *b, size_t len)

@@ -1,95 +1,51 @@
-/* err.c — names and HTTP classes of enum md_err. */
+/* err.c — names and HTTP statuses of enum md_err, from md_errors.def, and
+ * the texts of storage failures (md_refusals.h). */
 #include "base/md_err.h"
+
+#include "base/md_refusals.h"
+
+static const struct {
+    const char *text;
+    unsigned status;
+} rows[] = {
+#define MD_ERROR(name, status, text) [name] = {text, status},
+#include "base/md_errors.def"
+#undef MD_ERROR
+};
+#define NROWS (sizeof rows / sizeof rows[0])
 
 const char *md_strerror(enum md_err err)
 {
-    switch (err) {
-    case MD_OK:
-        return "ok";
-    case MD_EINVAL:
-        return "invalid request";
-    case MD_EFORBIDDEN:
-        return "forbidden";
-    case MD_EMETHOD:
-        return "method not allowed";
-    case MD_ENOENT:
-        return "not found";
-    case MD_EEXIST:
-        return "already exists";
-    case MD_ECONFLICT:
-        return "conflict";
-    case MD_ETOOBIG:
-        return "too large";
-    case MD_ERANGE:
-        return "out of range";
-    case MD_ENOMEM:
-        return "out of memory";
-    case MD_EDB:
-        return "storage failure";
-    case MD_EUNSURE:
-        return "storage failure, outcome unknown";
-    case MD_EBUSY:
-        return "busy";
-    case MD_EUNAVAIL:
-        return "storage unavailable";
-    case MD_EPRECOND:
-        return "precondition failed";
-    case MD_EIDEMPOTENT:
-        return "idempotency key reused";
-    case MD_EGONE:
-        return "gone";
-    case MD_EFULL:
-        return "quota exceeded";
-    case MD_EAUTH:
-        return "unauthorized";
-    case MD_ERATE:
-        return "too many failed authentications";
-    case MD_EREDO:
-        return "batch to run again";
-    }
-    return "unknown error";
+    return (unsigned)err < NROWS ? rows[err].text : "unknown error";
 }
 
 unsigned md_err_http_status(enum md_err err)
 {
-    switch (err) {
-    case MD_OK:
-        return 200;
-    case MD_EINVAL:
-        return 400;
-    case MD_EFORBIDDEN:
-        return 403;
-    case MD_EMETHOD:
-        return 405;
-    case MD_ENOENT:
-        return 404;
-    case MD_EEXIST:
-    case MD_ECONFLICT:
-        return 409;
-    case MD_ETOOBIG:
-        return 413;
-    case MD_ERANGE:
-        return 422;
-    case MD_ENOMEM:
-    case MD_EDB:
-    case MD_EUNSURE:
-    case MD_EREDO:
-        return 500;
+    return (unsigned)err < NROWS ? rows[err].status : 500;
+}
+
+enum md_err md_storage_class(enum md_err err)
+{
+    return err == MD_EBUSY || err == MD_EUNAVAIL || err == MD_EUNSURE ? err : MD_EDB;
+}
+
+/* The text of a refusal (`class, "text"`: md_refusals.h). */
+static const char *text_of(enum md_err err, const char *text)
+{
+    (void)err;
+    return text;
+}
+
+const char *md_storage_text(enum md_err err)
+{
+    switch (md_storage_class(err)) {
     case MD_EBUSY:
+        return text_of(MD_R_STORE_BUSY);
     case MD_EUNAVAIL:
-        return 503;
-    case MD_EPRECOND:
-        return 412;
-    case MD_EIDEMPOTENT:
-        return 422;
-    case MD_EGONE:
-        return 410;
-    case MD_EFULL:
-        return 507;
-    case MD_EAUTH:
-        return 401;
-    case MD_ERATE:
-        return 429;
+        return text_of(MD_R_STORE_UNAVAILABLE);
+    case MD_EUNSURE:
+        return text_of(MD_R_STORE_UNSURE);
+    default:
+        return text_of(MD_R_STORE_FAILED);
     }
-    return 500;
 }

@@ -3,6 +3,7 @@
 
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
@@ -176,4 +177,19 @@ enum md_err md_json_tool_result(struct md_buf *b, const char *tool_use_id, size_
     if (!e)
         e = md_buf_puts(b, is_error ? ",\"is_error\":true}" : ",\"is_error\":false}");
     return e;
+}
+
+enum md_err md_json_put_time(struct md_buf *b, int64_t ms)
+{
+    time_t sec = (time_t)(ms / 1000);
+    struct tm tm;
+    gmtime_r(&sec, &tm);
+    return md_buf_printf(b, "\"%04d-%02d-%02dT%02d:%02d:%02d.%03dZ\"", tm.tm_year + 1900,
+                         tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                         (int)(ms % 1000));
+}
+
+enum md_err md_json_put_string_or_null(struct md_buf *b, const char *s, size_t n)
+{
+    return s ? md_json_put_string(b, s, n) : md_buf_puts(b, "null");
 }

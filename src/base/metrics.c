@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "app/md_config.h"
+#include "base/md_tenant.h"
 #include "base/md_version.h"
 
 #define MAX_BUCKETS 16
@@ -38,29 +38,6 @@ static const struct bounds commit_bounds = {
 static const struct bounds batch_bounds = {
     12, {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096}, 1};
 
-static const char *const cmd_names[MD_MC_COUNT] = {
-    [MD_MC_VIEW] = "view",
-    [MD_MC_CREATE] = "create",
-    [MD_MC_STR_REPLACE] = "str_replace",
-    [MD_MC_INSERT] = "insert",
-    [MD_MC_DELETE] = "delete",
-    [MD_MC_RENAME] = "rename",
-    [MD_MC_UNKNOWN] = "unknown",
-    [MD_MC_HISTORY] = "history",
-    [MD_MC_VERSIONS] = "versions",
-    [MD_MC_RESTORE] = "restore",
-    [MD_MC_REDACT] = "redact",
-    [MD_MC_CHANGES] = "changes",
-    [MD_MC_HEALTHZ] = "healthz",
-    [MD_MC_READYZ] = "readyz",
-    [MD_MC_METRICS] = "metrics",
-    [MD_MC_QUOTA] = "quota",
-    [MD_MC_ADMIN] = "admin",
-    [MD_MC_MCP] = "mcp",
-    [MD_MC_SEARCH] = "search",
-    [MD_MC_NOT_FOUND] = "not_found",
-};
-
 /* Status classes shown: 2xx..5xx (index status / 100 - 2). */
 #define NCLASSES 4
 
@@ -77,8 +54,10 @@ struct tenant_slot {
 
 static struct {
     int tenant_labels;
-    atomic_ullong requests[MD_MC_COUNT][NCLASSES];
-    struct hist latency[MD_MC_COUNT];
+    const char *const *labels; /* the `command` label's values */
+    size_t nlabels;
+    atomic_ullong requests[MD_METRICS_LABELS_MAX][NCLASSES];
+    struct hist latency[MD_METRICS_LABELS_MAX];
     struct hist batch_size, commit;
     atomic_ullong queue_depth;
     atomic_llong connections;
@@ -93,14 +72,20 @@ static struct {
 
 void md_metrics_reset(void)
 {
-    int labels = M.tenant_labels;
+    int tenant_labels = M.tenant_labels;
+    const char *const *labels = M.labels;
+    size_t n = M.nlabels;
     memset(&M, 0, sizeof M);
-    M.tenant_labels = labels;
+    M.tenant_labels = tenant_labels;
+    M.labels = labels;
+    M.nlabels = n;
     atomic_store(&M.started, (long long)time(NULL));
 }
 
-void md_metrics_init(int tenant_labels)
+void md_metrics_init(int tenant_labels, const char *const *labels, size_t n)
 {
+    M.labels = labels;
+    M.nlabels = n < MD_METRICS_LABELS_MAX ? n : MD_METRICS_LABELS_MAX;
     md_metrics_reset();
     M.tenant_labels = tenant_labels;
 }
@@ -162,13 +147,13 @@ static void tenant_count(const char *tenant)
     atomic_fetch_add_explicit(&M.tenant_overflow, 1, memory_order_relaxed);
 }
 
-void md_metrics_request(enum md_metric_cmd cmd, unsigned status, uint64_t us, const char *tenant)
+void md_metrics_request(unsigned label, unsigned status, uint64_t us, const char *tenant)
 {
-    if ((unsigned)cmd >= MD_MC_COUNT)
+    if (label >= M.nlabels)
         return;
     if (status >= 200 && status < 600)
-        atomic_fetch_add_explicit(&M.requests[cmd][status / 100 - 2], 1, memory_order_relaxed);
-    hist_observe(&M.latency[cmd], &latency_bounds, us);
+        atomic_fetch_add_explicit(&M.requests[label][status / 100 - 2], 1, memory_order_relaxed);
+    hist_observe(&M.latency[label], &latency_bounds, us);
     if (M.tenant_labels && tenant && *tenant)
         tenant_count(tenant);
 }
@@ -200,11 +185,11 @@ void md_metrics_storage_error(void)
     atomic_fetch_add_explicit(&M.storage_errors, 1, memory_order_relaxed);
 }
 
-void md_metrics_pruned(const struct md_pruned *p)
+void md_metrics_pruned(size_t versions, size_t changes, size_t idempotency)
 {
-    atomic_fetch_add_explicit(&M.pruned_versions, p->versions, memory_order_relaxed);
-    atomic_fetch_add_explicit(&M.pruned_changes, p->changes, memory_order_relaxed);
-    atomic_fetch_add_explicit(&M.pruned_idempotency, p->idempotency, memory_order_relaxed);
+    atomic_fetch_add_explicit(&M.pruned_versions, versions, memory_order_relaxed);
+    atomic_fetch_add_explicit(&M.pruned_changes, changes, memory_order_relaxed);
+    atomic_fetch_add_explicit(&M.pruned_idempotency, idempotency, memory_order_relaxed);
 }
 
 /* ---- rendering ---- */
@@ -289,15 +274,15 @@ static void render_requests(struct out *o)
     static const char *const classes[NCLASSES] = {"2xx", "3xx", "4xx", "5xx"};
     family(o, "memoryd_requests", "counter",
            "HTTP requests answered, by command (or endpoint) and status class.");
-    for (int c = 0; c < MD_MC_COUNT; c++)
+    for (size_t c = 0; c < M.nlabels; c++)
         for (int k = 0; k < NCLASSES; k++)
-            putf(o, "memoryd_requests_total{command=\"%s\",class=\"%s\"} %llu\n", cmd_names[c],
+            putf(o, "memoryd_requests_total{command=\"%s\",class=\"%s\"} %llu\n", M.labels[c],
                  classes[k], atomic_load_explicit(&M.requests[c][k], memory_order_relaxed));
     family(o, "memoryd_request_duration_seconds", "histogram",
            "Time from a request's headers to its answer, by command (or endpoint).");
-    for (int c = 0; c < MD_MC_COUNT; c++)
+    for (size_t c = 0; c < M.nlabels; c++)
         hist_render(o, "memoryd_request_duration_seconds", &M.latency[c], &latency_bounds,
-                    "command", cmd_names[c]);
+                    "command", M.labels[c]);
 }
 
 static void render_tenants(struct out *o)

@@ -128,3 +128,48 @@ void md_sockaddr_text(const struct sockaddr *sa, char out[46])
     if (!a || !inet_ntop(sa->sa_family, a, out, 46))
         snprintf(out, 46, "?");
 }
+
+int md_split_listen(const char *s, char *addr, size_t len, unsigned *port)
+{
+    const char *colon = strrchr(s, ':');
+    if (!colon || colon == s || !colon[1] || strspn(colon + 1, "0123456789") != strlen(colon + 1) ||
+        strlen(colon + 1) > 5)
+        return -1;
+    unsigned long p = strtoul(colon + 1, NULL, 10);
+    const char *a = s;
+    size_t n = (size_t)(colon - s);
+    if (*a == '[') { /* [IPv6]:PORT */
+        if (n < 3 || a[n - 1] != ']')
+            return -1;
+        a++;
+        n -= 2;
+    } else if (memchr(a, ':', n)) {
+        return -1; /* an IPv6 address needs its brackets */
+    }
+    if (p > 65535 || n + 1 > len)
+        return -1;
+    memcpy(addr, a, n);
+    addr[n] = '\0';
+    *port = (unsigned)p;
+    return 0;
+}
+
+int md_sockaddr_of(const char *addr, unsigned port, struct sockaddr_storage *out, int *v6)
+{
+    memset(out, 0, sizeof *out);
+    struct sockaddr_in *a4 = (struct sockaddr_in *)out;
+    struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)out;
+    *v6 = 0;
+    if (inet_pton(AF_INET, addr, &a4->sin_addr) == 1) {
+        a4->sin_family = AF_INET;
+        a4->sin_port = htons((uint16_t)port);
+        return 0;
+    }
+    if (inet_pton(AF_INET6, addr, &a6->sin6_addr) == 1) {
+        a6->sin6_family = AF_INET6;
+        a6->sin6_port = htons((uint16_t)port);
+        *v6 = 1;
+        return 0;
+    }
+    return -1;
+}

@@ -1,4 +1,4 @@
-/* cmd_edit.c — commands that write one file: create, str_replace, insert. */
+/* edit.c — commands that write one file: create, str_replace, insert. */
 #include <string.h>
 
 #include "cmd/md_quota.h"

@@ -1,4 +1,4 @@
-/* cmd_history.c — operations on history that run as writes: restore and
+/* history.c — operations on history that run as writes: restore and
  * redact (POST /v1/restore, /v1/redact). */
 #include <stdlib.h>
 #include <string.h>

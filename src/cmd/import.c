@@ -1,5 +1,5 @@
 /*
- * cmd_import.c — POST /v1/tenants/{t}/import: a tar's tree written into a
+ * import.c — POST /v1/tenants/{t}/import: a tar's tree written into a
  * tenant, by the writer, in one transaction of its own (all or nothing).
  *
  * The archive (read by libarchive: ustar, pax and GNU tar; no compression)

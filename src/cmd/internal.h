@@ -1,6 +1,15 @@
 /*
- * cmd_internal.h — helpers shared by the command implementations
- * (cmd_view.c, cmd_edit.c, cmd_tree.c). Not a public interface.
+ * internal.h — what the files of the commands share (src/cmd/): the
+ * context a command runs in, its handlers (the command table of parse.c,
+ * md_commands.def, names them), and the helpers they share (say.c,
+ * precond.c). Not a public interface: see md_cmd.h.
+ *
+ * The files: parse.c (the command table: parsing a request against it,
+ * running a command by it), view.c, edit.c, tree.c, history.c (restore,
+ * redact), limits.c (limits, erase), import.c (the commands), say.c and
+ * precond.c (their shared texts, entity tags and preconditions), quota.c
+ * (md_quota.h), search.c (md_search.h), writer.c (md_writer.h: the writer
+ * thread that runs the writes).
  */
 #ifndef MD_CMD_INTERNAL_H
 #define MD_CMD_INTERNAL_H

@@ -1,4 +1,4 @@
-/* cmd_limits.c — the writer's part of tenant administration:
+/* limits.c — the writer's part of tenant administration:
  * PUT /v1/tenants/{t}/limits (set a tenant's quota overrides and answer
  * with its usage, md_quota.h) and DELETE /v1/tenants/{t} (erase the
  * tenant, md_txn_erase). */

@@ -1,8 +1,9 @@
 /*
- * cmd_parse.c — the route table, request parsing and dispatch.
+ * parse.c — the command table (from md_commands.def), request parsing
+ * and dispatch.
  *
- * A route names a command, whether it writes, its fields (type, required)
- * and its implementation. md_cmd_parse() checks a body against the table
+ * A command has a name, whether it writes, its fields (type, required) and
+ * its implementation. md_cmd_parse() checks a body against the table
  * before anything runs, so the implementations never see a bad field.
  */
 #include <errno.h>
@@ -35,81 +36,81 @@ struct field {
     size_t offset; /* into struct md_cmd */
 };
 
-struct route {
+struct command {
     const char *name;
     enum md_cmd_kind kind;
     int write;
     cmd_fn run;
-    struct field fields[3];
+    struct field fields[4]; /* ended by a field without a name */
 };
 
-#define FIELD(n, t, r, member)                                                                     \
-    {                                                                                              \
-        n, t, r, offsetof(struct md_cmd, member)                                                   \
+/* The command table, from md_commands.def. */
+static const struct command commands[MD_CMD_COUNT] = {
+#define MD_FIELD(n, type, req, member) {n, F_##type, req, offsetof(struct md_cmd, member)},
+#define MD_COMMAND(kind, n, scope, writes, handler, fields)                                        \
+    [MD_CMD_##kind] = {n, MD_CMD_##kind, writes, handler, {fields{0}}},
+#include "cmd/md_commands.def"
+};
+
+/* The first field named `name` of the memory tool's commands, or NULL. */
+static const struct field *tool_field(const char *name)
+{
+    for (size_t k = 0; k < MD_CMD_TOOL_COUNT; k++)
+        for (const struct field *f = commands[k].fields; f->name; f++)
+            if (strcmp(f->name, name) == 0)
+                return f;
+    return NULL;
+}
+
+/* The JSON Schema of a field's type. */
+static const char *field_schema(enum field_type t)
+{
+    switch (t) {
+    case F_INT:
+        return "\"type\":\"integer\"";
+    case F_RANGE:
+        return "\"type\":\"array\",\"items\":{\"type\":\"integer\"},\"minItems\":2,\"maxItems\":2";
+    default:
+        return "\"type\":\"string\"";
     }
+}
 
-static const struct route routes[MD_CMD_COUNT] = {
-    {"view",
-     MD_CMD_VIEW,
-     0,
-     cmd_view,
-     {FIELD("path", F_PATH, 1, path), FIELD("view_range", F_RANGE, 0, range)}},
-    {"create",
-     MD_CMD_CREATE,
-     1,
-     cmd_create,
-     {FIELD("path", F_PATH, 1, path), FIELD("file_text", F_STRING, 1, file_text)}},
-    {"str_replace",
-     MD_CMD_STR_REPLACE,
-     1,
-     cmd_str_replace,
-     {FIELD("path", F_PATH, 1, path), FIELD("old_str", F_NONEMPTY, 1, old_str),
-      FIELD("new_str", F_STRING, 1, new_str)}},
-    {"insert",
-     MD_CMD_INSERT,
-     1,
-     cmd_insert,
-     {FIELD("path", F_PATH, 1, path), FIELD("insert_line", F_INT, 1, insert_line),
-      FIELD("insert_text", F_STRING, 1, insert_text)}},
-    {"delete", MD_CMD_DELETE, 1, cmd_delete, {FIELD("path", F_PATH, 1, path)}},
-    {"rename",
-     MD_CMD_RENAME,
-     1,
-     cmd_rename,
-     {FIELD("old_path", F_PATH, 1, path), FIELD("new_path", F_PATH, 1, path2)}},
-    {"restore",
-     MD_CMD_RESTORE,
-     1,
-     cmd_restore,
-     {FIELD("path", F_PATH, 1, path), FIELD("version", F_INT, 0, version),
-      FIELD("before", F_INT, 0, before)}},
-    {"redact",
-     MD_CMD_REDACT,
-     1,
-     cmd_redact,
-     {FIELD("path", F_PATH, 1, path), FIELD("version", F_INT, 1, version)}},
-    {"limits", MD_CMD_LIMITS, 0, cmd_limits, {{0}}},
-    {"erase", MD_CMD_ERASE, 0, cmd_erase, {{0}}},
-    {"import", MD_CMD_IMPORT, 1, cmd_import, {{0}}},
-};
+enum md_err md_cmd_tool_schema(struct md_buf *out)
+{
+    static const struct {
+        const char *name, *description;
+    } params[] = {
+#define MD_PARAM(n, d) {n, d},
+#include "cmd/md_commands.def"
+    };
+    enum md_err e = md_buf_puts(out, "{\"type\":\"object\",\"properties\":{");
+    for (size_t i = 0; !e && i < sizeof params / sizeof params[0]; i++) {
+        e = md_buf_printf(out, "%s\"%s\":{", i ? "," : "", params[i].name);
+        if (!e && strcmp(params[i].name, "command") == 0) {
+            e = md_buf_puts(out, "\"type\":\"string\",\"enum\":[");
+            for (size_t k = 0; !e && k < MD_CMD_TOOL_COUNT; k++)
+                e = md_buf_printf(out, "%s\"%s\"", k ? "," : "", commands[k].name);
+            if (!e)
+                e = md_buf_putc(out, ']');
+        } else if (!e) {
+            const struct field *f = tool_field(params[i].name);
+            e = f ? md_buf_puts(out, field_schema(f->type)) : MD_EINVAL;
+        }
+        if (!e)
+            e = md_buf_puts(out, ",\"description\":");
+        if (!e)
+            e = md_json_put_string(out, params[i].description, strlen(params[i].description));
+        if (!e)
+            e = md_buf_putc(out, '}');
+    }
+    if (!e)
+        e = md_buf_puts(out, "},\"required\":[\"command\"]}");
+    return e;
+}
 
 const char *md_cmd_kind_name(enum md_cmd_kind kind)
 {
-    return (unsigned)kind < MD_CMD_COUNT ? routes[kind].name : "unknown";
-}
-
-const char *md_cmd_storage_error_text(enum md_err err)
-{
-    if (err == MD_EBUSY)
-        return "Error: The memory store is busy; the command was not applied. Try again shortly.";
-    if (err == MD_EUNAVAIL)
-        return "Error: The memory store is unavailable right now; the command was not applied. "
-               "Try again shortly.";
-    if (err == MD_EUNSURE)
-        return "Error: The memory store could not confirm that the command was saved (a disk "
-               "flush failed, or the connection to the database was lost while committing): it "
-               "may or may not have been applied. View the path before trying again.";
-    return "Error: The memory store failed; the command was not applied. Try again later.";
+    return (unsigned)kind < MD_CMD_COUNT ? commands[kind].name : "unknown";
 }
 
 void md_cmd_free(struct md_cmd *cmd)
@@ -171,7 +172,7 @@ static enum md_err out_of_range(struct md_buf *out, const char *name)
                     "-9223372036854775808 and 9223372036854775807");
 }
 
-static enum md_err parse_field(struct md_cmd *cmd, const struct route *r, const struct field *f,
+static enum md_err parse_field(struct md_cmd *cmd, const struct command *r, const struct field *f,
                                const json_t *obj, const struct md_limits *lim, struct md_buf *out)
 {
     const json_t *v = json_object_get(obj, f->name);
@@ -362,7 +363,7 @@ static json_t *reparse_big_numbers(const char *body, size_t len, json_error_t *e
     return root;
 }
 
-static enum md_err parse_fields(struct md_cmd *cmd, const struct route *r, const json_t *obj,
+static enum md_err parse_fields(struct md_cmd *cmd, const struct command *r, const json_t *obj,
                                 const struct md_limits *lim, struct md_buf *out)
 {
     cmd->kind = r->kind;
@@ -414,11 +415,11 @@ enum md_err md_cmd_parse(struct md_cmd *cmd, const char *body, size_t len,
         return einval(md_buf_puts(out, "Error: Missing required parameter `command`"));
     if (!json_is_string(command))
         return einval(md_buf_puts(out, "Error: Parameter `command` must be a string"));
-    const struct route *r = NULL;
+    const struct command *r = NULL;
     for (size_t i = 0; i < MD_CMD_TOOL_COUNT; i++) {
-        if (strlen(routes[i].name) == json_string_length(command) &&
-            strcmp(routes[i].name, json_string_value(command)) == 0)
-            r = &routes[i];
+        if (strlen(commands[i].name) == json_string_length(command) &&
+            strcmp(commands[i].name, json_string_value(command)) == 0)
+            r = &commands[i];
     }
     if (!r)
         return cmd_say(out, MD_EINVAL, "Error: ", jstr(command), " not implemented",
@@ -447,7 +448,7 @@ enum md_err md_cmd_parse_op(struct md_cmd *cmd, enum md_cmd_kind kind, const cha
     cmd->json = root;
     if (!json_is_object(root))
         return einval(md_buf_puts(out, "Error: The request body must be a JSON object"));
-    return parse_fields(cmd, &routes[kind], root, lim, out);
+    return parse_fields(cmd, &commands[kind], root, lim, out);
 }
 
 /* The wall clock in milliseconds (what versions and changes record). */
@@ -511,7 +512,7 @@ enum md_err md_cmd_exec(struct md_txn *t, const char *tenant, const struct md_cm
         if (e)
             return e;
     }
-    enum md_err e = routes[cmd->kind].run(&c);
+    enum md_err e = commands[cmd->kind].run(&c);
     if (e || !cmd->write)
         return e;
     /* The change names the canonical paths (rename: both). */
@@ -522,129 +523,5 @@ enum md_err md_cmd_exec(struct md_txn *t, const char *tenant, const struct md_cm
         e = op_answer(cmd, res, out);
     if (!e && cmd->kind == MD_CMD_IMPORT)
         e = import_answer(tenant, cmd, res, out);
-    return e;
-}
-
-/* ---- entity tags and preconditions ---- */
-
-void md_etag_format(const unsigned char sha256[MD_SHA256_LEN], char out[MD_ETAG_LEN + 1])
-{
-    char hex[MD_SHA256_HEX + 1];
-    md_sha256_hex(sha256, hex);
-    snprintf(out, MD_ETAG_LEN + 1, "\"sha256-%s\"", hex);
-}
-
-enum md_err md_precond_parse(struct md_precond *pre, int if_none, const char *value, size_t len,
-                             struct md_buf *out)
-{
-    const char *name = if_none ? "If-None-Match" : "If-Match";
-    size_t i = 0;
-    int any = 0;
-    while (i < len) {
-        while (i < len && (value[i] == ' ' || value[i] == '\t' || value[i] == ','))
-            i++;
-        if (i == len)
-            break;
-        if (value[i] == '*') {
-            any = 1;
-            i++;
-            continue;
-        }
-        /* "sha256-<64 hex>" (a weak W/ tag never matches a strong comparison: refused). */
-        static const char prefix[] = "\"sha256-";
-        size_t pl = sizeof prefix - 1;
-        unsigned char d[MD_SHA256_LEN];
-        if (len - i < pl + MD_SHA256_HEX + 1 || memcmp(value + i, prefix, pl) != 0 ||
-            value[i + pl + MD_SHA256_HEX] != '"' ||
-            md_sha256_parse_hex(value + i + pl, MD_SHA256_HEX, d) != 0 || if_none)
-            return cmd_say(out, MD_EINVAL, "Error: The ", cstr(name),
-                           if_none ? " header must be `*`"
-                                   : " header must be `*` or entity tags \"sha256-<64 hex "
-                                     "digits>\" as sent in ETag",
-                           (struct md_str){0}, NULL);
-        if (pre->n_match == MD_PRECOND_MAX)
-            return cmd_say(out, MD_EINVAL, "Error: The ", cstr(name),
-                           " header lists more than 8 entity tags", (struct md_str){0}, NULL);
-        memcpy(pre->match[pre->n_match++], d, MD_SHA256_LEN);
-        i += pl + MD_SHA256_HEX + 1;
-    }
-    if (!any && (if_none || pre->n_match == 0))
-        return cmd_say(out, MD_EINVAL, "Error: The ", cstr(name), " header is empty",
-                       (struct md_str){0}, NULL);
-    if (any && (if_none ? 0 : pre->n_match > 0))
-        return cmd_say(out, MD_EINVAL, "Error: The ", cstr(name),
-                       " header must be `*` alone or a list of entity tags", (struct md_str){0},
-                       NULL);
-    if (if_none)
-        pre->if_none_match = 1;
-    else
-        pre->if_match_any = any;
-    return MD_OK;
-}
-
-enum md_err cmd_precond(struct cmd_ctx *c, const struct md_patharg *p, int found,
-                        const struct md_entry *e)
-{
-    const struct md_precond *pre = &c->cmd->pre;
-    if (pre->if_none_match && found)
-        return cmd_say1(c->out, MD_EPRECOND, "The file ", p->raw,
-                        " already exists (the request asked for If-None-Match: *); view it "
-                        "before changing it.");
-    if (!pre->if_match_any && pre->n_match == 0)
-        return MD_OK;
-    int ok = found && e->kind == MD_KIND_FILE;
-    if (ok && pre->n_match) {
-        ok = 0;
-        for (size_t i = 0; i < pre->n_match && !ok; i++)
-            ok = e->has_sha256 && memcmp(pre->match[i], e->sha256, MD_SHA256_LEN) == 0;
-    }
-    if (ok)
-        return MD_OK;
-    return cmd_say1(c->out, MD_EPRECOND, "The file ", p->raw,
-                    " changed since you viewed it; view it again before editing.");
-}
-
-enum md_err cmd_hash(struct cmd_ctx *c, const char *content, size_t len,
-                     unsigned char out[MD_SHA256_LEN])
-{
-    enum md_err e = md_sha256(content, len, out);
-    if (!e) {
-        memcpy(c->res->etag, out, MD_SHA256_LEN);
-        c->res->has_etag = 1;
-    }
-    return e;
-}
-
-/* ---- helpers shared by the implementations ---- */
-
-enum md_err cmd_say(struct md_buf *out, enum md_err result, const char *pre, struct md_str a,
-                    const char *mid, struct md_str b, const char *post)
-{
-    enum md_err e = pre ? md_buf_puts(out, pre) : MD_OK;
-    if (!e && a.p)
-        e = md_buf_append(out, a.p, a.n);
-    if (!e && mid)
-        e = md_buf_puts(out, mid);
-    if (!e && b.p)
-        e = md_buf_append(out, b.p, b.n);
-    if (!e && post)
-        e = md_buf_puts(out, post);
-    return e ? e : result;
-}
-
-enum md_err cmd_say1(struct md_buf *out, enum md_err result, const char *pre, struct md_str a,
-                     const char *post)
-{
-    return cmd_say(out, result, pre, a, post, (struct md_str){0}, NULL);
-}
-
-enum md_err cmd_not_found(struct md_buf *out, const char *pre, struct md_str path, const char *post)
-{
-    enum md_err e = cmd_say1(out, MD_ENOENT, pre, path, post);
-    if (e == MD_ENOENT && !md_utf8_is_nfc(path.p, path.n))
-        e = cmd_say1(out, MD_ENOENT, NULL, (struct md_str){0},
-                     " (Note: this path is not in Unicode Normalization Form C (NFC); memoryd "
-                     "compares paths byte for byte, so a name that looks the same but is encoded "
-                     "differently is a different path.)");
     return e;
 }

@@ -64,26 +64,6 @@ enum md_err md_search_terms_parse(const char *q, const char *terms[MD_SEARCH_TER
     return MD_OK;
 }
 
-int64_t md_search_score(const char *text, size_t n, const char *list, size_t list_len)
-{
-    int64_t score = 0;
-    size_t i = 0;
-    while (i < list_len) {
-        const char *term = list + i;
-        const char *nl = memchr(term, '\n', list_len - i);
-        size_t m = nl ? (size_t)(nl - term) : list_len - i;
-        i += m + 1;
-        int64_t found = 0; /* an empty term (never made by memoryd) is found nowhere */
-        for (long at = md_text_find_word_ci(text, n, 0, term, m); at >= 0;
-             at = md_text_find_word_ci(text, n, (size_t)at + m, term, m))
-            found++;
-        if (found == 0)
-            return -1;
-        score += found;
-    }
-    return score;
-}
-
 /* ---- the cursor: "{offset}-{16 hex digits of a hash of q and the path}" ---- */
 
 static uint64_t query_hash(const char *q, const char *dir, size_t dir_len)
@@ -352,18 +332,4 @@ enum md_err md_search_text(const struct md_search_result *r, struct md_buf *out)
     if (!e && r->next_cursor)
         e = md_buf_printf(out, "More files match: search again with cursor %s\n", r->next_cursor);
     return e;
-}
-
-int md_search_next_word(const char *s, size_t n, size_t *at, size_t *start, size_t *len)
-{
-    size_t k = *at;
-    while (k < n && md_text_is_sep(s + k, n - k))
-        k += ((unsigned char)s[k] & 0x80) ? 2 : 1; /* a C1 control is 2 bytes */
-    size_t w = k;
-    while (k < n && !md_text_is_sep(s + k, n - k))
-        k++;
-    *at = k > n ? n : k;
-    *start = w;
-    *len = (k > n ? n : k) - w;
-    return k > w && w < n;
 }

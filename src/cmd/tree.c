@@ -1,4 +1,4 @@
-/* cmd_tree.c — commands that move or remove whole subtrees: delete, rename. */
+/* tree.c — commands that move or remove whole subtrees: delete, rename. */
 #include "internal.h"
 
 enum md_err cmd_delete(struct cmd_ctx *c)

@@ -1,4 +1,4 @@
-/* cmd_view.c — the view command: a file with line numbers, or a directory
+/* view.c — the view command: a file with line numbers, or a directory
  * listing two levels deep. */
 #include <string.h>
 

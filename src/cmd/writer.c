@@ -10,6 +10,7 @@
 #include "base/md_clock.h"
 #include "base/md_log.h"
 #include "base/md_metrics.h"
+#include "base/md_refusals.h"
 #include "store/md_tenant_cache.h"
 
 /* Retention runs between batches, at most this often, deleting at most
@@ -52,12 +53,12 @@ static uint64_t now_us(void)
     return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
-/* Replace a job's result with the generic storage-failure text. */
+/* Replace a job's result with the storage-failure text. */
 static void storage_failure(struct md_job *job, enum md_err err)
 {
-    job->err = err == MD_EBUSY || err == MD_EUNSURE || err == MD_EUNAVAIL ? err : MD_EDB;
+    job->err = md_storage_class(err);
     md_buf_reset(job->out);
-    md_buf_puts(job->out, md_cmd_storage_error_text(job->err));
+    md_buf_puts(job->out, md_storage_text(job->err));
 }
 
 static int is_storage_err(enum md_err e)
@@ -80,10 +81,7 @@ static int idem_replay(struct md_txn *t, struct md_job *j, enum md_err *err)
     }
     md_buf_reset(j->out);
     if (memcmp(first.fingerprint, j->fingerprint, MD_SHA256_LEN) != 0) {
-        j->err = MD_EIDEMPOTENT;
-        md_buf_puts(j->out, "Error: This Idempotency-Key was already used for another request "
-                            "(a different body, path or precondition); a new request needs a "
-                            "new key.");
+        j->err = md_buf_say(j->out, MD_R_IDEMPOTENCY_KEY_REUSED);
         return 1;
     }
     j->err = (enum md_err)first.err;
@@ -121,12 +119,12 @@ static enum md_err run_job(struct md_writer *w, struct md_txn *t, struct md_job 
     struct md_txn_stats before, after;
     md_txn_stats(t, &before);
     enum md_err storage = MD_OK;
-    int answered = j->idem_key && idem_replay(t, j, &storage);
-    if (!answered)
+    int answered_by_key = j->idem_key && idem_replay(t, j, &storage);
+    if (!answered_by_key)
         j->err = md_cmd_exec(t, j->tenant, j->cmd, w->lim, j->out, &j->res);
     else if (storage)
         j->err = storage;
-    if (!answered && j->idem_key && j->err == MD_OK && (e = idem_store(t, j)) != MD_OK)
+    if (!answered_by_key && j->idem_key && j->err == MD_OK && (e = idem_store(t, j)) != MD_OK)
         j->err = e;
     md_txn_stats(t, &after);
     j->cost.statements = after.statements - before.statements;
@@ -134,7 +132,7 @@ static enum md_err run_job(struct md_writer *w, struct md_txn *t, struct md_job 
     e = md_txn_release(t, j->err != MD_OK && !j->replayed);
     /* A command refused (not a storage failure) is an answer too: kept for
      * its key in a savepoint of its own. */
-    if (!e && !answered && j->idem_key && j->err != MD_OK && !is_storage_err(j->err)) {
+    if (!e && !answered_by_key && j->idem_key && j->err != MD_OK && !is_storage_err(j->err)) {
         e = md_txn_savepoint(t);
         enum md_err put = e ? e : idem_store(t, j);
         if (!e)
@@ -390,7 +388,7 @@ static void maybe_prune(struct md_writer *w, int now_please)
         w->prune_more = 0;
         return;
     }
-    md_metrics_pruned(&pruned);
+    md_metrics_pruned(pruned.versions, pruned.changes, pruned.idempotency);
     pthread_mutex_lock(&w->mu);
     w->pruned += deleted;
     pthread_mutex_unlock(&w->mu);

@@ -1,10 +1,19 @@
 /*
- * http_auth.c — --auth keys: every POST /memory and /v1 request carries
+ * auth.c — who may use a route (its row's access, md_routes.def), before
+ * its handler runs.
+ *
+ * With --auth keys every request of a route that is not PUBLIC carries
  * `Authorization: Bearer <key>`, looked up in the key store on each request
  * (no cache: a revocation counts at once on every instance). The key
- * decides the tenant and what the request may do (its scope); failures are
- * counted per client address (md_authfail.h). The key itself is never
- * logged or kept: only its id, in r->key_id, for the request log.
+ * decides the tenant and what the request may do (its scope: READ rows and
+ * views for any key, WRITE rows for the write and admin scopes, ADMIN rows
+ * for the admin scope); failures are counted per client address
+ * (md_authfail.h). The key itself is never logged or kept: only its id, in
+ * r->key_id, for the request log.
+ *
+ * Without --auth keys, ADMIN rows are served only to clients on this
+ * machine that do not come through a proxy; the rest to anyone the tenant
+ * rules admit (md_tenant_resolve.h).
  */
 #include <microhttpd.h>
 #include <stdio.h>
@@ -14,8 +23,7 @@
 
 #include "app/md_keystore.h"
 #include "base/md_apikey.h"
-#include "base/md_json.h"
-#include "base/md_log.h"
+#include "base/md_netaddr.h"
 #include "http/md_authfail.h"
 #include "internal.h"
 
@@ -23,16 +31,12 @@
 #define FAIL_MAX    10
 #define FAIL_WINDOW 60
 
-const char md_auth_read_only_text[] =
-    "Error: Forbidden: this API key has the read scope: it may only view (the view command and "
-    "GET requests). Nothing was done.";
-
 int md_http_auth_start(struct md_http *h, char *why, size_t why_len)
 {
     if (!h->cfg->auth_keys)
         return 0;
     char reason[256] = "";
-    if (md_keystore_open(h->cfg->db, &h->keys, reason, sizeof reason) != MD_OK) {
+    if (md_keystore_open(h->cfg->keys_db, &h->keys, reason, sizeof reason) != MD_OK) {
         snprintf(why, why_len, "--auth keys: cannot open the key store: %s", reason);
         return -1;
     }
@@ -54,18 +58,28 @@ void md_http_auth_stop(struct md_http *h)
     h->authfail = NULL;
 }
 
-/* A refusal: a tool_result for /memory, else {"error": ...} (without the
- * leading "Error: "). */
-static enum MHD_Result deny(struct req *r, enum md_err err, const char *text)
+static const struct sockaddr *peer_of(struct req *r)
 {
-    if (r->route == R_MCP)
-        return md_http_mcp_refuse(r, err, text, strlen(text));
-    if (r->route != R_MEMORY)
-        return md_http_reply_error(r, err, text, strlen(text));
-    r->err = err;
-    md_buf_reset(&r->out);
-    md_buf_puts(&r->out, text);
-    return md_http_reply_result(r, md_err_http_status(err));
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    return ci ? ci->client_addr : NULL;
+}
+
+/* A client on this machine (127.0.0.0/8, ::1), not relaying for another
+ * (a request that carries Forwarded or X-Forwarded-For). */
+static int local_admin(struct req *r)
+{
+    int family;
+    uint8_t a[16];
+    if (md_sockaddr_key(peer_of(r), &family, a) != 0)
+        return 0;
+    if (MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Forwarded") ||
+        MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "X-Forwarded-For"))
+        return 0;
+    if (family == AF_INET)
+        return a[0] == 127;
+    static const uint8_t loop6[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+    return memcmp(a, loop6, 16) == 0;
 }
 
 /* The token of an Authorization header "Bearer <token>" (the scheme in any
@@ -84,98 +98,89 @@ static const char *bearer_token(const char *v, size_t n, size_t *len)
     return n ? v : NULL;
 }
 
-static enum MHD_Result fail(struct req *r, const struct sockaddr *peer, int64_t now,
-                            const char *text)
+/* A failed authentication (`MD_R_AUTH_...`), counted against the
+ * client's address. */
+static int refuse_key(struct req *r, int64_t now, enum MHD_Result *ret, enum md_err err,
+                      const char *text)
 {
-    md_authfail_note(r->h->authfail, peer, now);
-    return deny(r, MD_EAUTH, text);
+    md_authfail_note(r->h->authfail, peer_of(r), now);
+    *ret = md_reply_refuse(r, err, "%s", text);
+    return -1;
 }
 
-int md_http_authenticate(struct req *r, enum MHD_Result *ret)
+/* The request's key, looked up: 0 with *k set, or -1 with the refusal. */
+static int find_key(struct req *r, struct md_key_info *k, enum MHD_Result *ret)
 {
     struct md_http *h = r->h;
-    if (!h->keys)
-        return 0;
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    const struct sockaddr *peer = ci ? ci->client_addr : NULL;
     int64_t now = (int64_t)time(NULL);
-    unsigned wait = md_authfail_blocked(h->authfail, peer, now);
+    unsigned wait = md_authfail_blocked(h->authfail, peer_of(r), now);
     if (wait) {
         r->retry_after = wait;
-        *ret =
-            deny(r, MD_ERATE,
-                 "Error: Too many failed authentication attempts from your address (10 within 60 "
-                 "seconds); nothing was done. Retry in a minute (Retry-After tells the seconds).");
+        *ret = md_reply_refuse(r, MD_R_AUTH_BLOCKED);
         return -1;
     }
     const struct header_seen *ah = &r->headers.authorization;
-    if (ah->count == 0) {
-        *ret = fail(r, peer, now,
-                    "Error: Authentication required: send the header Authorization: Bearer <key> "
-                    "with a memoryd API key");
-        return -1;
-    }
+    if (ah->count == 0)
+        return refuse_key(r, now, ret, MD_R_AUTH_REQUIRED);
     size_t len = 0;
     const char *token = ah->count == 1 ? bearer_token(ah->value, ah->len, &len) : NULL;
     unsigned char hash[MD_APIKEY_HASH_LEN];
-    if (!token || md_apikey_hash(token, len, hash) != 0) {
-        *ret = fail(r, peer, now,
-                    "Error: Invalid Authorization header: send it once, as Bearer followed by a "
-                    "memoryd API key (mdk_...)");
-        return -1;
-    }
-    struct md_key_info k;
-    enum md_err e = md_keystore_find(h->keys, hash, &k);
-    if (e == MD_ENOENT) {
-        *ret = fail(r, peer, now, "Error: Unknown API key");
-        return -1;
-    }
+    if (!token || md_apikey_hash(token, len, hash) != 0)
+        return refuse_key(r, now, ret, MD_R_AUTH_INVALID);
+    enum md_err e = md_keystore_find(h->keys, hash, k);
+    if (e == MD_ENOENT)
+        return refuse_key(r, now, ret, MD_R_AUTH_UNKNOWN);
     if (e) {
-        *ret = deny(r, MD_EUNAVAIL,
-                    "Error: memoryd cannot check the API key now (the database cannot be "
-                    "reached); nothing was done. Retry shortly.");
+        *ret = md_reply_refuse(r, MD_R_AUTH_UNAVAILABLE);
         return -1;
     }
-    if (k.revoked) {
-        *ret = fail(r, peer, now, "Error: This API key has been revoked");
+    if (k->revoked)
+        return refuse_key(r, now, ret, MD_R_AUTH_REVOKED);
+    return 0;
+}
+
+/* With a valid key `k`: whether its scope and tenant allow the request. */
+static int key_allows(struct req *r, const struct md_key_info *k, enum MHD_Result *ret)
+{
+    struct md_http *h = r->h;
+    snprintf(r->key_id, sizeof r->key_id, "%s", k->id);
+    r->key_scope = (int)k->scope;
+    if (r->route->access == ACCESS_ADMIN) {
+        if (k->scope == MD_SCOPE_ADMIN)
+            return 0;
+        *ret = md_reply_refuse(r, MD_R_AUTH_NOT_ADMIN);
         return -1;
-    }
-    snprintf(r->key_id, sizeof r->key_id, "%s", k.id);
-    r->key_scope = (int)k.scope;
-    /* Tenant administration: every path under /v1/tenants, whatever its
-     * route (the listing, erasure, export and import too). */
-    if (strncmp(r->url, "/v1/tenants", 11) == 0 && (r->url[11] == '\0' || r->url[11] == '/')) {
-        if (k.scope != MD_SCOPE_ADMIN) {
-            *ret = deny(r, MD_EFORBIDDEN,
-                        "Error: Forbidden: tenant administration (/v1/tenants) needs an API key "
-                        "with the admin scope");
-            return -1;
-        }
-        return 0;
     }
     /* The key decides the tenant: a tenant header may only repeat it. */
     const struct header_seen *th = &r->headers.tenant;
-    if (th->count > 1 || (th->count == 1 && (th->len != strlen(k.tenant) ||
-                                             memcmp(th->value, k.tenant, th->len) != 0))) {
-        char text[256];
-        snprintf(text, sizeof text,
-                 "Error: Forbidden: the %s header names another tenant than this API key's; "
-                 "the key decides the tenant: leave the header out or send the key's own "
-                 "tenant. Nothing was done.",
-                 h->cfg->tenant_header);
-        *ret = deny(r, MD_EFORBIDDEN, text);
+    if (th->count > 1 || (th->count == 1 && (th->len != strlen(k->tenant) ||
+                                             memcmp(th->value, k->tenant, th->len) != 0))) {
+        *ret = md_reply_refuse(r, MD_R_AUTH_OTHER_TENANT, h->cfg->tenant_header);
         return -1;
     }
-    /* (/memory and /mcp tell views from writes themselves) */
-    if (k.scope == MD_SCOPE_READ && r->route != R_MEMORY && r->route != R_MCP &&
-        strcmp(r->method, MHD_HTTP_METHOD_GET) != 0) {
-        *ret = deny(r, MD_EFORBIDDEN, md_auth_read_only_text);
+    /* (a COMMAND row tells views from writes when its command is read) */
+    if (k->scope == MD_SCOPE_READ && r->route->access == ACCESS_WRITE) {
+        *ret = md_reply_refuse(r, MD_R_AUTH_READ_ONLY);
         return -1;
     }
     /* --trusted-proxies still applies (md_tenant_resolve tells). */
     if (h->cfg->trusted_proxies.n > 0 && md_http_tenant(r, ret) != 0)
         return -1;
-    memcpy(r->tenant, k.tenant, sizeof r->tenant);
+    memcpy(r->tenant, k->tenant, sizeof r->tenant);
     return 0;
+}
+
+int md_http_authenticate(struct req *r, enum MHD_Result *ret)
+{
+    if (!r->h->keys) {
+        if (r->route->access == ACCESS_ADMIN && !local_admin(r)) {
+            *ret = md_reply_errorf(r, MD_R_ADMIN_NOT_LOCAL);
+            return -1;
+        }
+        return 0;
+    }
+    struct md_key_info k;
+    if (find_key(r, &k, ret) != 0)
+        return -1;
+    return key_allows(r, &k, ret);
 }

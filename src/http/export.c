@@ -1,5 +1,5 @@
 /*
- * http_export.c — GET /v1/tenants/{t}/export: the tenant's /memories tree
+ * export.c — GET /v1/tenants/{t}/export: the tenant's /memories tree
  * as a tar stream (POSIX pax, written by libarchive), read from one
  * snapshot of the database (md_store_snapshot_begin) a page at a time
  * (md_txn_scan), so that memory stays bounded whatever the tenant's size:
@@ -207,9 +207,7 @@ enum MHD_Result md_http_export(struct req *r)
         e = next_page(x);
     if (e) {
         export_free(x);
-        enum md_err shown = e == MD_EBUSY || e == MD_EUNAVAIL ? e : MD_EDB;
-        const char *text = md_cmd_storage_error_text(shown);
-        return md_http_reply_error(r, shown, text, strlen(text));
+        return md_http_storage_error(r, e);
     }
     struct MHD_Response *resp =
         MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, EXPORT_BLOCK, on_read, x, export_free);
@@ -221,5 +219,5 @@ enum MHD_Result md_http_export(struct req *r)
     snprintf(disposition, sizeof disposition, "attachment; filename=\"memories-%s.tar\"",
              r->tenant);
     const char *extra[] = {"Content-Disposition", disposition, NULL};
-    return md_http_queue_response(r, 200, resp, "application/x-tar", 0, -1, extra);
+    return md_reply_queue(r, 200, resp, "application/x-tar", 0, extra);
 }

@@ -1,15 +1,28 @@
 /*
- * http_internal.h — what the files of the HTTP front end share: http.c
- * (the daemon, connections, bodies, the route table, replies),
- * http_memory.c (POST /memory), http_mcp.c and http_mcp_tools.c (the MCP
- * endpoint, /mcp) and http_v1.c (the /v1 API: history,
- * versions, restore, redact, the change feed). Not a public interface:
- * see md_http.h.
+ * internal.h — what the files of the HTTP front share (src/http/). Not a
+ * public interface: see md_http.h.
+ *
+ * The request's path through the folder:
+ *   daemon.c    the libmicrohttpd daemons, connections and their limits
+ *   request.c   one request: its context (struct req), headers, body; the
+ *               refusals before routing (framing, body limits, overload)
+ *   routes.c    the route table (md_routes.def): matching, methods,
+ *               authentication (auth.c), then the row's handler
+ *   handlers    memory.c (POST /memory), mcp.c and mcp_tools.c (/mcp),
+ *               history.c, changes.c, search.c (the /v1 API), tenants.c
+ *               and export.c (tenant administration), health.c, metrics.c
+ *   run.c       a parsed command run for a request: views now (or by the
+ *               store, asynchronously), writes by the writer
+ *   reply.c     every response: the envelope from the route's row, the
+ *               status from the error's row (md_errors.def), queued in one
+ *               place, counted in the metrics there
+ * Arrows only run down this list (a handler never calls request.c or
+ * routes.c; reply.c calls no handler).
  *
  * A request has one context (struct req), allocated on libmicrohttpd's
  * first call and freed in the completion callback. A handler answers
- * through one of the reply functions below, or suspends the connection
- * (state ST_WAITING) and is called again once it is resumed (ST_READY).
+ * through reply.c, or suspends the connection (state ST_WAITING); once it
+ * is resumed (ST_READY), routes.c answers it (md_http_resumed).
  */
 #ifndef MD_HTTP_INTERNAL_H
 #define MD_HTTP_INTERNAL_H
@@ -20,8 +33,9 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "app/md_config.h"
 #include "base/md_apikey.h"
+#include "base/md_refusals.h"
+#include "base/md_tenant.h"
 #include "cmd/md_cmd.h"
 #include "cmd/md_writer.h"
 #include "http/md_http.h"
@@ -31,10 +45,64 @@
  * an error text repeating a long path or a list of lines can be large. */
 #define OUT_LIMIT ((size_t)256 << 20)
 
+/* ---- the route table (routes.c, from md_routes.def) ---- */
+
+enum route_id {
+#define MD_ROUTE(id, method, path, handler, body, access, envelope, label) R_##id,
+#include "http/md_routes.def"
+    R_COUNT
+};
+
+/* The `command` label values of the request metrics: the memory tool's
+ * commands (their kinds), then md_routes.def's MD_LABEL rows. */
+enum metric_label {
+    L_TOOL_COMMANDS = MD_CMD_TOOL_COUNT - 1,
+#define MD_LABEL(id, name) L_##id,
+#include "http/md_routes.def"
+    L_COUNT
+};
+
+enum route_body { BODY_NONE, BODY_JSON, BODY_SPOOL };
+enum route_access { ACCESS_PUBLIC, ACCESS_READ, ACCESS_WRITE, ACCESS_COMMAND, ACCESS_ADMIN };
+enum route_envelope { ENVELOPE_TOOL, ENVELOPE_RPC, ENVELOPE_JSON, ENVELOPE_PLAIN };
+
+struct req;
+typedef enum MHD_Result (*route_handler)(struct req *r);
+
+struct route {
+    enum route_id id;
+    const char *method;
+    const char *path; /* a pattern: {name} one segment, a final {*} the rest */
+    route_handler handler;
+    enum route_body body;
+    enum route_access access;
+    enum route_envelope envelope;
+    enum metric_label label;
+};
+
+/* The row of `url` and `method` (*method_ok 1); when the path is served
+ * by other methods only, its first row (*method_ok 0); NULL when no row
+ * has the path (`metrics_here`: GET /metrics is on this port). */
+const struct route *md_http_route_of(const char *url, const char *method, int metrics_here,
+                                     int *method_ok);
+
+/* Route r (the whole request received) to its handler, once it passed
+ * the method check and authentication. */
+enum MHD_Result md_http_route(struct req *r);
+
+/* A resumed request (ST_READY): its answer. */
+enum MHD_Result md_http_resumed(struct req *r);
+
+/* The name of metric label `l` ("view", ..., "not_found"). */
+const char *md_http_label_name(enum metric_label l);
+
+/* ---- the server and the request ---- */
+
 struct waiter;
 
 struct md_http {
-    const struct md_config *cfg;
+    const struct md_http_config *cfg;
+    const struct md_limits *limits;
     struct md_store *store;
     struct md_writer *writer;
     struct MHD_Daemon *d;
@@ -45,39 +113,25 @@ struct md_http {
     struct md_connlimit *conns; /* open connections per client address */
     atomic_size_t body_bytes;   /* request body bytes held, all requests */
     atomic_llong refused_at;    /* last connection refusal logged, seconds */
-    /* GET /metrics (http_metrics.c): its own daemon (--metrics-listen),
-     * and the database's size as last read, and when (microseconds). */
+    /* The 404 text of the public port (md_http_not_found). */
+    char not_found[256];
+    /* GET /metrics (metrics.c): its own daemon (--metrics-listen), and the
+     * database's size as last read, and when (microseconds). */
     struct MHD_Daemon *metrics_d;
     unsigned metrics_port;
     atomic_llong db_size;
     atomic_ullong db_size_at;
-    /* Requests of the change feed waiting for a write (http_v1.c). */
+    /* Requests of the change feed waiting for a write (changes.c). */
     pthread_mutex_t wait_mu;
     pthread_cond_t wait_cv;
     struct waiter *waiters;
     pthread_t wait_thread;
     int wait_started, wait_stop;
-    /* --auth keys (http_auth.c): the key store and failed attempts. */
+    /* --auth keys (auth.c): the key store and failed attempts. */
     struct md_keystore *keys;
     struct md_authfail *authfail;
-    /* The MCP endpoint's sessions (http_mcp.c, md_mcp_session.h). */
+    /* The MCP endpoint's sessions (mcp.c, md_mcp_session.h). */
     struct md_mcp_sessions *mcp;
-};
-
-enum route {
-    R_MEMORY,
-    R_HEALTHZ,
-    R_READYZ,
-    R_HISTORY,
-    R_VERSIONS,
-    R_RESTORE,
-    R_REDACT,
-    R_CHANGES,
-    R_METRICS,
-    R_TENANTS,
-    R_MCP,
-    R_SEARCH,
-    R_OTHER
 };
 
 enum state {
@@ -102,15 +156,19 @@ struct headers {
     size_t tenant_name_len;
     struct header_seen content_length, transfer_encoding, accept, tenant;
     struct header_seen if_match, if_none_match, idempotency_key, actor;
-    struct header_seen authorization; /* --auth keys (http_auth.c); never logged */
-    struct header_seen mcp_session, mcp_version, origin; /* /mcp (http_mcp.c) */
+    struct header_seen authorization;                    /* --auth keys (auth.c); never logged */
+    struct header_seen mcp_session, mcp_version, origin; /* /mcp (mcp.c) */
 };
 
 struct req {
     struct md_http *h;
     struct MHD_Connection *conn;
     uint64_t t0;
-    enum route route;
+    const struct route *route; /* NULL: no route (404) */
+    int method_ok;             /* the route takes the request's method (else 405) */
+    char allow[64];            /* a 405's Allow: the path's methods (routes.c) */
+    enum metric_label label;   /* of its metrics (reply.c) */
+    int metrics_port;          /* on the --metrics-listen daemon */
     const char *method;
     const char *url;
     struct md_buf body;
@@ -137,9 +195,9 @@ struct req {
     int busy;                 /* bodies in memory over --max-body-memory: 503 */
     struct md_txn_stats cost; /* what the command cost in the store */
     int late;                 /* arrived after shutdown began: refused with 503 */
-    const char *refuse;       /* ambiguous framing: 400 before the body, then close */
+    int bad_framing;          /* ambiguous framing: 400 before the body, then close */
     int over_cap;             /* its connection is over --max-connections-per-ip: 503 */
-    /* The change feed (http_v1.c): what is awaited, until when. */
+    /* The change feed (changes.c): what is awaited, until when. */
     int64_t wait_after;
     uint64_t wait_until_us;
     /* --auth keys: the request's key (its id, never the key) and scope
@@ -150,64 +208,79 @@ struct req {
     /* An import's body (POST /v1/tenants/{t}/import): kept in an unlinked
      * temporary file, `spool_fd` (-1 until its first bytes; closed when
      * the request ends). */
-    int spool;
     int spool_fd;
-    /* /mcp (http_mcp.c): the JSON-RPC request's id as JSON text (owned;
-     * NULL: none yet) and its method when it is one memoryd knows (static;
-     * for the log). */
+    /* /mcp (mcp.c): the JSON-RPC request's id as JSON text (owned; NULL:
+     * none yet) and its method when it is one memoryd knows (static; for
+     * the log). */
     char *mcp_id;
     const char *mcp_method;
 };
 
-uint64_t md_http_now_us(void);
-
-/* True for a URL that ends in "/import" (an import's body is spooled). */
-int md_http_is_import(const char *url);
-
-/* Free the request body and give its bytes back to --max-body-memory. */
+/* body.c: count the request's body as `total` bytes against
+ * --max-body-memory (a body announced by Content-Length is counted whole
+ * before it is read, so a request is admitted or refused at once; a
+ * chunked one as it grows): 0 when it does not fit (nothing more counted
+ * then). md_http_body_drop frees the body and gives its bytes back. */
+int md_http_body_reserve(struct req *r, size_t total);
 void md_http_body_drop(struct req *r);
 
-/* Queue `resp` (a stream's, say; the reference is given up): as
- * md_http_queue, with `len` bytes counted as sent. */
-enum MHD_Result md_http_queue_response(struct req *r, unsigned status, struct MHD_Response *resp,
-                                       const char *type, size_t len, int is_error,
-                                       const char *const *extra);
+/* request.c: libmicrohttpd's callbacks of the public port (daemon.c). */
+enum MHD_Result md_http_on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                   const char *method, const char *version, const char *upload_data,
+                                   size_t *upload_data_size, void **req_cls);
+void md_http_on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
+                          enum MHD_RequestTerminationCode toe);
 
-/* Queue a response; takes `body` (malloc'd). is_error >= 0 adds
- * X-Memory-Is-Error. `extra` (may be NULL): more headers, name/value
- * pairs, NULL-terminated. */
-enum MHD_Result md_http_queue(struct req *r, unsigned status, const char *type, char *body,
-                              size_t len, int is_error, const char *const *extra);
+/* ---- reply.c: every response leaves through here ---- */
 
-/* A JSON body (taken from `json`). */
-enum MHD_Result md_http_reply_json(struct req *r, unsigned status, struct md_buf *json);
+/* Queue `resp` (the reference is given up) with `status`, the Content-Type
+ * `type`, the headers of the status (Retry-After, WWW-Authenticate),
+ * Connection: close where the connection goes, and `extra` (name/value
+ * pairs, NULL-terminated; may be NULL); `len` bytes are counted as sent.
+ * The request is counted in the metrics now. The one caller of
+ * MHD_queue_response. */
+enum MHD_Result md_reply_queue(struct req *r, unsigned status, struct MHD_Response *resp,
+                               const char *type, size_t len, const char *const *extra);
+/* A body taken from `b` (its data: md_buf_take). */
+enum MHD_Result md_reply_body(struct req *r, unsigned status, const char *type, struct md_buf *b,
+                              const char *const *extra);
+/* A JSON body taken from `json` (200 and the like). */
+enum MHD_Result md_reply_json(struct req *r, unsigned status, struct md_buf *json);
+/* No body (202, 204). */
+enum MHD_Result md_reply_empty(struct req *r, unsigned status);
+/* {"error": text} with the status of `err` (a leading "Error: " left out:
+ * the /v1 API speaks to programs, not to the model). */
+enum MHD_Result md_reply_error(struct req *r, enum md_err err, const char *text, size_t len);
+/* The same from a format: `md_reply_errorf(r, MD_R_...)`. */
+enum MHD_Result md_reply_errorf(struct req *r, enum md_err err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* A refusal in the route's envelope: a tool_result (TOOL), a JSON-RPC
+ * server error (RPC), {"error": ...} (the rest), with the status of
+ * `err`. `md_reply_refuse(r, MD_R_...)`. */
+enum MHD_Result md_reply_refuse(struct req *r, enum md_err err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* A JSON-RPC error object (the request's id) with the status of `err`:
+ * `md_reply_rpc_error(r, MD_RPC_...)`. */
+enum MHD_Result md_reply_rpc_error(struct req *r, enum md_err err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* A JSON-RPC result: `result` (JSON text) for the request's id, with
+ * `extra` headers. */
+enum MHD_Result md_reply_rpc_result(struct req *r, const char *result, size_t len,
+                                    const char *const *extra);
+/* The answer of a command (r->out, r->err, r->job: a view's, or the
+ * writer's) in the route's envelope: a tool_result (POST /memory), a tool
+ * call's result (/mcp), the JSON document the command wrote or
+ * {"error": ...} (the /v1 API). */
+enum MHD_Result md_reply_result(struct req *r);
 
-/* {"error": text} with the status of `err`; a leading "Error: " is left
- * out (the /v1 API speaks to programs, not to the model). */
-enum MHD_Result md_http_reply_error(struct req *r, enum md_err err, const char *text, size_t len);
+/* ---- tenant.c ---- */
 
-/* The request's tenant, decided once (md_tenant.h) into r->tenant: 0, or
- * -1 with the error answered (as a tool_result for /memory, as
- * {"error": ...} for the /v1 API). */
+/* The request's tenant, decided once (md_tenant_resolve.h) into
+ * r->tenant: 0, or -1 with the refusal answered in *ret. */
 int md_http_tenant(struct req *r, enum MHD_Result *ret);
 
-/* Whether an Accept header value (NULL: none) asks for OpenMetrics
- * (application/openmetrics-text, at least as much as text/plain). */
-int md_http_wants_openmetrics(const char *accept);
+/* ---- run.c: running a parsed command ---- */
 
-/* libmicrohttpd's messages as log lines (of the --metrics-listen daemon;
- * the public port's logger also counts refusals). */
-void md_http_mhd_log(void *cls, const char *fmt, va_list ap);
-
-/* http_metrics.c: GET /metrics on the public port; the listener of its
- * own when --metrics-listen is set (0, or -1 with the reason in `why`),
- * stopped by md_http_metrics_stop (either is a no-op without it). */
-enum MHD_Result md_http_metrics(struct req *r);
-int md_http_metrics_start(struct md_http *h, char *why, size_t why_len);
-void md_http_metrics_stop(struct md_http *h);
-
-/* http_memory.c */
-enum MHD_Result md_http_memory(struct req *r);
 /* Read the write headers of a parsed command (If-Match, If-None-Match,
  * Idempotency-Key with the request's fingerprint, X-Memory-Actor) into
  * r->cmd and r->job; MD_OK, or MD_EINVAL with the text in `out`. Each may
@@ -217,93 +290,109 @@ enum md_err md_http_write_headers(struct req *r, const char *body, size_t body_l
 /* Queue r->cmd (parsed, r->tenant decided) for the writer; the connection
  * is resumed with the answer in r->out, r->err, r->job.res. */
 enum MHD_Result md_http_submit(struct req *r);
-/* Answer r->out with r->err as a tool_result (JSON or text). */
-enum MHD_Result md_http_reply_result(struct req *r, unsigned status);
-
-/* Run the parsed r->cmd (r->tenant decided) as POST /memory does: `pe`
- * is md_cmd_parse's result and `parse_msg` its message (freed here). A
- * view runs now and 0 is returned with the answer in r->out and r->err (a
- * refusal too: a parse error, a read-only key's write, a storage failure);
- * a write goes to the writer, and on a store that fetches views
- * asynchronously a view to the store, and 1 is returned: the connection is
- * suspended and the route's handler answers once it is resumed (after
- * md_http_view_resumed). */
+/* Run the parsed r->cmd (r->tenant decided): `pe` is md_cmd_parse's
+ * result and `parse_msg` its message (freed here). A view runs now and 0 is
+ * returned with the answer in r->out and r->err (a refusal too: a parse
+ * error, a read-only key's write, a storage failure); a write goes to the
+ * writer, and on a store that fetches views asynchronously a view to the
+ * store, and 1 is returned: the connection is suspended and answered once
+ * it is resumed. */
 int md_http_cmd_run(struct req *r, enum md_err pe, struct md_buf *parse_msg);
-
 /* A resumed request whose view was fetched (r->view_fetched): run it,
  * leaving the answer in r->out and r->err as md_http_cmd_run would have. */
 void md_http_view_resumed(struct req *r);
 
-/* http_mcp.c: /mcp, MCP's Streamable HTTP transport (JSON-RPC 2.0). Its
- * sessions live in h->mcp (md_http_mcp_start: 0, or -1 with the reason). */
-enum MHD_Result md_http_mcp(struct req *r);
+/* ---- query.c: query parameters ---- */
+
+/* A query parameter, or NULL. */
+const char *md_http_arg(struct req *r, const char *name);
+/* An optional integer query parameter in [lo, hi] (default `def`): 0, or
+ * -1 with the 400 answered in *ret. */
+int md_http_int_arg(struct req *r, const char *name, int64_t lo, int64_t hi, int64_t def,
+                    int64_t *out, enum MHD_Result *ret);
+/* A storage failure answered as {"error": ...} with its class's status. */
+enum MHD_Result md_http_storage_error(struct req *r, enum md_err e);
+
+/* ---- auth.c: --auth keys ---- */
+
+/* Open the key store when --auth keys is on (0, or -1 with the reason);
+ * md_http_auth_stop frees it. */
+int md_http_auth_start(struct md_http *h, char *why, size_t why_len);
+void md_http_auth_stop(struct md_http *h);
+/* Before a request of a route that is not PUBLIC runs: 0 when it may go on
+ * (with --auth keys: r->tenant, r->key_id and r->key_scope set from its
+ * key), or -1 with the refusal answered (401, 403, 429, 503). */
+int md_http_authenticate(struct req *r, enum MHD_Result *ret);
+/* With --auth keys, a key of the read scope (only views). */
+#define md_http_auth_read_only(r) ((r)->h->keys && (r)->key_scope == MD_SCOPE_READ)
+
+/* ---- the handlers (md_routes.def) ---- */
+
+enum MHD_Result md_http_memory(struct req *r);        /* memory.c */
+enum MHD_Result md_http_mcp(struct req *r);           /* mcp.c */
+enum MHD_Result md_http_health(struct req *r);        /* health.c */
+enum MHD_Result md_http_metrics(struct req *r);       /* metrics.c */
+enum MHD_Result md_http_history(struct req *r);       /* history.c */
+enum MHD_Result md_http_version(struct req *r);       /* history.c */
+enum MHD_Result md_http_restore(struct req *r);       /* history.c */
+enum MHD_Result md_http_redact(struct req *r);        /* history.c */
+enum MHD_Result md_http_changes(struct req *r);       /* changes.c */
+enum MHD_Result md_http_search(struct req *r);        /* search.c */
+enum MHD_Result md_http_tenants_list(struct req *r);  /* tenants.c */
+enum MHD_Result md_http_tenant_get(struct req *r);    /* tenants.c */
+enum MHD_Result md_http_tenant_erase(struct req *r);  /* tenants.c */
+enum MHD_Result md_http_tenant_limits(struct req *r); /* tenants.c */
+enum MHD_Result md_http_tenant_export(struct req *r); /* tenants.c, export.c */
+enum MHD_Result md_http_tenant_import(struct req *r); /* tenants.c */
+enum MHD_Result md_http_not_in_family(struct req *r); /* routes.c */
+
+/* export.c: the tar stream of r->tenant (the caller is allowed). */
+enum MHD_Result md_http_export(struct req *r);
+
+/* mcp.c: the MCP sessions (0, or -1 with the reason). */
 int md_http_mcp_start(struct md_http *h, char *why, size_t why_len);
 void md_http_mcp_stop(struct md_http *h);
-/* A refusal of an /mcp request before its message is read (tenant,
- * authentication, body limits) as a JSON-RPC error with the HTTP status of
- * `err`; a leading "Error: " of `text` is left out. */
-enum MHD_Result md_http_mcp_refuse(struct req *r, enum md_err err, const char *text, size_t len);
-/* The answer of a tools/call: r->out as the result's text content,
- * isError when r->err is set. */
-enum MHD_Result md_http_mcp_tool_answer(struct req *r);
 
-/* http_mcp_tools.c: the MCP tools, one entry each. `call` gets the
- * request (r->tenant decided) and the call's arguments (a JSON object,
- * borrowed for the call) and either answers at once (r->out, r->err set,
- * then `return md_http_mcp_tool_answer(r)`) or hands the work to the
- * writer (md_http_cmd_run, md_http_submit) and returns MHD_YES:
- * md_http_mcp_tool_answer runs when the connection is resumed. */
+/* mcp_tools.c: the MCP tools, one entry each. `call` gets the request
+ * (r->tenant decided) and the call's arguments (a JSON object, borrowed for
+ * the call) and either answers at once (r->out, r->err set, then `return
+ * md_reply_result(r)`) or hands the work to the writer (md_http_cmd_run)
+ * and returns MHD_YES: the answer is made when the connection is resumed. */
 struct json_t;
 struct md_mcp_tool {
     const char *name;
     const char *title;
     const char *description;
-    const char *input_schema; /* JSON text of a JSON Schema object */
-    int read_only;            /* annotations.readOnlyHint */
+    /* The JSON Schema of its input, appended to `out`. */
+    enum md_err (*input_schema)(struct md_buf *out);
+    int read_only; /* annotations.readOnlyHint */
     enum MHD_Result (*call)(struct req *r, struct json_t *args);
 };
 extern const struct md_mcp_tool md_mcp_tools[];
 extern const size_t md_mcp_tool_count;
 
-/* http_v1.c */
-enum MHD_Result md_http_v1(struct req *r);
-/* The writer's commit hook: wake the change feed's waiters of `tenants`. */
+/* changes.c: the change feed's waiters. The writer's commit hook wakes
+ * those of `tenants`; the store's watcher those of a tenant whose change
+ * was committed elsewhere (NULL: any). */
 void md_http_changes_committed(void *ctx, const char *const *tenants, size_t n);
-/* The store's watcher: a tenant's change committed elsewhere (NULL: any). */
 void md_http_changes_heard(void *ctx, const char *tenant);
 int md_http_waiters_start(struct md_http *h);
 void md_http_waiters_wake_all(struct md_http *h);
 void md_http_waiters_stop(struct md_http *h);
 
-/* http_tenants.c: GET /v1/tenants/{t}, PUT /v1/tenants/{t}/limits. */
-enum MHD_Result md_http_tenants(struct req *r);
+/* metrics.c: the listener of its own (--metrics-listen): 0, or -1 with the
+ * reason in `why`; stopped by md_http_metrics_stop (either is a no-op
+ * without it). */
+int md_http_metrics_start(struct md_http *h, char *why, size_t why_len);
+void md_http_metrics_stop(struct md_http *h);
 
-/* GET /v1/tenants/{t}/export (http_export.c), for r->tenant, once the
- * caller is allowed: a streamed tar of the tenant's tree. */
-enum MHD_Result md_http_export(struct req *r);
-/* http_search.c: GET /v1/search (md_search.h); the tenant is decided. */
-enum MHD_Result md_http_search(struct req *r);
+/* mhd_log.c: libmicrohttpd's messages as log lines (the public port's
+ * count the connections it closes at --max-connections). */
+void md_http_mhd_log(void *cls, const char *fmt, va_list ap);
+void md_http_mhd_log_public(void *cls, const char *fmt, va_list ap);
 
-/* http_v1.c: an optional integer query parameter in [lo, hi] (default
- * `def`): 0, or -1 with the 400 answered in *ret ("Parameter `limit` must
- * be an integer from 1 to 1000"). */
-int md_http_int_arg(struct req *r, const char *name, int64_t lo, int64_t hi, int64_t def,
-                    int64_t *out, enum MHD_Result *ret);
-
-/* http_v1.c: unix time `ms` as a JSON string in RFC 3339, UTC, with
- * milliseconds ("2026-01-02T03:04:05.678Z"). */
-enum md_err md_http_put_time(struct md_buf *b, int64_t ms);
-
-/* http_auth.c: --auth keys. md_http_auth_start opens the key store when
- * it is on (0, or -1 with the reason); md_http_auth_stop frees it. */
-int md_http_auth_start(struct md_http *h, char *why, size_t why_len);
-void md_http_auth_stop(struct md_http *h);
-/* Before a POST /memory or /v1 request runs: 0 when it may go on (with
- * --auth keys: r->tenant, r->key_id and r->key_scope set from its key), or
- * -1 with the refusal answered (401, 403, 429, 503). */
-int md_http_authenticate(struct req *r, enum MHD_Result *ret);
-/* With --auth keys, a key of the read scope (only views). */
-#define md_http_auth_read_only(r) ((r)->h->keys && (r)->key_scope == 0)
-extern const char md_auth_read_only_text[];
+/* request.c: the socket context daemon.c gives a connection counted per
+ * address, within its limit or over it. */
+void *md_http_conn_mark(int over_cap);
 
 #endif

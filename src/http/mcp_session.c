@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "app/md_config.h"
+#include "base/md_tenant.h"
 
 struct slot {
     int used;

@@ -1,16 +1,17 @@
 /*
- * http_mcp_tools.c — the tools of the MCP endpoint (/mcp), one table
- * entry each (struct md_mcp_tool, http_internal.h): its name, what
- * tools/list shows of it, and its handler.
+ * mcp_tools.c — the tools of the MCP endpoint (/mcp), one table entry
+ * each (struct md_mcp_tool, internal.h): its name, what tools/list shows of
+ * it, and its handler.
  *
  * `memory` is the memory tool: its arguments are a command object as
  * POST /memory takes it, read by the same parser (md_cmd_parse) and run by
  * the same path (md_http_cmd_run: the views here, the writes by the
- * writer), so that its text, limits, quota and errors are POST /memory's.
+ * writer), so that its text, limits, quota and errors are POST /memory's;
+ * its input schema is made from the command table (md_cmd_tool_schema).
  *
  * A tool is added by one more entry: a read-only tool runs its work on a
  * read transaction for r->tenant, puts its text in r->out (and an error
- * in r->err) and returns md_http_mcp_tool_answer(r).
+ * in r->err) and returns md_reply_result(r).
  */
 #include <jansson.h>
 #include <stdlib.h>
@@ -19,31 +20,6 @@
 #include "cmd/md_search.h"
 #include "internal.h"
 
-/* The memory tool's input: a command and its fields, as Anthropic's
- * memory tool (memory_20250818) takes them. */
-static const char memory_schema[] =
-    "{\"type\":\"object\","
-    "\"properties\":{"
-    "\"command\":{\"type\":\"string\","
-    "\"enum\":[\"view\",\"create\",\"str_replace\",\"insert\",\"delete\",\"rename\"],"
-    "\"description\":\"The command to run.\"},"
-    "\"path\":{\"type\":\"string\",\"description\":\"The file or directory, under /memories "
-    "(view, create, str_replace, insert, delete).\"},"
-    "\"view_range\":{\"type\":\"array\",\"items\":{\"type\":\"integer\"},\"minItems\":2,"
-    "\"maxItems\":2,\"description\":\"view of a file: the first and last line to show "
-    "(1-based; -1 as the last: to the end).\"},"
-    "\"file_text\":{\"type\":\"string\",\"description\":\"create: the file's content.\"},"
-    "\"old_str\":{\"type\":\"string\",\"description\":\"str_replace: the text to replace; it must "
-    "occur exactly once.\"},"
-    "\"new_str\":{\"type\":\"string\",\"description\":\"str_replace: the new text.\"},"
-    "\"insert_line\":{\"type\":\"integer\",\"description\":\"insert: the line after which to "
-    "insert (0: at the top).\"},"
-    "\"insert_text\":{\"type\":\"string\",\"description\":\"insert: the text to insert.\"},"
-    "\"old_path\":{\"type\":\"string\",\"description\":\"rename: the file or directory to "
-    "move.\"},"
-    "\"new_path\":{\"type\":\"string\",\"description\":\"rename: where to move it.\"}},"
-    "\"required\":[\"command\"]}";
-
 static enum MHD_Result memory_call(struct req *r, struct json_t *args)
 {
     struct md_buf parse_msg;
@@ -51,19 +27,19 @@ static enum MHD_Result memory_call(struct req *r, struct json_t *args)
     enum md_err pe;
     char *text = json_dumps(args, JSON_COMPACT);
     if (text) {
-        pe = md_cmd_parse(&r->cmd, text, strlen(text), &r->h->cfg->limits, &parse_msg);
+        pe = md_cmd_parse(&r->cmd, text, strlen(text), r->h->limits, &parse_msg);
         free(text); /* the command owns what it needs from it */
     } else {
         pe = MD_ENOMEM;
     }
     if (md_http_cmd_run(r, pe, &parse_msg))
-        return MHD_YES; /* answered when the writer is done */
-    return md_http_mcp_tool_answer(r);
+        return MHD_YES; /* answered once the connection is resumed */
+    return md_reply_result(r);
 }
 
 /* memory_search's input: GET /v1/search's parameters (q, path, limit,
  * cursor), its errors the same texts after "Error: ". */
-static const char search_schema[] =
+static const char search_schema_text[] =
     "{\"type\":\"object\","
     "\"properties\":{"
     "\"q\":{\"type\":\"string\",\"description\":\"Words to find (each where a word "
@@ -76,6 +52,11 @@ static const char search_schema[] =
     "previous answer ended with.\"}},"
     "\"required\":[\"q\"]}";
 
+static enum md_err search_schema(struct md_buf *out)
+{
+    return md_buf_puts(out, search_schema_text);
+}
+
 /* An argument of memory_search: absent, or of the type `want` (a string or
  * an integer); -1 with the reason in r->out otherwise. */
 static int search_arg(struct req *r, json_t *args, const char *name, int integer, json_t **out)
@@ -84,9 +65,7 @@ static int search_arg(struct req *r, json_t *args, const char *name, int integer
     if (!*out || (integer ? json_is_integer(*out) : json_is_string(*out)))
         return 0;
     md_buf_reset(&r->out);
-    md_buf_printf(&r->out, "Error: Parameter `%s` must be %s", name,
-                  integer ? "an integer" : "a string");
-    r->err = MD_EINVAL;
+    r->err = md_buf_say(&r->out, MD_R_TOOL_ARG_TYPE, name, integer ? "an integer" : "a string");
     return -1;
 }
 
@@ -95,7 +74,7 @@ static enum MHD_Result search_call(struct req *r, struct json_t *args)
     json_t *q, *path, *limit, *cursor;
     if (search_arg(r, args, "q", 0, &q) || search_arg(r, args, "path", 0, &path) ||
         search_arg(r, args, "limit", 1, &limit) || search_arg(r, args, "cursor", 0, &cursor))
-        return md_http_mcp_tool_answer(r);
+        return md_reply_result(r);
     struct md_search_req req = {
         .tenant = r->tenant,
         .q = q ? json_string_value(q) : NULL,
@@ -110,7 +89,7 @@ static enum MHD_Result search_call(struct req *r, struct json_t *args)
     md_buf_reset(&r->out);
     struct md_buf why;
     md_buf_init(&why, OUT_LIMIT);
-    enum md_err e = md_search(r->h->store, &r->h->cfg->limits.path, &req, &res, &why);
+    enum md_err e = md_search(r->h->store, &r->h->limits->path, &req, &res, &why);
     if (!e) {
         e = md_search_text(&res, &r->out);
     } else if (e == MD_EINVAL || e == MD_ENOENT) {
@@ -118,14 +97,14 @@ static enum MHD_Result search_call(struct req *r, struct json_t *args)
         md_buf_puts(&r->out, "Error: ");
         md_buf_append(&r->out, why.data ? why.data : "", why.len);
     } else {
+        e = md_storage_class(e);
         md_buf_reset(&r->out);
-        md_buf_puts(&r->out,
-                    md_cmd_storage_error_text(e == MD_EBUSY || e == MD_EUNAVAIL ? e : MD_EDB));
+        md_buf_puts(&r->out, md_storage_text(e));
     }
     r->err = e;
     md_buf_free(&why);
     md_search_result_free(&res);
-    return md_http_mcp_tool_answer(r);
+    return md_reply_result(r);
 }
 
 const struct md_mcp_tool md_mcp_tools[] = {
@@ -134,7 +113,7 @@ const struct md_mcp_tool md_mcp_tools[] = {
      "a file, create a file, replace or insert text in it, delete or rename files and "
      "directories. Check it before starting a task; record progress and what you learn as you "
      "go.",
-     memory_schema, 0, memory_call},
+     md_cmd_tool_schema, 0, memory_call},
     {"memory_search", "Search memory",
      "Full-text search of the /memories files: the files that contain every word of the query "
      "(where a word begins), best first, with the numbers and text of their matching lines. "

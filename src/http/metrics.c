@@ -1,7 +1,7 @@
 /*
- * http_metrics.c — GET /metrics (md_metrics.h rendered): on the public
- * port, or with --metrics-listen on a libmicrohttpd daemon of its own that
- * serves nothing else. The database's size is read at most every
+ * metrics.c — GET /metrics (md_metrics.h rendered): on the public port,
+ * or with --metrics-listen on a libmicrohttpd daemon of its own that serves
+ * nothing else (its answers go through reply.c too). The database's size is read at most every
  * DB_SIZE_EVERY_US, by the scrape that finds it stale; never by a request
  * of the memory tool.
  */
@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/md_clock.h"
 #include "base/md_log.h"
 #include "base/md_metrics.h"
 #include "internal.h"
@@ -22,7 +23,7 @@
  * scrape does it; the others meanwhile show the value before). */
 static int64_t db_size(struct md_http *h)
 {
-    uint64_t now = md_http_now_us();
+    uint64_t now = md_now_us();
     unsigned long long at = atomic_load(&h->db_size_at);
     if ((at == 0 || now - at >= DB_SIZE_EVERY_US) &&
         atomic_compare_exchange_strong(&h->db_size_at, &at, now)) {
@@ -34,61 +35,32 @@ static int64_t db_size(struct md_http *h)
     return atomic_load(&h->db_size);
 }
 
-/* The metrics in the format `accept` asks for, as a response. */
-static struct MHD_Response *render(struct md_http *h, const char *accept)
+/* The metrics in the format the Accept header asks for. */
+static enum MHD_Result render(struct req *r, const char *accept)
 {
+    struct md_http *h = r->h;
     int om = md_http_wants_openmetrics(accept);
     struct md_metrics_gauges g = {db_size(h), h->store->ops->name, h->cfg->max_connections};
     struct md_buf out;
     md_buf_init(&out, (size_t)16 << 20);
-    size_t len = 0;
-    char *body = NULL;
-    if (md_metrics_render(&out, om, &g) == MD_OK)
-        body = md_buf_take(&out, &len);
-    md_buf_free(&out);
-    if (!body)
-        return NULL;
-    struct MHD_Response *resp = MHD_create_response_from_buffer_with_free_callback(len, body, free);
-    if (!resp) {
-        free(body);
-        return NULL;
+    if (md_metrics_render(&out, om, &g) != MD_OK) {
+        md_buf_free(&out);
+        return MHD_NO;
     }
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
-                            om ? MD_METRICS_TYPE_OPENMETRICS : MD_METRICS_TYPE_TEXT);
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-    return resp;
+    static const char *const no_store[] = {MHD_HTTP_HEADER_CACHE_CONTROL, "no-store", NULL};
+    return md_reply_body(r, 200, om ? MD_METRICS_TYPE_OPENMETRICS : MD_METRICS_TYPE_TEXT, &out,
+                         no_store);
 }
 
 enum MHD_Result md_http_metrics(struct req *r)
 {
-    struct MHD_Response *resp =
-        render(r->h, r->headers.accept.count ? r->headers.accept.value : NULL);
-    if (!resp)
-        return MHD_NO;
-    enum MHD_Result ret = MHD_queue_response(r->conn, 200, resp);
-    MHD_destroy_response(resp);
-    r->status = 200;
-    atomic_store(&r->state, ST_RESPONDED);
-    return ret;
+    return render(r, r->headers.accept.count ? r->headers.accept.value : NULL);
 }
 
 /* ---- the listener of its own (--metrics-listen) ---- */
 
-static enum MHD_Result reply_json(struct MHD_Connection *conn, unsigned status, const char *json,
-                                  const char *allow)
-{
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(strlen(json), (void *)json, MHD_RESPMEM_PERSISTENT);
-    if (!resp)
-        return MHD_NO;
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
-    if (allow)
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
-    enum MHD_Result ret = MHD_queue_response(conn, status, resp);
-    MHD_destroy_response(resp);
-    return ret;
-}
-
+/* A request of the metrics port: GET or HEAD /metrics, nothing else (its
+ * refusals are not counted; its scrapes are, as "metrics"). */
 static enum MHD_Result on_metrics_request(void *cls, struct MHD_Connection *conn, const char *url,
                                           const char *method, const char *version,
                                           const char *upload_data, size_t *upload_data_size,
@@ -105,20 +77,17 @@ static enum MHD_Result on_metrics_request(void *cls, struct MHD_Connection *conn
         *upload_data_size = 0;
         return MHD_YES;
     }
-    uint64_t t0 = md_http_now_us();
+    struct req r = {.h = h, .conn = conn, .t0 = md_now_us(), .metrics_port = 1};
+    r.url = url;
+    r.method = method;
+    r.label = L_METRICS;
     if (strcmp(url, "/metrics") != 0)
-        return reply_json(conn, 404, "{\"error\":\"not found: this port serves GET /metrics\"}",
-                          NULL);
-    if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
-        return reply_json(conn, 405, "{\"error\":\"method not allowed\"}", "GET, HEAD");
-    struct MHD_Response *resp =
-        render(h, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT));
-    if (!resp)
-        return MHD_NO;
-    enum MHD_Result ret = MHD_queue_response(conn, 200, resp);
-    MHD_destroy_response(resp);
-    md_metrics_request(MD_MC_METRICS, 200, md_http_now_us() - t0, NULL);
-    return ret;
+        return md_reply_errorf(&r, MD_R_NOT_FOUND_METRICS_PORT);
+    if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
+        snprintf(r.allow, sizeof r.allow, "GET, HEAD");
+        return md_reply_errorf(&r, MD_R_METHOD);
+    }
+    return render(&r, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT));
 }
 
 int md_http_metrics_start(struct md_http *h, char *why, size_t why_len)
@@ -130,28 +99,21 @@ int md_http_metrics_start(struct md_http *h, char *why, size_t why_len)
     char addr[64];
     unsigned port;
     struct sockaddr_storage ss;
-    memset(&ss, 0, sizeof ss);
-    struct sockaddr_in *v4 = (struct sockaddr_in *)&ss;
-    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ss;
+    int v6;
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
-    if (md_config_split_listen(listen, addr, sizeof addr, &port) != 0) {
+    if (md_split_listen(listen, addr, sizeof addr, &port) != 0) {
         snprintf(why, why_len, "cannot parse --metrics-listen '%s' (expected ADDR:PORT)", listen);
         return -1;
     }
-    if (inet_pton(AF_INET, addr, &v4->sin_addr) == 1) {
-        v4->sin_family = AF_INET;
-        v4->sin_port = htons((uint16_t)port);
-    } else if (inet_pton(AF_INET6, addr, &v6->sin6_addr) == 1) {
-        v6->sin6_family = AF_INET6;
-        v6->sin6_port = htons((uint16_t)port);
-        flags |= MHD_USE_IPv6;
-    } else {
+    if (md_sockaddr_of(addr, port, &ss, &v6) != 0) {
         snprintf(why, why_len,
                  "cannot parse the --metrics-listen address '%s' (expected an IPv4 or IPv6 "
                  "address)",
                  addr);
         return -1;
     }
+    if (v6)
+        flags |= MHD_USE_IPv6;
     h->metrics_d =
         MHD_start_daemon(flags, 0, NULL, NULL, on_metrics_request, h, MHD_OPTION_EXTERNAL_LOGGER,
                          md_http_mhd_log, NULL, MHD_OPTION_SOCK_ADDR, &ss,

@@ -18,49 +18,13 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { commands, cStringLiterals, refusals, routes, unescapeC } from '../lib/vocabulary.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(process.env.MD_SOURCE_DIR || path.resolve(here, '../..'));
 const PAGE = fs.readFileSync(path.join(ROOT, 'docs/behaviour.md'), 'utf8');
 
 // ---- the C side ----
-
-function unescapeC(s) {
-  const simple = { n: '\n', t: '\t', r: '\r', '"': '"', "'": "'", '\\': '\\', '?': '?', a: '\x07', b: '\b', f: '\f', v: '\v', 0: '\0' };
-  return s.replace(/\\(x[0-9a-fA-F]+|.)/g, (m, c) => {
-    if (c[0] === 'x') return String.fromCharCode(parseInt(c.slice(1), 16));
-    assert.ok(c in simple, `unexpected C escape ${m}`);
-    return simple[c];
-  });
-}
-
-// Every string literal of a C file, adjacent literals joined.
-function cStringLiterals(code) {
-  const token = /\/\*[\s\S]*?\*\/|\/\/[^\n]*|'(?:[^'\\\n]|\\.)*'|"((?:[^"\\\n]|\\.)*)"/g;
-  const out = [];
-  let current = null;
-  let lastEnd = 0;
-  let m;
-  while ((m = token.exec(code))) {
-    if (m[1] === undefined) {
-      if (m[0][0] === "'" && current !== null) {
-        out.push(current);
-        current = null;
-      }
-      continue;
-    }
-    const between = code.slice(lastEnd, m.index).replace(/\/\*[\s\S]*?\*\/|\/\/[^\n]*/g, '');
-    const text = unescapeC(m[1]);
-    if (current !== null && /^\s*$/.test(between)) current += text;
-    else {
-      if (current !== null) out.push(current);
-      current = text;
-    }
-    lastEnd = token.lastIndex;
-  }
-  if (current !== null) out.push(current);
-  return out;
-}
 
 // The character literals of a C file.
 function cCharLiterals(code) {
@@ -87,15 +51,33 @@ function macroLiterals(code, names) {
 // that replace an answer kept for an idempotent retry when a version is redacted.
 const HEADER_MACROS = { 'store/md_history.h': ['MD_HISTORY_SCRUBBED_APPLIED', 'MD_HISTORY_SCRUBBED_REFUSED'] };
 const HEADER_LITERALS = Object.entries(HEADER_MACROS).flatMap(([f, names]) => macroLiterals(fs.readFileSync(path.join(ROOT, 'include', f), 'utf8'), names));
-const LITERALS = [...SOURCES.flatMap((f) => cStringLiterals(readSrc(f))), ...HEADER_LITERALS];
-const PRINTF = /%(?:zu|lld|llu|u|d|s)/;
+// The refusal texts (include/base/md_refusals.h): the code's too.
+const REFUSALS = [...refusals().values()].map((r) => r.text);
+const LITERALS = [...SOURCES.flatMap((f) => cStringLiterals(readSrc(f))), ...HEADER_LITERALS, ...REFUSALS];
+const PRINTF = /%(?:zu|lld|llu|u|d|s|\.\*s|\.\d+s)/;
 // Text fragments of the code: string literals cut at printf conversions, newlines and tabs;
 // character literals.
 const FRAGMENTS = [...new Set([...LITERALS.flatMap((l) => l.split(new RegExp(`${PRINTF.source}|[\\n\\t]`))), ...SOURCES.flatMap((f) => cCharLiterals(readSrc(f)))])].filter((f) => f !== '');
-// What the code puts between fragments: the names of the route table's commands and fields
-// (src/cmd/parse.c), and numbers.
-const NAMES = [...readSrc('cmd/parse.c').matchAll(/(?:FIELD\(|\{)"([a-z_]+)"/g)].map((m) => m[1]);
-const VALUE = new RegExp(`(?:${NAMES.join('|')}|-?\\d+)`, 'y');
+// What the code puts between fragments: the names of the command table's commands and fields
+// (include/cmd/md_commands.def), the lists of paths the 404 texts name (made from
+// include/http/md_routes.def, as src/http/routes.c makes them), and numbers.
+// (longest first: the alternation takes the first that matches)
+const NAMES = [...new Set(commands().commands.flatMap((c) => [c.name, ...c.fields.map((f) => f.name)]))].sort((a, b) => b.length - a.length);
+const ROUTES = routes().routes;
+function pathList(rows, { methods, orLast }) {
+  const seen = [];
+  for (const r of rows) if (!seen.some((x) => x.path === r.path)) seen.push(r);
+  const items = seen.map((r) => (methods ? `${r.method} ${r.path}` : r.path));
+  return orLast && items.length > 1 ? `${items.slice(0, -1).join(', ')} or ${items.at(-1)}` : items.join(', ');
+}
+const outsideV1 = ROUTES.filter((r) => !r.path.startsWith('/v1/'));
+const PATH_LISTS = [
+  pathList(outsideV1, { methods: true }),
+  pathList(outsideV1.filter((r) => r.path !== '/metrics'), { methods: true }),
+  pathList(ROUTES.filter((r) => r.path.startsWith('/v1/tenants/') && !r.path.includes('{*}')), { orLast: true }),
+];
+const escape = (x) => x.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const VALUE = new RegExp(`(?:${[...PATH_LISTS.map(escape), ...NAMES].join('|')}|-?\\d+)`, 'y');
 
 // Whether `piece` is exactly a run of whole fragments and values.
 function madeOfCode(piece) {
@@ -177,8 +159,8 @@ test('every answer text quoted in docs/behaviour.md is made of the text of src/*
 });
 
 test('every answer text of src/*.c appears in docs/behaviour.md', () => {
-  const writers = ['cmd/parse.c', 'cmd/view.c', 'cmd/edit.c', 'cmd/tree.c', 'cmd/history.c', 'base/path.c', 'base/text.c', 'http/tenant.c', 'http/http.c', 'http/memory.c', 'http/v1.c', 'http/mcp.c', 'cmd/writer.c', 'store/sqlite/history.c'];
-  const answers = writers.flatMap((f) => cStringLiterals(readSrc(f))).filter(
+  const writers = ['cmd/parse.c', 'cmd/view.c', 'cmd/edit.c', 'cmd/tree.c', 'cmd/history.c', 'base/path.c', 'base/text.c', 'http/health.c', 'cmd/writer.c', 'store/sqlite/history.c'];
+  const answers = [...writers.flatMap((f) => cStringLiterals(readSrc(f))), ...REFUSALS].filter(
     (lit) =>
       lit.startsWith('Error: ') ||
       /^\{"(status|error)":"[^"]*"\}$/.test(lit) ||

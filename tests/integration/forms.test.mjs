@@ -275,7 +275,7 @@ test('GET (or another method) on /memory -> 405 with Allow: POST and a tool_resu
 });
 
 test('unknown route -> 404 JSON', async () => {
-  const notFound = '{"error":"not found: use POST /memory, GET /healthz, GET /readyz or the /v1 API (see openapi.yaml)"}';
+  const notFound = '{"error":"not found: use POST /memory, POST /mcp, GET /healthz, GET /readyz, GET /metrics or the /v1 API (see openapi.yaml)"}';
   for (const [method, path] of [['GET', '/'], ['POST', '/memory/'], ['POST', '/Memory'], ['POST', '/memories'], ['GET', '/nope']]) {
     const r = await raw({ method, path, body: method === 'POST' ? '{"command":"view","path":"/memories"}' : undefined });
     assert.equal(r.status, 404, `${method} ${path}`);

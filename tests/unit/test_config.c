@@ -149,51 +149,51 @@ static void test_tenant_resolve(void)
 {
     struct md_config cfg;
     memset(&cfg, 0, sizeof cfg);
-    cfg.tenant_header = "X-Tenant-ID";
-    cfg.default_tenant = "default";
-    cfg.require_tenant = 0;
+    cfg.http.tenant_header = "X-Tenant-ID";
+    cfg.http.default_tenant = "default";
+    cfg.http.require_tenant = 0;
 
-    EXPECT_TENANT(&cfg, 0, NULL, 0, MD_OK, "default", "");
-    EXPECT_TENANT(&cfg, 1, "acme", 4, MD_OK, "acme", "");
-    EXPECT_TENANT(&cfg, 1, "acme-1.prod_x", 13, MD_OK, "acme-1.prod_x", "");
+    EXPECT_TENANT(&cfg.http, 0, NULL, 0, MD_OK, "default", "");
+    EXPECT_TENANT(&cfg.http, 1, "acme", 4, MD_OK, "acme", "");
+    EXPECT_TENANT(&cfg.http, 1, "acme-1.prod_x", 13, MD_OK, "acme-1.prod_x", "");
     /* The value need not be NUL-terminated: only len bytes count. */
-    EXPECT_TENANT(&cfg, 1, "tenantXYZ", 6, MD_OK, "tenant", "");
-    EXPECT_TENANT(&cfg, 2, "acme", 4, MD_EINVAL, "unset",
+    EXPECT_TENANT(&cfg.http, 1, "tenantXYZ", 6, MD_OK, "tenant", "");
+    EXPECT_TENANT(&cfg.http, 2, "acme", 4, MD_EINVAL, "unset",
                   "Error: The X-Tenant-ID header was sent more than once");
-    EXPECT_TENANT(&cfg, 3, "acme", 4, MD_EINVAL, "unset",
+    EXPECT_TENANT(&cfg.http, 3, "acme", 4, MD_EINVAL, "unset",
                   "Error: The X-Tenant-ID header was sent more than once");
-    EXPECT_TENANT(&cfg, 1, "", 0, MD_EINVAL, "unset", INVALID_MSG("X-Tenant-ID"));
-    EXPECT_TENANT(&cfg, 1, "a/b", 3, MD_EINVAL, "unset", INVALID_MSG("X-Tenant-ID"));
-    EXPECT_TENANT(&cfg, 1, "../x", 4, MD_EINVAL, "unset", INVALID_MSG("X-Tenant-ID"));
-    EXPECT_TENANT(&cfg, 1, "a b", 3, MD_EINVAL, "unset", INVALID_MSG("X-Tenant-ID"));
-    EXPECT_TENANT(&cfg, 1, "x\0y", 3, MD_EINVAL, "unset", INVALID_MSG("X-Tenant-ID"));
+    EXPECT_TENANT(&cfg.http, 1, "", 0, MD_EINVAL, "unset", INVALID_MSG("X-Tenant-ID"));
+    EXPECT_TENANT(&cfg.http, 1, "a/b", 3, MD_EINVAL, "unset", INVALID_MSG("X-Tenant-ID"));
+    EXPECT_TENANT(&cfg.http, 1, "../x", 4, MD_EINVAL, "unset", INVALID_MSG("X-Tenant-ID"));
+    EXPECT_TENANT(&cfg.http, 1, "a b", 3, MD_EINVAL, "unset", INVALID_MSG("X-Tenant-ID"));
+    EXPECT_TENANT(&cfg.http, 1, "x\0y", 3, MD_EINVAL, "unset", INVALID_MSG("X-Tenant-ID"));
 
     char t[200];
     memset(t, 'T', sizeof t);
     char out[MD_TENANT_MAX + 1];
     struct md_buf m;
     md_buf_init(&m, 4096);
-    CHECK_EQ_INT(md_tenant_resolve(&cfg, NULL, 1, t, 128, out, &m), MD_OK);
+    CHECK_EQ_INT(md_tenant_resolve(&cfg.http, NULL, 1, t, 128, out, &m), MD_OK);
     CHECK_EQ_INT(strlen(out), 128);
     CHECK_EQ_INT(m.len, 0);
-    CHECK_EQ_INT(md_tenant_resolve(&cfg, NULL, 1, t, 129, out, &m), MD_EINVAL);
+    CHECK_EQ_INT(md_tenant_resolve(&cfg.http, NULL, 1, t, 129, out, &m), MD_EINVAL);
     CHECK_MEM(m.data, m.len, INVALID_MSG("X-Tenant-ID"));
     md_buf_free(&m);
 
     /* A server that requires the header; a custom header name. */
-    cfg.require_tenant = 1;
-    cfg.tenant_header = "X-Org";
-    EXPECT_TENANT(&cfg, 0, NULL, 0, MD_EINVAL, "unset",
+    cfg.http.require_tenant = 1;
+    cfg.http.tenant_header = "X-Org";
+    EXPECT_TENANT(&cfg.http, 0, NULL, 0, MD_EINVAL, "unset",
                   "Error: Missing X-Org header: this server requires a tenant");
-    EXPECT_TENANT(&cfg, 1, "org.7", 5, MD_OK, "org.7", "");
-    EXPECT_TENANT(&cfg, 2, "org.7", 5, MD_EINVAL, "unset",
+    EXPECT_TENANT(&cfg.http, 1, "org.7", 5, MD_OK, "org.7", "");
+    EXPECT_TENANT(&cfg.http, 2, "org.7", 5, MD_EINVAL, "unset",
                   "Error: The X-Org header was sent more than once");
-    EXPECT_TENANT(&cfg, 1, "org#7", 5, MD_EINVAL, "unset", INVALID_MSG("X-Org"));
+    EXPECT_TENANT(&cfg.http, 1, "org#7", 5, MD_EINVAL, "unset", INVALID_MSG("X-Org"));
 
     /* A different default tenant. */
-    cfg.require_tenant = 0;
-    cfg.default_tenant = "shared";
-    EXPECT_TENANT(&cfg, 0, NULL, 0, MD_OK, "shared", "");
+    cfg.http.require_tenant = 0;
+    cfg.http.default_tenant = "shared";
+    EXPECT_TENANT(&cfg.http, 0, NULL, 0, MD_OK, "shared", "");
 }
 
 /* ---- md_http_wants_text ---- */
@@ -330,19 +330,19 @@ static void test_config_defaults(void)
     CHECK_EQ_INT(res.r, MD_CONFIG_RUN);
     CHECK_STR(res.out, "");
     CHECK_STR(res.err, "");
-    CHECK_STR(cfg.listen, "127.0.0.1");
-    CHECK_EQ_INT(cfg.port, 8080);
+    CHECK_STR(cfg.http.listen, "127.0.0.1");
+    CHECK_EQ_INT(cfg.http.port, 8080);
     CHECK_STR(cfg.db, "./memoryd.db");
     CHECK_EQ_INT(cfg.durability, MD_DURABILITY_FULL);
-    CHECK_STR(cfg.tenant_header, "X-Tenant-ID");
-    CHECK_STR(cfg.default_tenant, "default");
-    CHECK_EQ_INT(cfg.require_tenant, 0);
-    CHECK_EQ_INT(cfg.trusted_proxies.n, 0);
-    CHECK(cfg.metrics_listen == NULL);
-    CHECK_EQ_INT(cfg.metrics_tenant_labels, 0);
-    CHECK_EQ_INT(cfg.auth_keys, 0);
-    CHECK_EQ_INT(cfg.mcp_sessions, 1000);
-    CHECK_STR(cfg.mcp_origins, "");
+    CHECK_STR(cfg.http.tenant_header, "X-Tenant-ID");
+    CHECK_STR(cfg.http.default_tenant, "default");
+    CHECK_EQ_INT(cfg.http.require_tenant, 0);
+    CHECK_EQ_INT(cfg.http.trusted_proxies.n, 0);
+    CHECK(cfg.http.metrics_listen == NULL);
+    CHECK_EQ_INT(cfg.http.metrics_tenant_labels, 0);
+    CHECK_EQ_INT(cfg.http.auth_keys, 0);
+    CHECK_EQ_INT(cfg.http.mcp_sessions, 1000);
+    CHECK_STR(cfg.http.mcp_origins, "");
     CHECK_EQ_INT(cfg.search_off, 0);
     CHECK_EQ_INT(cfg.limits.max_body, 4 << 20);
     CHECK_EQ_INT(cfg.limits.max_file, 1 << 20);
@@ -353,11 +353,11 @@ static void test_config_defaults(void)
     CHECK_EQ_INT(cfg.limits.tenant_max_files, 10000);
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     unsigned cpus = ncpu > 0 ? (unsigned)ncpu : 2;
-    CHECK_EQ_INT(cfg.threads, cpus);
-    CHECK_EQ_INT(cfg.max_connections, 1024);
-    CHECK_EQ_INT(cfg.max_connections_per_ip, 256);
-    CHECK_EQ_INT(cfg.max_body_memory, 256 << 20);
-    CHECK_EQ_INT(cfg.connection_timeout, 30);
+    CHECK_EQ_INT(cfg.http.threads, cpus);
+    CHECK_EQ_INT(cfg.http.max_connections, 1024);
+    CHECK_EQ_INT(cfg.http.max_connections_per_ip, 256);
+    CHECK_EQ_INT(cfg.http.max_body_memory, 256 << 20);
+    CHECK_EQ_INT(cfg.http.connection_timeout, 30);
     CHECK_EQ_INT(cfg.max_batch, 256);
     CHECK_EQ_INT(cfg.max_queue, 4096);
     CHECK_EQ_INT(cfg.busy_timeout_ms, 5000);
@@ -375,15 +375,15 @@ static void test_config_threads_pg(void)
     clear_env();
     run_load(&cfg, &res, 3, pg);
     CHECK_EQ_INT(res.r, MD_CONFIG_RUN);
-    CHECK_EQ_INT(cfg.threads, 2 * cpus < 32 ? 2 * cpus : (cpus > 32 ? cpus : 32));
+    CHECK_EQ_INT(cfg.http.threads, 2 * cpus < 32 ? 2 * cpus : (cpus > 32 ? cpus : 32));
     char *pg2[] = {"memoryd", "--db", "postgres://db.example/memoryd", "--threads", "3", NULL};
     run_load(&cfg, &res, 5, pg2);
     CHECK_EQ_INT(res.r, MD_CONFIG_RUN);
-    CHECK_EQ_INT(cfg.threads, 3);
+    CHECK_EQ_INT(cfg.http.threads, 3);
     char *sq[] = {"memoryd", "--db", "/tmp/postgresql.db", NULL};
     run_load(&cfg, &res, 3, sq);
     CHECK_EQ_INT(res.r, MD_CONFIG_RUN);
-    CHECK_EQ_INT(cfg.threads, cpus);
+    CHECK_EQ_INT(cfg.http.threads, cpus);
 }
 
 static void test_config_env_and_flags(void)
@@ -423,14 +423,14 @@ static void test_config_env_and_flags(void)
     run_load(&cfg, &res, 1, noargs);
     CHECK_EQ_INT(res.r, MD_CONFIG_RUN);
     CHECK_STR(res.err, "");
-    CHECK_STR(cfg.listen, "::1");
-    CHECK_EQ_INT(cfg.port, 9000);
+    CHECK_STR(cfg.http.listen, "::1");
+    CHECK_EQ_INT(cfg.http.port, 9000);
     CHECK_STR(cfg.db, "/tmp/x.db");
     CHECK_EQ_INT(cfg.durability, MD_DURABILITY_NORMAL);
-    CHECK_STR(cfg.tenant_header, "X-Org");
-    CHECK_STR(cfg.default_tenant, "acme");
-    CHECK_EQ_INT(cfg.require_tenant, 1);
-    CHECK_EQ_INT(cfg.trusted_proxies.n, 2);
+    CHECK_STR(cfg.http.tenant_header, "X-Org");
+    CHECK_STR(cfg.http.default_tenant, "acme");
+    CHECK_EQ_INT(cfg.http.require_tenant, 1);
+    CHECK_EQ_INT(cfg.http.trusted_proxies.n, 2);
     CHECK_EQ_INT(cfg.limits.max_body, 8 << 20);
     CHECK_EQ_INT(cfg.limits.max_file, 2 << 20);
     CHECK_EQ_INT(cfg.limits.max_view, 64 << 10);
@@ -438,18 +438,18 @@ static void test_config_env_and_flags(void)
     CHECK_EQ_INT(cfg.limits.path.max_segment, 100);
     CHECK_EQ_INT(cfg.limits.tenant_max_bytes, 1 << 30);
     CHECK_EQ_INT(cfg.limits.tenant_max_files, 0);
-    CHECK_EQ_INT(cfg.threads, 3);
-    CHECK_EQ_INT(cfg.max_connections, 50);
-    CHECK_EQ_INT(cfg.max_connections_per_ip, 7);
-    CHECK_EQ_INT(cfg.max_body_memory, 1 << 30);
-    CHECK_EQ_INT(cfg.connection_timeout, 5);
+    CHECK_EQ_INT(cfg.http.threads, 3);
+    CHECK_EQ_INT(cfg.http.max_connections, 50);
+    CHECK_EQ_INT(cfg.http.max_connections_per_ip, 7);
+    CHECK_EQ_INT(cfg.http.max_body_memory, 1 << 30);
+    CHECK_EQ_INT(cfg.http.connection_timeout, 5);
     CHECK_EQ_INT(cfg.max_batch, 16);
     CHECK_EQ_INT(cfg.max_queue, 100);
     CHECK_EQ_INT(cfg.busy_timeout_ms, 250);
     CHECK_EQ_INT(cfg.shutdown_timeout, 0);
     CHECK_EQ_INT(cfg.log_level, MD_LOG_DEBUG);
-    CHECK_STR(cfg.metrics_listen, "[::1]:9464");
-    CHECK_EQ_INT(cfg.metrics_tenant_labels, 1);
+    CHECK_STR(cfg.http.metrics_listen, "[::1]:9464");
+    CHECK_EQ_INT(cfg.http.metrics_tenant_labels, 1);
 
     /* Flags override the environment; both flag forms; booleans. */
     LOAD(&cfg, &res, "--port", "9100", "--max-file=512K", "--durability=full",
@@ -458,46 +458,46 @@ static void test_config_env_and_flags(void)
          "--tenant-max-files", "25", "--auth", "keys", "--mcp-sessions", "3",
          "--mcp-origins=https://a.example,http://localhost:5173", "--search", "off");
     CHECK_EQ_INT(res.r, MD_CONFIG_RUN);
-    CHECK_EQ_INT(cfg.auth_keys, 1);
-    CHECK_EQ_INT(cfg.mcp_sessions, 3);
-    CHECK_STR(cfg.mcp_origins, "https://a.example,http://localhost:5173");
+    CHECK_EQ_INT(cfg.http.auth_keys, 1);
+    CHECK_EQ_INT(cfg.http.mcp_sessions, 3);
+    CHECK_STR(cfg.http.mcp_origins, "https://a.example,http://localhost:5173");
     CHECK_EQ_INT(cfg.search_off, 1);
     CHECK_EQ_INT(cfg.limits.tenant_max_bytes, 512 << 10);
     CHECK_EQ_INT(cfg.limits.tenant_max_files, 25);
     CHECK_STR(res.err, "");
-    CHECK_EQ_INT(cfg.port, 9100);
+    CHECK_EQ_INT(cfg.http.port, 9100);
     CHECK_EQ_INT(cfg.limits.max_file, 512 << 10);
     CHECK_EQ_INT(cfg.durability, MD_DURABILITY_FULL);
-    CHECK_EQ_INT(cfg.require_tenant, 0);
-    CHECK_STR(cfg.listen, "0.0.0.0");
+    CHECK_EQ_INT(cfg.http.require_tenant, 0);
+    CHECK_STR(cfg.http.listen, "0.0.0.0");
     CHECK_STR(cfg.db, "/tmp/y.db");
     CHECK_EQ_INT(cfg.log_level, MD_LOG_WARN);
-    CHECK_STR(cfg.default_tenant, "t.2");
+    CHECK_STR(cfg.http.default_tenant, "t.2");
     CHECK_EQ_INT(cfg.max_batch, 1);
     /* ... and what no flag names stays as the environment set it. */
     CHECK_EQ_INT(cfg.limits.max_body, 8 << 20);
-    CHECK_EQ_INT(cfg.threads, 3);
-    CHECK_STR(cfg.tenant_header, "X-Org");
+    CHECK_EQ_INT(cfg.http.threads, 3);
+    CHECK_STR(cfg.http.tenant_header, "X-Org");
 
     /* --metrics-listen: ADDR:PORT, [IPv6]:PORT; split for the listener. */
     clear_env();
     LOAD(&cfg, &res, "--metrics-listen", "127.0.0.1:0", "--metrics-tenant-labels");
     CHECK_EQ_INT(res.r, MD_CONFIG_RUN);
     CHECK_STR(res.err, "");
-    CHECK_STR(cfg.metrics_listen, "127.0.0.1:0");
-    CHECK_EQ_INT(cfg.metrics_tenant_labels, 1);
+    CHECK_STR(cfg.http.metrics_listen, "127.0.0.1:0");
+    CHECK_EQ_INT(cfg.http.metrics_tenant_labels, 1);
     char addr[64];
     unsigned port = 1;
-    CHECK_EQ_INT(md_config_split_listen("[::1]:9464", addr, sizeof addr, &port), 0);
+    CHECK_EQ_INT(md_split_listen("[::1]:9464", addr, sizeof addr, &port), 0);
     CHECK_STR(addr, "::1");
     CHECK_EQ_INT(port, 9464);
-    CHECK_EQ_INT(md_config_split_listen("0.0.0.0:65535", addr, sizeof addr, &port), 0);
+    CHECK_EQ_INT(md_split_listen("0.0.0.0:65535", addr, sizeof addr, &port), 0);
     CHECK_STR(addr, "0.0.0.0");
     CHECK_EQ_INT(port, 65535);
-    CHECK_EQ_INT(md_config_split_listen("[]:1", addr, sizeof addr, &port), -1);
-    CHECK_EQ_INT(md_config_split_listen(":1", addr, sizeof addr, &port), -1);
-    CHECK_EQ_INT(md_config_split_listen("a:1x", addr, sizeof addr, &port), -1);
-    CHECK_EQ_INT(md_config_split_listen("127.0.0.1:1", addr, 4, &port), -1);
+    CHECK_EQ_INT(md_split_listen("[]:1", addr, sizeof addr, &port), -1);
+    CHECK_EQ_INT(md_split_listen(":1", addr, sizeof addr, &port), -1);
+    CHECK_EQ_INT(md_split_listen("a:1x", addr, sizeof addr, &port), -1);
+    CHECK_EQ_INT(md_split_listen("127.0.0.1:1", addr, 4, &port), -1);
 
     /* A bare boolean flag is true; the last flag wins; limits at their edges. */
     clear_env();
@@ -506,8 +506,8 @@ static void test_config_env_and_flags(void)
          "--max-queue", "10000000");
     CHECK_EQ_INT(res.r, MD_CONFIG_RUN);
     CHECK_STR(res.err, "");
-    CHECK_EQ_INT(cfg.require_tenant, 1);
-    CHECK_EQ_INT(cfg.port, 0);
+    CHECK_EQ_INT(cfg.http.require_tenant, 1);
+    CHECK_EQ_INT(cfg.http.port, 0);
     CHECK_EQ_INT(cfg.limits.max_file, 1 << 30);
     CHECK_EQ_INT(cfg.limits.max_view, 1024);
     CHECK_EQ_INT(cfg.limits.max_body, 64);
@@ -521,15 +521,15 @@ static void test_config_env_and_flags(void)
         setenv("MEMORYD_REQUIRE_TENANT", yes[i], 1);
         run_load(&cfg, &res, 1, noargs);
         CHECK_EQ_INT(res.r, MD_CONFIG_RUN);
-        CHECK_EQ_INT(cfg.require_tenant, 1);
+        CHECK_EQ_INT(cfg.http.require_tenant, 1);
         setenv("MEMORYD_REQUIRE_TENANT", no[i], 1);
         run_load(&cfg, &res, 1, noargs);
         CHECK_EQ_INT(res.r, MD_CONFIG_RUN);
-        CHECK_EQ_INT(cfg.require_tenant, 0);
+        CHECK_EQ_INT(cfg.http.require_tenant, 0);
     }
     setenv("MEMORYD_REQUIRE_TENANT", "no", 1);
     LOAD(&cfg, &res, "--require-tenant");
-    CHECK_EQ_INT(cfg.require_tenant, 1);
+    CHECK_EQ_INT(cfg.http.require_tenant, 1);
     clear_env();
 }
 
@@ -701,6 +701,9 @@ static void test_config_help_version(void)
         "MEMORYD_SEARCH",
         "GET /v1/search",
         "memoryd keys create|list|revoke",
+        "memoryd backup --db PATH --to FILE",
+        "memoryd migrate --from SQLITE_PATH --to URI",
+        "POST /mcp",
         "--mcp-sessions N",
         "MEMORYD_MCP_SESSIONS",
         "--mcp-origins LIST",

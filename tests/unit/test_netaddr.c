@@ -119,7 +119,7 @@ static void test_match(void)
 
 static void test_tenant_trusted(void)
 {
-    struct md_config cfg;
+    struct md_http_config cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.tenant_header = "X-Tenant-ID";
     cfg.default_tenant = "default";

@@ -1,0 +1,34 @@
+/* subcommands.c — the table of memoryd's other commands (see
+ * md_subcommands.h). */
+#include "app/md_subcommands.h"
+
+#include <string.h>
+
+#include "app/md_backup.h"
+#include "app/md_keys_cli.h"
+#include "app/md_migrate.h"
+
+static const struct md_subcommand subcommands[] = {
+    {"keys", "create|list|revoke ...", "API keys for --auth keys", md_keys_main},
+    {"backup", "--db PATH --to FILE", "an online copy of a SQLite database", md_backup_main},
+    {"migrate", "--from SQLITE_PATH --to URI", "copy a SQLite database into PostgreSQL",
+     md_migrate_main},
+};
+#define NSUBCOMMANDS (sizeof subcommands / sizeof subcommands[0])
+
+const struct md_subcommand *md_subcommand_find(const char *name)
+{
+    for (size_t i = 0; i < NSUBCOMMANDS; i++)
+        if (strcmp(subcommands[i].name, name) == 0)
+            return &subcommands[i];
+    return NULL;
+}
+
+void md_subcommands_help(FILE *f)
+{
+    for (size_t i = 0; i < NSUBCOMMANDS; i++) {
+        const struct md_subcommand *c = &subcommands[i];
+        fprintf(f, "  memoryd %s %s\n      %s (memoryd %s --help)\n", c->name, c->usage, c->what,
+                c->name);
+    }
+}

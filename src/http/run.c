@@ -1,0 +1,193 @@
+/*
+ * run.c — a parsed command run for a request (see internal.h): the write
+ * headers read into it, a view run now on the HTTP worker (or fetched by
+ * the store asynchronously, on an engine that can), a write handed to the
+ * writer while the connection is suspended. The answer is left in r->out,
+ * r->err and r->job for reply.c.
+ */
+#include <stddef.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Visible ASCII (an Idempotency-Key), or printable ASCII with spaces (an
+ * actor). */
+static int ascii_in(const char *s, size_t n, char lo)
+{
+    for (size_t i = 0; i < n; i++)
+        if (s[i] < lo || s[i] > '~')
+            return 0;
+    return 1;
+}
+
+/* The request as its Idempotency-Key stands for it: route, body,
+ * preconditions. */
+static enum md_err fingerprint(struct req *r, const char *body, size_t body_len)
+{
+    const struct headers *hd = &r->headers;
+    const struct md_sha256_part parts[] = {
+        {r->url, strlen(r->url) + 1}, {body, body_len},
+        {"\0If-Match:", 10},          {hd->if_match.value, hd->if_match.len},
+        {"\0If-None-Match:", 15},     {hd->if_none_match.value, hd->if_none_match.len},
+    };
+    return md_sha256_parts(parts, sizeof parts / sizeof parts[0], r->job.fingerprint);
+}
+
+enum md_err md_http_write_headers(struct req *r, const char *body, size_t body_len,
+                                  struct md_buf *out)
+{
+    struct headers *hd = &r->headers;
+    struct {
+        const struct header_seen *h;
+        const char *name;
+    } seen[] = {{&hd->if_match, "If-Match"},
+                {&hd->if_none_match, "If-None-Match"},
+                {&hd->idempotency_key, "Idempotency-Key"},
+                {&hd->actor, "X-Memory-Actor"}};
+    for (size_t i = 0; i < sizeof seen / sizeof seen[0]; i++)
+        if (seen[i].h->count > 1)
+            return md_buf_say(out, MD_R_HEADER_TWICE, seen[i].name);
+    if (!r->cmd.write)
+        return MD_OK;
+    enum md_err e = MD_OK;
+    if (hd->if_match.count)
+        e = md_precond_parse(&r->cmd.pre, 0, hd->if_match.value, hd->if_match.len, out);
+    if (!e && hd->if_none_match.count)
+        e = md_precond_parse(&r->cmd.pre, 1, hd->if_none_match.value, hd->if_none_match.len, out);
+    if (e)
+        return e;
+    if (hd->actor.count) {
+        const struct header_seen *a = &hd->actor;
+        if (a->len < 1 || a->len > 128 || !ascii_in(a->value, a->len, ' '))
+            return md_buf_say(out, MD_R_ACTOR_INVALID);
+        memcpy(r->actor, a->value, a->len);
+        r->actor[a->len] = '\0';
+        r->cmd.actor = r->actor;
+    }
+    if (hd->idempotency_key.count) {
+        const struct header_seen *k = &hd->idempotency_key;
+        if (k->len < 1 || k->len > 255 || !ascii_in(k->value, k->len, '!'))
+            return md_buf_say(out, MD_R_IDEMPOTENCY_KEY_INVALID);
+        r->job.idem_key = k->value;
+        r->job.idem_key_len = k->len;
+        e = fingerprint(r, body, body_len);
+    }
+    return e;
+}
+
+/* The writer's notifier: the job is done. */
+static void job_done(struct md_job *job)
+{
+    struct req *r = (struct req *)((char *)job - offsetof(struct req, job));
+    r->err = job->err;
+    r->cost = job->cost;
+    atomic_store(&r->state, ST_READY);
+    MHD_resume_connection(r->conn);
+}
+
+enum MHD_Result md_http_submit(struct req *r)
+{
+    r->job.cmd = &r->cmd;
+    r->job.tenant = r->tenant;
+    r->job.out = &r->out;
+    r->job.done = job_done;
+    atomic_store(&r->state, ST_WAITING);
+    MHD_suspend_connection(r->conn);
+    enum md_err e = md_writer_submit(r->h->writer, &r->job);
+    if (e) {
+        md_buf_reset(&r->out);
+        r->job.err = md_buf_say(&r->out, MD_R_OVERLOADED);
+        job_done(&r->job);
+    }
+    return MHD_YES;
+}
+
+/* r->err and the storage failure's text. */
+static void storage_failure(struct req *r, enum md_err e)
+{
+    r->err = md_storage_class(e);
+    md_buf_reset(&r->out);
+    md_buf_puts(&r->out, md_storage_text(r->err));
+}
+
+/* Run the read command r->cmd on `t` (ended here), or record the error
+ * that kept it from starting. */
+static void run_read(struct req *r, struct md_txn *t, enum md_err e)
+{
+    struct md_http *h = r->h;
+    if (!e && !t)
+        e = MD_EDB;
+    if (!e) {
+        struct md_txn_stats before, after;
+        md_txn_stats(t, &before);
+        e = md_cmd_exec(t, r->tenant, &r->cmd, h->limits, &r->out, &r->job.res);
+        md_txn_stats(t, &after);
+        r->cost.statements = after.statements - before.statements;
+        r->cost.round_trips = after.round_trips - before.round_trips;
+        md_txn_end(t);
+    }
+    if (e == MD_EDB || e == MD_ENOMEM || e == MD_EBUSY || e == MD_EUNAVAIL)
+        storage_failure(r, e);
+    else
+        r->err = e;
+}
+
+/* The store's thread: the view is fetched (or failed). */
+static void view_fetched(struct md_view_job *job, struct md_txn *t, enum md_err e)
+{
+    struct req *r = (struct req *)((char *)job - offsetof(struct req, view));
+    r->view_txn = t;
+    r->view_err = e;
+    r->view_fetched = 1;
+    atomic_store(&r->state, ST_READY);
+    MHD_resume_connection(r->conn);
+}
+
+void md_http_view_resumed(struct req *r)
+{
+    r->view_fetched = 0;
+    struct md_txn *t = r->view_txn;
+    r->view_txn = NULL;
+    run_read(r, t, t ? MD_OK : r->view_err);
+}
+
+int md_http_cmd_run(struct req *r, enum md_err pe, struct md_buf *parse_msg)
+{
+    struct md_http *h = r->h;
+    if (pe == MD_ENOMEM) {
+        storage_failure(r, pe);
+    } else if (pe) {
+        md_buf_free(&r->out);
+        r->out = *parse_msg; /* hand the message over */
+        md_buf_init(parse_msg, OUT_LIMIT);
+        r->err = pe;
+    }
+    md_buf_free(parse_msg);
+    if (pe)
+        return 0;
+    r->err = MD_OK;
+    if (r->cmd.write && md_http_auth_read_only(r)) {
+        md_buf_reset(&r->out);
+        r->err = md_buf_say(&r->out, MD_R_AUTH_READ_ONLY);
+        return 0;
+    }
+    if (r->cmd.write) {
+        md_http_submit(r);
+        return 1;
+    }
+    if (r->cmd.kind == MD_CMD_VIEW && md_store_has_view_async(h->store)) {
+        const struct md_patharg *p = &r->cmd.path;
+        r->view = (struct md_view_job){r->tenant, p->canon, p->canon_len,
+                                       md_cmd_view_entries(h->limits), view_fetched};
+        atomic_store(&r->state, ST_WAITING);
+        MHD_suspend_connection(r->conn);
+        enum md_err e = md_store_view_async(h->store, &r->view);
+        if (e)
+            view_fetched(&r->view, NULL, e);
+        return 1;
+    }
+    struct md_txn *t = NULL;
+    enum md_err e = md_store_read_begin(h->store, &t);
+    run_read(r, t, e);
+    return 0;
+}
