@@ -5,7 +5,11 @@
  * setting, the pool of reader connections, and healing.
  *
  * A single writer connection (used by the writer thread only) and a pool
- * of reader connections, one per concurrent reader, opened on demand.
+ * of reader connections, one per concurrent reader, opened on demand. A
+ * store opened read-only (cfg.read_only) has readers only, opened with
+ * SQLITE_OPEN_READONLY: nothing is created, migrated or written, and a
+ * file that is missing, not a SQLite database or without memoryd's schema
+ * is refused (sq_open_read_only, sq_check_memoryd_db).
  *
  * Healing: an error that says the file itself is in trouble (read-only,
  * I/O error, cannot open, corrupt) marks the connection broken. A broken
@@ -16,9 +20,11 @@
  * Errors: opening answers a SQLite result code with the reason in `why`;
  * the pool logs what it cannot open.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/md_log.h"
 #include "base/md_sha256.h"
@@ -30,8 +36,9 @@ extern const int md_sqlite_migrations_count;
 
 const char *sq_stmt_sql(enum stmt_id id)
 {
-    static const char *const *const tables[] = {sq_txn_sql, sq_tree_sql, sq_history_sql,
-                                                sq_tenants_sql, sq_search_sql};
+    static const char *const *const tables[] = {sq_txn_sql,     sq_tree_sql,   sq_history_sql,
+                                                sq_tenants_sql, sq_search_sql, sq_keys_sql,
+                                                sq_dump_sql};
     for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++)
         if (tables[i][id])
             return tables[i][id];
@@ -173,17 +180,23 @@ static int writer_setup(struct sq_store *s, struct sq_conn *c, enum sq_role role
 }
 
 /* memoryd_score() and every statement, prepared once for the connection's
- * life. */
-static int conn_prepare(struct sq_conn *c, char *why, size_t why_len)
+ * life. A store opened read-only may be given a database of another
+ * schema version (memoryd backup copies it as it is; md_txn_dump refuses
+ * it): a statement its tables cannot answer is left unprepared (NULL:
+ * SQLITE_MISUSE if it is ever run). */
+static int conn_prepare(struct sq_store *s, struct sq_conn *c, char *why, size_t why_len)
 {
     int rc = sq_search_functions(c->db);
     if (rc != SQLITE_OK) {
         snprintf(why, why_len, "memoryd_score: %s", sqlite3_errmsg(c->db));
         return rc;
     }
+    int other_schema = s->cfg.read_only && user_version(c->db) != md_sqlite_migrations_count;
     for (int i = 0; i < S_COUNT; i++) {
         const char *sql = sq_stmt_sql((enum stmt_id)i);
         rc = sqlite3_prepare_v3(c->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &c->st[i], NULL);
+        if (rc != SQLITE_OK && other_schema)
+            continue;
         if (rc != SQLITE_OK) {
             snprintf(why, why_len, "prepare %s: %s", sql, sqlite3_errmsg(c->db));
             return rc;
@@ -220,15 +233,21 @@ int sq_conn_open(struct sq_store *s, enum sq_role role, struct sq_conn **out, ch
         snprintf(why, why_len, "out of memory");
         return SQLITE_NOMEM;
     }
-    int rc = sqlite3_open_v2(
-        s->path, &c->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+    int ro = s->cfg.read_only;
+    int flags = ro ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+    int rc = sqlite3_open_v2(s->path, &c->db, flags | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK) {
-        snprintf(why, why_len, "cannot open %s: %s", s->path,
+        snprintf(why, why_len, ro ? "%s: %s" : "cannot open %s: %s", s->path,
                  c->db ? sqlite3_errmsg(c->db) : sqlite3_errstr(rc));
         goto fail;
     }
     sqlite3_extended_result_codes(c->db, 1);
     sqlite3_busy_timeout(c->db, s->cfg.busy_timeout_ms);
+    if (ro) { /* before any statement that reads the file */
+        rc = sq_check_memoryd_db(c->db, s->path, why, why_len);
+        if (rc != SQLITE_OK)
+            goto fail;
+    }
     char sql[160];
     snprintf(sql, sizeof sql, "PRAGMA synchronous=%s; PRAGMA foreign_keys=OFF;",
              s->cfg.durability == MD_DURABILITY_FULL ? "FULL" : "NORMAL");
@@ -238,7 +257,7 @@ int sq_conn_open(struct sq_store *s, enum sq_role role, struct sq_conn **out, ch
     else if (rc == SQLITE_OK)
         rc = sq_exec(c->db, "PRAGMA query_only=1;", why, why_len);
     if (rc == SQLITE_OK)
-        rc = conn_prepare(c, why, why_len);
+        rc = conn_prepare(s, c, why, why_len);
     if (rc == SQLITE_OK)
         rc = conn_state(s, c, role, why, why_len);
     if (rc != SQLITE_OK)
@@ -248,6 +267,60 @@ int sq_conn_open(struct sq_store *s, enum sq_role role, struct sq_conn **out, ch
 fail:
     sq_conn_close(c);
     return rc == SQLITE_OK ? SQLITE_ERROR : rc;
+}
+
+/* ---- a store opened read-only ---- */
+
+int sq_check_memoryd_db(sqlite3 *db, const char *name, char *why, size_t why_len)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db,
+                                "SELECT (SELECT count(*) FROM sqlite_schema WHERE type = 'table'"
+                                " AND name IN ('tenants', 'entries')),"
+                                " (SELECT user_version FROM pragma_user_version)",
+                                -1, &st, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(st);
+    int tables = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
+    int version = rc == SQLITE_ROW ? sqlite3_column_int(st, 1) : -1;
+    if (rc != SQLITE_ROW)
+        snprintf(why, why_len, "%s is not a SQLite database: %s", name, sqlite3_errmsg(db));
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW)
+        return rc == SQLITE_OK || rc == SQLITE_DONE ? SQLITE_ERROR : rc;
+    if (tables != 2 || version < 1) {
+        snprintf(why, why_len, "%s is not a memoryd database (no memoryd schema in it)", name);
+        return SQLITE_ERROR;
+    }
+    return SQLITE_OK;
+}
+
+int sq_open_read_only(struct sq_store *s, char *why, size_t why_len)
+{
+    struct stat st;
+    if (stat(s->path, &st) != 0) {
+        snprintf(why, why_len, "%s: %s", s->path, strerror(errno));
+        return SQLITE_CANTOPEN;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(why, why_len, "%s: is not a file", s->path);
+        return SQLITE_CANTOPEN;
+    }
+    struct sq_conn *c = NULL;
+    int rc = sq_conn_open(s, SQ_ROLE_READER, &c, why, why_len);
+    if (rc != SQLITE_OK)
+        return rc;
+    /* The index as the database has it (MD_SEARCH_KEEP only reads). */
+    rc = sq_search_setting(c->db, MD_SEARCH_KEEP, &s->search_off, why, why_len);
+    if (rc != SQLITE_OK) {
+        sq_conn_close(c);
+        return rc;
+    }
+    c->next_all = s->all;
+    s->all = c;
+    c->next_idle = s->idle;
+    s->idle = c;
+    return SQLITE_OK;
 }
 
 /* ---- the pool of readers ---- */

@@ -26,8 +26,6 @@
     "(SELECT " cols " FROM entries WHERE tenant = :tenant AND path = :path AND kind = 0"           \
     " UNION ALL SELECT " cols " FROM entries WHERE tenant = :tenant AND path > :lo"                \
     " AND path < :hi AND kind = 0)"
-#define VERSION_COLS                                                                               \
-    "version, path, existed, redacted, sha256, size, time, command, actor, pruned_through"
 
 const char *const sq_history_sql[S_COUNT] = {
     [S_COUNTERS_GET] = "SELECT last_version, last_seq FROM tenants WHERE id = ?1",
@@ -55,9 +53,9 @@ const char *const sq_history_sql[S_COUNT] = {
     [S_IDEM_SCRUB] = "UPDATE idempotency SET body = CASE WHEN err = 0 THEN ?3 ELSE ?4 END"
                      " WHERE tenant = ?1 AND path = ?2",
     [S_HISTORY] =
-        "SELECT " VERSION_COLS " FROM versions"
+        "SELECT " SQ_VERSION_COLS " FROM versions"
         " WHERE tenant = ?1 AND path = ?2 AND version < ?3 ORDER BY version DESC LIMIT ?4",
-    [S_VERSION_GET] = "SELECT " VERSION_COLS ", content FROM versions"
+    [S_VERSION_GET] = "SELECT " SQ_VERSION_COLS ", content FROM versions"
                       " WHERE tenant = ?1 AND version = ?2",
     /* The earliest version >= :before of each path (SQLite takes the bare
      * columns from the row of min()). */
@@ -71,7 +69,7 @@ const char *const sq_history_sql[S_COUNT] = {
     /* The write that recorded a version (newest first: stops at it). */
     [S_SNAP_BEFORE] = "SELECT version, versions FROM changes WHERE tenant = ?1"
                       " AND version IS NOT NULL AND version <= ?2 ORDER BY seq DESC LIMIT 1",
-    [S_CHANGES] = "SELECT seq, version, versions, history_bytes, time, command, paths, actor"
+    [S_CHANGES] = "SELECT " SQ_CHANGE_COLS
                   " FROM changes WHERE tenant = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
     [S_CHANGES_OLDEST] = "SELECT min(seq) FROM changes WHERE tenant = ?1",
     [S_LAST_SEQ] = "SELECT last_seq FROM tenants WHERE name = ?1",
@@ -332,9 +330,7 @@ enum md_err sq_idem_put(struct md_txn *base, const char *tenant, const char *key
 
 /* ---- reading history ---- */
 
-/* A version from the columns of VERSION_COLS (0..9) of `st`; content from
- * column `content_col` (-1: none). */
-static void version_of(sqlite3_stmt *st, struct md_version *v, int content_col)
+void sq_version_of(sqlite3_stmt *st, struct md_version *v, int content_col)
 {
     v->version = sqlite3_column_int64(st, 0);
     v->path = (const char *)sqlite3_column_text(st, 1);
@@ -364,6 +360,26 @@ static void version_of(sqlite3_stmt *st, struct md_version *v, int content_col)
         v->command = "";
 }
 
+void sq_change_of(sqlite3_stmt *st, struct md_change *c)
+{
+    *c = (struct md_change){
+        .seq = sqlite3_column_int64(st, 0),
+        .version = sqlite3_column_int64(st, 1),
+        .versions = sqlite3_column_int64(st, 2),
+        .history_bytes = sqlite3_column_int64(st, 3),
+        .time_ms = sqlite3_column_int64(st, 4),
+        .command = (const char *)sqlite3_column_text(st, 5),
+        .paths = (const char *)sqlite3_column_text(st, 6),
+        .paths_len = (size_t)sqlite3_column_bytes(st, 6),
+        .actor = (const char *)sqlite3_column_text(st, 7),
+        .actor_len = (size_t)sqlite3_column_bytes(st, 7),
+    };
+    if (!c->command)
+        c->command = "";
+    if (!c->paths)
+        c->paths = "";
+}
+
 /* Run a query of versions, calling cb with each row. */
 static enum md_err each_version(struct sq_txn *t, sqlite3_stmt *st, int content_col,
                                 md_version_cb cb, void *ctx, const char *what)
@@ -371,7 +387,7 @@ static enum md_err each_version(struct sq_txn *t, sqlite3_stmt *st, int content_
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         struct md_version v;
-        version_of(st, &v, content_col);
+        sq_version_of(st, &v, content_col);
         if (cb(ctx, &v)) {
             rc = SQLITE_DONE;
             break;
@@ -413,7 +429,7 @@ enum md_err sq_version_get(struct md_txn *base, const char *tenant, int64_t vers
         sq_done(st);
         return rc == SQLITE_DONE ? MD_ENOENT : sq_conn_rc(t->c, rc, "version");
     }
-    version_of(st, v, want_content ? 10 : -1);
+    sq_version_of(st, v, want_content ? 10 : -1);
     t->pending = st; /* the row stays borrowed until the next call */
     return MD_OK;
 }
@@ -485,22 +501,8 @@ enum md_err sq_changes(struct md_txn *base, const char *tenant, int64_t after, s
     sqlite3_bind_int64(st, 3, (int64_t)limit);
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        struct md_change c = {
-            .seq = sqlite3_column_int64(st, 0),
-            .version = sqlite3_column_int64(st, 1),
-            .versions = sqlite3_column_int64(st, 2),
-            .history_bytes = sqlite3_column_int64(st, 3),
-            .time_ms = sqlite3_column_int64(st, 4),
-            .command = (const char *)sqlite3_column_text(st, 5),
-            .paths = (const char *)sqlite3_column_text(st, 6),
-            .paths_len = (size_t)sqlite3_column_bytes(st, 6),
-            .actor = (const char *)sqlite3_column_text(st, 7),
-            .actor_len = (size_t)sqlite3_column_bytes(st, 7),
-        };
-        if (!c.command)
-            c.command = "";
-        if (!c.paths)
-            c.paths = "";
+        struct md_change c;
+        sq_change_of(st, &c);
         if (cb(ctx, &c)) {
             rc = SQLITE_DONE;
             break;

@@ -16,6 +16,11 @@
  *   history.c     versions, the change feed, idempotency, pruning
  *   tenants.c     quotas, tenant administration (listing, erasure)
  *   search.c      full-text search
+ *   keys.c        API keys (md_store_key_*)
+ *   dump.c        every row of the database for a copy (md_txn_dump), a
+ *                 tenant's totals (md_txn_totals)
+ *   backup.c      an online copy of the database into a file
+ *                 (md_store_backup)
  *   store.c       the md_store_ops table, open and close, the engine
  *                 descriptor md_engine_sqlite, the hooks for tests
  *
@@ -113,6 +118,20 @@ enum stmt_id {
     S_SEARCH_FLUSH_OUT,
     S_SEARCH_FLUSH_IN,
     S_SEARCH_FLUSH_CLEAR,
+    /* keys.c: API keys */
+    S_KEY_INSERT,
+    S_KEY_LIST_ALL,
+    S_KEY_LIST_TENANT,
+    S_KEY_REVOKE,
+    S_KEY_FIND,
+    /* dump.c: the dump, totals */
+    S_DUMP_TENANTS,
+    S_DUMP_ENTRIES,
+    S_DUMP_VERSIONS,
+    S_DUMP_CHANGES,
+    S_DUMP_IDEM,
+    S_DUMP_KEYS,
+    S_TOTALS,
     S_COUNT
 };
 
@@ -122,6 +141,16 @@ extern const char *const sq_tree_sql[S_COUNT];
 extern const char *const sq_history_sql[S_COUNT];
 extern const char *const sq_tenants_sql[S_COUNT];
 extern const char *const sq_search_sql[S_COUNT];
+extern const char *const sq_keys_sql[S_COUNT];
+extern const char *const sq_dump_sql[S_COUNT];
+
+/* Columns of a row read back: a version (sq_version_of, content after
+ * them), a change-feed entry (sq_change_of), an API key (sq_key_of, its
+ * hash after them). */
+#define SQ_VERSION_COLS                                                                            \
+    "version, path, existed, redacted, sha256, size, time, command, actor, pruned_through"
+#define SQ_CHANGE_COLS "seq, version, versions, history_bytes, time, command, paths, actor"
+#define SQ_KEY_COLS    "id, tenant, scope, name, created_at, revoked_at"
 
 struct sq_conn;
 
@@ -198,7 +227,9 @@ struct sq_store {
      * checkpoint after the commit). */
     int64_t prune_next_tenant;
     int scrub_wal;
-    int search_off; /* no full-text index (--search off), set when the writer opens */
+    /* No full-text index (--search off), set when the writer opens (a
+     * read-only store: as the database has it). */
+    int search_off;
 };
 
 /* Bounds of the subtree of `dir`: (dir + "/", dir + "0"). */
@@ -261,6 +292,15 @@ void sq_reader_end_snapshot(struct sq_conn *c);
 void sq_readers_end_snapshots(struct sq_store *s);
 /* Reopen a broken writer connection; write_mu is held. */
 enum md_err sq_writer_heal(struct sq_store *s);
+/* A store opened read-only (cfg.read_only): the file is checked (a file,
+ * a SQLite database with memoryd's schema in it) and its first reader
+ * opened into the pool. SQLite result code (or SQLITE_ERROR); `why` says
+ * what is wrong with the file as memoryd backup words it. */
+int sq_open_read_only(struct sq_store *s, char *why, size_t why_len);
+/* Whether `db` holds memoryd's schema (its tables tenants and entries, a
+ * schema version of 1 or more): SQLITE_OK, or an error with the reason in
+ * `why` (`name` names the database in it). */
+int sq_check_memoryd_db(sqlite3 *db, const char *name, char *why, size_t why_len);
 
 /* ---- checkpoint.c: the checkpointer ---- */
 
@@ -358,6 +398,11 @@ enum md_err sq_record_file(struct sq_txn *t, int64_t tenant, const char *path, s
                            int64_t old_size);
 enum md_err sq_record_subtree(struct sq_txn *t, int64_t tenant, const char *path, size_t len,
                               int64_t size, const char *to, size_t tlen);
+/* The version in the columns SQ_VERSION_COLS (0..9) of `st`; its content
+ * from column `content_col` (-1: none). Strings borrowed from the row. */
+void sq_version_of(sqlite3_stmt *st, struct md_version *v, int content_col);
+/* The change-feed entry in the columns SQ_CHANGE_COLS of `st` (borrowed). */
+void sq_change_of(sqlite3_stmt *st, struct md_change *c);
 
 /* ---- tenants.c: quotas (md_quota.h), tenant administration ---- */
 
@@ -390,5 +435,25 @@ enum md_err sq_search_purge(struct sq_txn *t);
 int sq_search_setting(sqlite3 *db, enum md_search_mode mode, int *off, char *why, size_t why_len);
 enum md_err sq_search(struct md_txn *base, const char *tenant, const struct md_search_terms *q,
                       md_search_cb cb, void *ctx);
+
+/* ---- keys.c: API keys ---- */
+
+enum md_err sq_key_put(struct md_store *base, const struct md_key_info *k,
+                       const unsigned char *hash);
+enum md_err sq_key_list(struct md_store *base, const char *tenant, md_key_cb cb, void *ctx);
+enum md_err sq_key_revoke(struct md_store *base, const char *id, int64_t now);
+enum md_err sq_key_find(struct md_store *base, const unsigned char *hash, struct md_key_info *out);
+/* The key in the columns SQ_KEY_COLS (0..5) of `st`. */
+void sq_key_of(sqlite3_stmt *st, struct md_key_info *k);
+
+/* ---- dump.c: the dump, totals ---- */
+
+enum md_err sq_dump(struct md_txn *base, const struct md_dump_sink *sink, void *ctx);
+enum md_err sq_totals(struct md_txn *base, const char *tenant, struct md_totals *out);
+
+/* ---- backup.c: an online copy ---- */
+
+enum md_err sq_backup(struct md_store *base, const char *path, const volatile int *stop,
+                      struct md_backup_info *out, char *why, size_t why_len);
 
 #endif

@@ -36,6 +36,7 @@
  * the index alone (and writes nothing for it). */
 #define SEARCH_NOTED_SQL "SELECT EXISTS (SELECT 1 FROM search_pending)"
 
+/* NOLINTBEGIN(bugprone-suspicious-missing-comma): statements over several lines */
 const char *const sq_search_sql[S_COUNT] = {
     /* The index's candidates of this tenant at or below :path, each
      * checked and ranked on its text once (memoryd_score: -1 when it does
@@ -62,6 +63,7 @@ const char *const sq_search_sql[S_COUNT] = {
     [S_SEARCH_FLUSH_IN] = SEARCH_FLUSH_IN_SQL,
     [S_SEARCH_FLUSH_CLEAR] = SEARCH_FLUSH_CLEAR_SQL,
 };
+/* NOLINTEND(bugprone-suspicious-missing-comma) */
 
 /* The triggers as 005_search.sql made them (put back by --search on): they
  * note the files a write touches in search_pending; sq_search_flush turns

@@ -8,6 +8,8 @@
  * thread with its own connection (checkpoint.c). Every statement is
  * prepared once per connection and reused; every query is bound to a
  * tenant id. The operations live in the files of their job (internal.h).
+ * Opened read-only (cfg.read_only), a store has readers alone: no writer,
+ * no checkpointer thread; write transactions fail with MD_EINVAL.
  *
  * Errors: opening answers MD_EDB (MD_ENOMEM) with the reason in `why`;
  * the operations answer md_err, SQLite's error logged.
@@ -52,8 +54,11 @@ static enum md_err sq_ping(struct md_store *base)
     if (e != MD_ENOENT)
         return e ? e : MD_EDB; /* no tenant has an empty name */
     /* A broken writer that cannot be reopened means writes fail. When the
-     * writer is busy it is working, so it is fine. */
+     * writer is busy it is working, so it is fine. A store opened
+     * read-only has none: it answers when it can be read. */
     struct sq_store *s = (struct sq_store *)base;
+    if (s->cfg.read_only)
+        return MD_OK;
     e = MD_OK;
     if (pthread_mutex_trylock(&s->write_mu) == 0) {
         e = sq_writer_heal(s);
@@ -101,7 +106,7 @@ static void sq_close(struct md_store *base)
     free(s);
 }
 
-#define SQLITE_CAPS 0u
+#define SQLITE_CAPS (MD_STORE_CAP_BACKUP | MD_STORE_CAP_DUMP)
 
 static const struct md_store_ops sqlite_ops = {
     .version = MD_STORE_VERSION,
@@ -146,6 +151,13 @@ static const struct md_store_ops sqlite_ops = {
     .snapshot_begin = sq_snapshot_begin,
     .scan = sq_scan,
     .search = sq_search,
+    .key_put = sq_key_put,
+    .key_list = sq_key_list,
+    .key_revoke = sq_key_revoke,
+    .key_find = sq_key_find,
+    .dump = sq_dump,
+    .totals = sq_totals,
+    .backup = sq_backup,
 };
 
 /* Process-wide SQLite settings, before its first use: no memory statistics
@@ -162,14 +174,20 @@ static void sqlite_setup(void)
     sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 }
 
+/* The writer (the file created and migrated when needed) and the
+ * checkpointer; read-only, the first reader alone (conn.c). */
+static int open_connections(struct sq_store *s, char *why, size_t why_len)
+{
+    if (s->cfg.read_only)
+        return sq_open_read_only(s, why, why_len);
+    int rc = sq_conn_open(s, SQ_ROLE_WRITER_READONLY, &s->writer, why, why_len);
+    return rc == SQLITE_OK ? sq_ckpt_start(s, why, why_len) : rc;
+}
+
 static enum md_err sq_open(const struct md_store_config *cfg, const void *own,
                            struct md_store **out, char *why, size_t why_len)
 {
     (void)own; /* SQLite has no settings of its own */
-    if (cfg->read_only) {
-        snprintf(why, why_len, "read-only stores are not implemented yet");
-        return MD_EINVAL;
-    }
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, sqlite_setup);
     struct sq_store *s = calloc(1, sizeof *s);
@@ -186,9 +204,7 @@ static enum md_err sq_open(const struct md_store_config *cfg, const void *own,
     pthread_mutex_init(&s->write_mu, NULL);
     pthread_mutex_init(&s->ckpt_mu, NULL);
     pthread_cond_init(&s->ckpt_cv, NULL);
-    if (!s->path ||
-        sq_conn_open(s, SQ_ROLE_WRITER_READONLY, &s->writer, why, why_len) != SQLITE_OK ||
-        sq_ckpt_start(s, why, why_len) != SQLITE_OK) {
+    if (!s->path || open_connections(s, why, why_len) != SQLITE_OK) {
         sq_close(&s->base);
         return MD_EDB;
     }
@@ -233,7 +249,10 @@ const struct md_engine md_engine_sqlite = {
  * rows by design: the listing counts its versions on the primary key
  * (tenant, ...), the erasure deletes every row (md_store.h). A search with
  * no word long enough for the index reads the tenant's files below the
- * path (md_txn_search). */
+ * path (md_txn_search). A listing of API keys reads them all, or all of
+ * a tenant's (memoryd keys list). The dump and the totals read every row
+ * of the database, or of a tenant, by design (md_txn_dump,
+ * md_txn_totals). */
 static const unsigned char plan_exempt[S_COUNT] = {
     [S_SEARCH_SCAN] = 1,        [S_SEARCH_OPTIMIZE] = 1, [S_SEARCH_NOTED] = 1,
     [S_SEARCH_FLUSH_OUT] = 1,   [S_SEARCH_FLUSH_IN] = 1, [S_SEARCH_FLUSH_CLEAR] = 1,
@@ -241,6 +260,9 @@ static const unsigned char plan_exempt[S_COUNT] = {
     [S_PRUNE_CHANGES_SCAN] = 1, [S_SNAP_BEFORE] = 1,     [S_TENANTS_LIST] = 1,
     [S_ERASE_ENTRIES] = 1,      [S_ERASE_VERSIONS] = 1,  [S_ERASE_CHANGES] = 1,
     [S_ERASE_IDEM] = 1,         [S_ERASE_KEYS] = 1,      [S_ERASE_TENANT] = 1,
+    [S_KEY_LIST_ALL] = 1,       [S_KEY_LIST_TENANT] = 1, [S_DUMP_TENANTS] = 1,
+    [S_DUMP_ENTRIES] = 1,       [S_DUMP_VERSIONS] = 1,   [S_DUMP_CHANGES] = 1,
+    [S_DUMP_IDEM] = 1,          [S_DUMP_KEYS] = 1,       [S_TOTALS] = 1,
 };
 
 /* Whether a line of EXPLAIN QUERY PLAN finds its rows by a search that

@@ -7,7 +7,8 @@
  * transaction keeps pending until its commit (md_dirsizes.h).
  *
  * Errors: md_err, the SQLite error logged (sq_conn_rc). A failed commit
- * rolls the transaction back; a failed flush of the commit is MD_EUNSURE.
+ * rolls the transaction back; a failed flush of the commit is MD_EUNSURE;
+ * a write transaction on a store opened read-only is MD_EINVAL.
  */
 #include "base/md_path.h"
 #include "internal.h"
@@ -59,7 +60,10 @@ enum md_err sq_snapshot_begin(struct md_store *base, struct md_txn **out)
 }
 
 /* The read transaction stays open for the connection's next request (see
- * commit_gen); the checkpointer ends those of idle connections. */
+ * commit_gen); the checkpointer ends those of idle connections. A store
+ * opened read-only has no checkpointer and commits nothing: it ends the
+ * transaction now, so that it holds up no checkpoint of the memoryd that
+ * serves the file. */
 void sq_txn_end(struct md_txn *base)
 {
     struct sq_txn *t = (struct sq_txn *)base;
@@ -70,6 +74,8 @@ void sq_txn_end(struct md_txn *base)
     }
     if (sqlite3_get_autocommit(t->c->db))
         t->c->snap_gen = 0; /* an error ended it */
+    else if (s->cfg.read_only)
+        sq_reader_end_snapshot(t->c);
     sq_reader_release(s, t->c);
 }
 
@@ -132,9 +138,12 @@ enum md_err sq_add_to_ancestors(struct sq_txn *t, int64_t tenant, const char *pa
 
 /* ---- write transactions ---- */
 
+/* MD_EINVAL on a store opened read-only: it has no writer. */
 enum md_err sq_write_begin(struct md_store *base, struct md_txn **out)
 {
     struct sq_store *s = (struct sq_store *)base;
+    if (s->cfg.read_only)
+        return MD_EINVAL;
     pthread_mutex_lock(&s->write_mu);
     enum md_err e = sq_writer_heal(s);
     if (!e) {
