@@ -130,7 +130,7 @@ static int open_copy(struct backup *b)
 
 /* Copy the database into the temporary file, as one snapshot, and check
  * the copy (md_store_backup); stopped between two steps by a signal. */
-static int copy(struct backup *b)
+static int copy_database(struct backup *b)
 {
     char why[4400] = "";
     enum md_err e = md_store_backup(b->src, b->tmp, &interrupted, &b->info, why, sizeof why);
@@ -234,7 +234,7 @@ int md_backup_main(int argc, char **argv)
     catch_signals();
     /* The copy's file before the source: a target that cannot be written is
      * refused before the source is opened. */
-    if (check_target(&b) || open_copy(&b) || open_source(&b) || copy(&b) || publish(&b))
+    if (check_target(&b) || open_copy(&b) || open_source(&b) || copy_database(&b) || publish(&b))
         goto out;
     printf("memoryd backup: copied %s to %s: %lld pages of %lld bytes, %lld tenants, "
            "integrity_check ok\n",

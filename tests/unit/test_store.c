@@ -752,7 +752,7 @@ static void test_savepoints(void)
 }
 
 /* Directory sizes in a write transaction are kept pending and written once
- * per directory before the commit (store_sqlite.c, deferred sizes): the
+ * per directory before the commit (src/store/sqlite/txn.c, deferred sizes): the
  * commands of a batch must still see true sizes, a savepoint rolled back
  * after a flush of the pending sizes must neither lose the earlier
  * commands' sizes nor keep its own, and more directories than the pending

@@ -21,6 +21,7 @@
 /* Generated from sql/sqlite/ by CMake (cmake/embed_sql.cmake). */
 extern const int md_sqlite_migrations_count;
 
+/* NOLINTBEGIN(bugprone-suspicious-missing-comma): statements over several lines */
 const char *const sq_dump_sql[S_COUNT] = {
     [S_DUMP_TENANTS] = "SELECT id, name, created_at, last_version, last_seq, max_bytes, max_files"
                        " FROM tenants ORDER BY name",
@@ -39,6 +40,7 @@ const char *const sq_dump_sql[S_COUNT] = {
                  " (SELECT count(*) FROM idempotency WHERE tenant = ?1)"
                  " FROM entries WHERE tenant = ?1",
 };
+/* NOLINTEND(bugprone-suspicious-missing-comma) */
 
 /* A blob column of SHA-256 size into `out`; whether it is one. */
 static int sha256_of(sqlite3_stmt *st, int col, unsigned char out[MD_SHA256_LEN])

@@ -21,6 +21,7 @@
 
 #include "internal.h"
 
+/* NOLINTBEGIN(bugprone-suspicious-missing-comma): statements over several lines */
 const char *const sq_keys_sql[S_COUNT] = {
     [S_KEY_INSERT] = "INSERT INTO api_keys (id, hash, tenant, scope, name, created_at)"
                      " VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -29,6 +30,7 @@ const char *const sq_keys_sql[S_COUNT] = {
     [S_KEY_REVOKE] = "UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?2) WHERE id = ?1",
     [S_KEY_FIND] = "SELECT " SQ_KEY_COLS ", hash FROM api_keys WHERE hash = ?1",
 };
+/* NOLINTEND(bugprone-suspicious-missing-comma) */
 
 static void copy_text(char *dst, size_t cap, const unsigned char *src)
 {
