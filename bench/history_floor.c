@@ -9,11 +9,10 @@
  * and writer_setup in src/store/sqlite/conn.c (synchronous=FULL,
  * foreign_keys=OFF, WAL, wal_autocheckpoint=0, journal_size_limit,
  * secure_delete=ON) and memoryd's statements, copied verbatim and prepared
- * once. Checkpoints are memoryd's
- * too: a thread of their own on its own connection, passive, once the WAL
- * holds 8192 frames, the writer copying the last few before its next
- * transaction (ckpt_main and sq_ckpt_catch_up in
- * src/store/sqlite/checkpoint.c).
+ * once. Checkpoints are memoryd's too: a thread of their own on its own
+ * connection, passive, once the WAL holds 8192 frames, the writer copying
+ * the last few before its next transaction (ckpt_main and sq_ckpt_catch_up
+ * in src/store/sqlite/checkpoint.c).
  *
  * Setup: tenant 1 ("bench") with the directories /memories,
  * /memories/bench, /memories/bench/sr and /memories/bench/new, and 512 files
