@@ -9,7 +9,8 @@
  * order with its content (tenants by name, then each one's entries by
  * path, versions, change-feed entries, idempotency answers by key; the API
  * keys by id), a dump stopped by its sink, and a database of another
- * schema version refused; totals of a tenant, in a read transaction and
+ * schema version refused (and a statement its tables cannot answer
+ * failing cleanly); totals of a tenant, in a read transaction and
  * in a write transaction that has not committed; a store opened read-only
  * (conn.c): writes refused with MD_EINVAL, reads, the dump and the backup
  * (backup.c) working, and a missing file, a directory, a file that is not
@@ -445,8 +446,8 @@ static void test_read_only_refusals(void)
     refused(p, want);
 }
 
-/* A memoryd database of an older schema: opened read-only, read, but not
- * dumped. */
+/* A memoryd database of an older schema: opened read-only (memoryd backup
+ * copies it), but not dumped. */
 static void test_other_schema(void)
 {
     char p[256];
@@ -463,6 +464,11 @@ static void test_other_schema(void)
     CHECK_EQ_INT(dump_of(s, &tr), MD_EINVAL);
     CHECK_EQ_INT(tr.rows, 0);
     md_buf_free(&tr.out);
+    /* A statement its tables cannot answer (no api_keys) fails cleanly. */
+    unsigned char h[MD_APIKEY_HASH_LEN];
+    struct md_key_info found;
+    hash_of(h, 0xa1);
+    CHECK_EQ_INT(md_store_key_find(s, h, &found), MD_EDB);
     md_store_close(s);
 }
 

@@ -183,7 +183,7 @@ static int writer_setup(struct sq_store *s, struct sq_conn *c, enum sq_role role
  * life. A store opened read-only may be given a database of another
  * schema version (memoryd backup copies it as it is; md_txn_dump refuses
  * it): a statement its tables cannot answer is left unprepared (NULL:
- * SQLITE_MISUSE if it is ever run). */
+ * run, it fails with SQLITE_MISUSE, logged, MD_EDB). */
 static int conn_prepare(struct sq_store *s, struct sq_conn *c, char *why, size_t why_len)
 {
     int rc = sq_search_functions(c->db);

@@ -89,8 +89,13 @@ sqlite3_stmt *sq_stmt(struct sq_txn *t, enum stmt_id id)
     return t->c->st[id];
 }
 
+/* `st` may be NULL: a statement a read-only store of another schema
+ * version could not prepare (conn.c), whose step failed with
+ * SQLITE_MISUSE. */
 void sq_done(sqlite3_stmt *st)
 {
+    if (!st)
+        return;
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);
 }
