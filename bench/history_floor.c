@@ -5,13 +5,14 @@
  *
  * Every run starts from a fresh database DIR/history_floor.db, created and
  * migrated by memoryd's own md_engine_sqlite.open (all of sql/sqlite/), then
- * written through one connection with the writer's settings of conn_open in
- * src/store/sqlite/sqlite.c (synchronous=FULL, foreign_keys=OFF, WAL,
- * wal_autocheckpoint=0, journal_size_limit, secure_delete=ON) and memoryd's
- * statements, copied verbatim and prepared once. Checkpoints are memoryd's
- * too: a thread of their own on its own connection, passive, once the WAL
- * holds 8192 frames, the writer copying the last few before its next
- * transaction (ckpt_main and ckpt_catch_up in src/store/sqlite/sqlite.c).
+ * written through one connection with the writer's settings of sq_conn_open
+ * and writer_setup in src/store/sqlite/conn.c (synchronous=FULL,
+ * foreign_keys=OFF, WAL, wal_autocheckpoint=0, journal_size_limit,
+ * secure_delete=ON) and memoryd's statements, copied verbatim and prepared
+ * once. Checkpoints are memoryd's too: a thread of their own on its own
+ * connection, passive, once the WAL holds 8192 frames, the writer copying
+ * the last few before its next transaction (ckpt_main and sq_ckpt_catch_up
+ * in src/store/sqlite/checkpoint.c).
  *
  * Setup: tenant 1 ("bench") with the directories /memories,
  * /memories/bench, /memories/bench/sr and /memories/bench/new, and 512 files
@@ -95,7 +96,8 @@ enum {
     Q_COUNT
 };
 
-/* memoryd's statements (stmt_sql in src/store/sqlite/sqlite.c), verbatim. */
+/* memoryd's statements (the tables of src/store/sqlite/txn.c, tree.c and
+ * history.c), verbatim. */
 /* NOLINTBEGIN(bugprone-suspicious-missing-comma): statements over several lines */
 static const char *const SQL[Q_COUNT] = {
     [Q_BEGIN] = "BEGIN IMMEDIATE",
@@ -119,15 +121,15 @@ static const char *const SQL[Q_COUNT] = {
 };
 /* NOLINTEND(bugprone-suspicious-missing-comma) */
 
-/* The writer connection's settings (conn_open in src/store/sqlite/sqlite.c, with
- * durability full), verbatim. */
+/* The writer connection's settings (sq_conn_open and writer_setup in
+ * src/store/sqlite/conn.c, with durability full), verbatim. */
 #define WRITER_SETTINGS                                                                            \
     "PRAGMA synchronous=FULL; PRAGMA foreign_keys=OFF;"                                            \
     " PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0;"                                       \
     " PRAGMA journal_size_limit=67108864; PRAGMA secure_delete=ON;"
 #define BUSY_TIMEOUT_MS 5000
 
-/* memoryd's checkpoint thresholds (src/store/sqlite/sqlite.c). */
+/* memoryd's checkpoint thresholds (src/store/sqlite/checkpoint.c). */
 #define CKPT_BUSY_PAGES     8192
 #define CKPT_CATCHUP_FRAMES 256
 #define CKPT_MAX_PASSES     8

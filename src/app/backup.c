@@ -1,24 +1,22 @@
-/* backup.c — an online copy of memoryd's SQLite database (see md_backup.h). */
+/* backup.c — memoryd backup: an online copy of memoryd's SQLite database,
+ * taken through the store (md_store_backup) and published here (see
+ * md_backup.h). */
 #include "app/md_backup.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <signal.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "app/md_engines.h"
 
-/* Pages copied per sqlite3_backup_step, and the pause between steps. */
-#define STEP_PAGES    256
-#define STEP_PAUSE_NS 1000000L /* 1 ms */
-/* How long a busy source or copy may hold the backup up, in all. */
+/* How long a busy source may hold the backup up (the store's busy
+ * timeout; the engine waits as long for its steps). */
 #define BUSY_WAIT_MS 30000
 
 static const char usage[] =
@@ -46,8 +44,8 @@ struct backup {
     const char *db, *to;
     int force;
     char tmp[4096], dir[4096];
-    sqlite3 *src, *dst;
-    long long pages, page_size, tenants;
+    struct md_store *src; /* opened read-only */
+    struct md_backup_info info;
 };
 
 /* Set by SIGINT, SIGTERM or SIGHUP: the backup stops between two steps
@@ -78,42 +76,6 @@ static int fail(const char *what, const char *detail)
     return -1;
 }
 
-static void pause_ns(long ns)
-{
-    struct timespec t = {0, ns};
-    nanosleep(&t, NULL);
-}
-
-/* Does `db` hold memoryd's schema? 0 yes; -1 with the reason on stderr.
- * `name` names the database in the message. */
-static int check_memoryd_db(sqlite3 *db, const char *name)
-{
-    sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(db,
-                                "SELECT (SELECT count(*) FROM sqlite_schema WHERE type = 'table'"
-                                " AND name IN ('tenants', 'entries')),"
-                                " (SELECT user_version FROM pragma_user_version)",
-                                -1, &st, NULL);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(st);
-    int tables = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
-    int version = rc == SQLITE_ROW ? sqlite3_column_int(st, 1) : -1;
-    char why[512];
-    snprintf(why, sizeof why, "%s", sqlite3_errmsg(db));
-    sqlite3_finalize(st);
-    if (rc != SQLITE_ROW) {
-        char what[4200];
-        snprintf(what, sizeof what, "%s is not a SQLite database", name);
-        return fail(what, why);
-    }
-    if (tables != 2 || version < 1) {
-        char what[4200];
-        snprintf(what, sizeof what, "%s is not a memoryd database (no memoryd schema in it)", name);
-        return fail(what, NULL);
-    }
-    return 0;
-}
-
 /* The target: refused if it exists (unless --force) or is the source;
  * its directory named in b->dir. */
 static int check_target(struct backup *b)
@@ -133,26 +95,23 @@ static int check_target(struct backup *b)
     return 0;
 }
 
-/* Open the source read-only and take one read transaction on it: the
- * snapshot every page is copied from. */
+/* Open the source through the store, read-only: the engine refuses a
+ * missing file, one that is not a SQLite database and one without
+ * memoryd's schema, with the reason. */
 static int open_source(struct backup *b)
 {
-    struct stat st;
-    if (stat(b->db, &st) != 0)
-        return fail(b->db, strerror(errno));
-    if (!S_ISREG(st.st_mode))
-        return fail(b->db, "is not a file");
-    int rc = sqlite3_open_v2(b->db, &b->src, SQLITE_OPEN_READONLY, NULL);
-    if (rc != SQLITE_OK)
-        return fail(b->db, b->src ? sqlite3_errmsg(b->src) : sqlite3_errstr(rc));
-    sqlite3_busy_timeout(b->src, BUSY_WAIT_MS);
-    if (sqlite3_exec(b->src, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
-        return fail(b->db, sqlite3_errmsg(b->src));
-    /* The first read starts the transaction's snapshot. */
-    return check_memoryd_db(b->src, b->db);
+    struct md_store_config cfg = {.db = b->db,
+                                  .durability = MD_DURABILITY_FULL,
+                                  .busy_timeout_ms = BUSY_WAIT_MS,
+                                  .search = MD_SEARCH_KEEP,
+                                  .read_only = 1};
+    char why[4400] = "";
+    if (md_store_open(&cfg, NULL, &b->src, why, sizeof why) != MD_OK)
+        return fail(why, NULL);
+    return 0;
 }
 
-/* Create the temporary copy beside the target and open it. */
+/* Create the temporary copy beside the target (empty, mode 0600). */
 static int open_copy(struct backup *b)
 {
     int n = snprintf(b->tmp, sizeof b->tmp, "%s.tmp-XXXXXX", b->to);
@@ -166,70 +125,18 @@ static int open_copy(struct backup *b)
         return fail(what, strerror(errno));
     }
     close(fd);
-    int rc = sqlite3_open_v2(b->tmp, &b->dst, SQLITE_OPEN_READWRITE, NULL);
-    if (rc != SQLITE_OK)
-        return fail(b->tmp, b->dst ? sqlite3_errmsg(b->dst) : sqlite3_errstr(rc));
-    sqlite3_busy_timeout(b->dst, BUSY_WAIT_MS);
     return 0;
 }
 
-/* Copy every page, in steps; the source's read transaction keeps the
- * snapshot, so the backup never restarts. */
-static int copy_pages(struct backup *b)
+/* Copy the database into the temporary file, as one snapshot, and check
+ * the copy (md_store_backup); stopped between two steps by a signal. */
+static int copy_database(struct backup *b)
 {
-    sqlite3_backup *bk = sqlite3_backup_init(b->dst, "main", b->src, "main");
-    if (!bk)
-        return fail("cannot start the backup", sqlite3_errmsg(b->dst));
-    int rc, busy_ms = 0;
-    while ((rc = sqlite3_backup_step(bk, STEP_PAGES)) != SQLITE_DONE && !interrupted) {
-        int busy = rc == SQLITE_BUSY || rc == SQLITE_LOCKED;
-        if ((!busy && rc != SQLITE_OK) || (busy && (busy_ms += 10) > BUSY_WAIT_MS))
-            break;
-        /* A short pause: the disk is shared with the serving memoryd. */
-        pause_ns(busy ? 10 * STEP_PAUSE_NS : STEP_PAUSE_NS);
-    }
-    b->pages = sqlite3_backup_pagecount(bk);
-    int frc = sqlite3_backup_finish(bk);
-    if (interrupted)
+    char why[4400] = "";
+    enum md_err e = md_store_backup(b->src, b->tmp, &interrupted, &b->info, why, sizeof why);
+    if (e == MD_EBUSY)
         return fail("interrupted (nothing was written)", NULL);
-    if (rc != SQLITE_DONE || frc != SQLITE_OK)
-        return fail("the copy failed",
-                    sqlite3_errstr(rc != SQLITE_DONE && rc != SQLITE_OK ? rc : frc));
-    /* The snapshot is no longer needed: let memoryd's checkpoints through. */
-    sqlite3_exec(b->src, "COMMIT", NULL, NULL, NULL);
-    return 0;
-}
-
-/* PRAGMA integrity_check on the copy, memoryd's tables in it; then close it. */
-static int check_copy(struct backup *b)
-{
-    sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(b->dst, "PRAGMA integrity_check", -1, &st, NULL);
-    char first[512] = "";
-    int rows = 0;
-    while (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-        if (rows++ == 0)
-            snprintf(first, sizeof first, "%s", (const char *)sqlite3_column_text(st, 0));
-    if (rc != SQLITE_OK)
-        snprintf(first, sizeof first, "%s", sqlite3_errmsg(b->dst));
-    sqlite3_finalize(st);
-    if (rows != 1 || strcmp(first, "ok") != 0)
-        return fail("the copy failed PRAGMA integrity_check", first);
-    if (check_memoryd_db(b->dst, "the copy"))
-        return -1;
-    st = NULL;
-    if (sqlite3_prepare_v2(b->dst, "SELECT count(*) FROM tenants", -1, &st, NULL) == SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW)
-        b->tenants = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    st = NULL;
-    if (sqlite3_prepare_v2(b->dst, "PRAGMA page_size", -1, &st, NULL) == SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW)
-        b->page_size = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    rc = sqlite3_close(b->dst); /* checkpoints and removes the copy's -wal and -shm */
-    b->dst = NULL;
-    return rc == SQLITE_OK ? 0 : fail("cannot close the copy", sqlite3_errstr(rc));
+    return e ? fail(why, NULL) : 0;
 }
 
 static int fsync_path(const char *path, int flags)
@@ -268,9 +175,6 @@ static int publish(struct backup *b)
 /* Remove the temporary copy and anything SQLite made beside it. */
 static void discard(struct backup *b)
 {
-    if (b->dst)
-        sqlite3_close(b->dst);
-    b->dst = NULL;
     if (!b->tmp[0])
         return;
     static const char *const suffix[] = {"", "-journal", "-wal", "-shm"};
@@ -311,7 +215,7 @@ static int parse_args(struct backup *b, int argc, char **argv)
                 usage);
         return 2;
     }
-    if (md_engine_for(b->db) == &md_engine_pg) {
+    if (!(md_engine_for(b->db)->caps & MD_STORE_CAP_BACKUP)) {
         fprintf(stderr, "memoryd backup: --db is a PostgreSQL URI; memoryd backup copies SQLite "
                         "databases only: back PostgreSQL up with pg_dump (or base backups and "
                         "WAL archiving), see the README's section Backup\n");
@@ -330,15 +234,15 @@ int md_backup_main(int argc, char **argv)
     catch_signals();
     /* The copy's file before the source: a target that cannot be written is
      * refused before the source is opened. */
-    if (check_target(&b) || open_copy(&b) || open_source(&b) || copy_pages(&b) || check_copy(&b) ||
-        publish(&b))
+    if (check_target(&b) || open_copy(&b) || open_source(&b) || copy_database(&b) || publish(&b))
         goto out;
     printf("memoryd backup: copied %s to %s: %lld pages of %lld bytes, %lld tenants, "
            "integrity_check ok\n",
-           b.db, b.to, b.pages, b.page_size, b.tenants);
+           b.db, b.to, (long long)b.info.pages, (long long)b.info.page_size,
+           (long long)b.info.tenants);
     status = 0;
 out:
     discard(&b);
-    sqlite3_close(b.src);
+    md_store_close(b.src);
     return status;
 }

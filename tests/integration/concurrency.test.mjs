@@ -393,7 +393,7 @@ for (const setting of SETTINGS) {
   });
 }
 
-// Growing edits in one batch (src/store/sqlite/sqlite.c, sqlite_setup): 16 files of about 250 KB, of
+// Growing edits in one batch (src/store/sqlite/store.c, sqlite_setup): 16 files of about 250 KB, of
 // long words (each a term of its own in the search index), and 32 clients, two on each file,
 // that send one growing edit each at once, for 3 rounds. In each round one of a file's two
 // writers moves its marker "#w.m#" to "#w.m+1#" followed by 3000 x's (str_replace), the other

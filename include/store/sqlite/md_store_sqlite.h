@@ -1,7 +1,8 @@
 /*
- * md_store_sqlite.h — the SQLite backend of md_store (src/store/sqlite/sqlite.c):
- * one database file in WAL mode, the embedded default. What only this
- * backend has: its opening function and hooks for tests.
+ * md_store_sqlite.h — the SQLite engine of md_store (src/store/sqlite/, its
+ * files by job: internal.h; the engine itself in store.c): one database
+ * file in WAL mode, the embedded default. What only this engine has: its
+ * descriptor and hooks for tests.
  */
 #ifndef MD_STORE_SQLITE_H
 #define MD_STORE_SQLITE_H
@@ -13,8 +14,15 @@
 /* The engine (app/md_engines.h): any `db` no other engine claims, a file
  * path; opened (created and migrated when needed) with synchronous=FULL or
  * NORMAL after cfg->durability, cfg->busy_timeout_ms for locks held by
- * other processes. open fails with MD_EDB and the reason. It has no
- * settings of its own (`own` is ignored). */
+ * other processes. With cfg->read_only the file is only read (opened
+ * SQLITE_OPEN_READONLY, no writer, no checkpointer thread; a write
+ * transaction is MD_EINVAL), and refused when it is missing, not a SQLite
+ * database or without memoryd's schema, the reason worded as memoryd
+ * backup prints it ("PATH: No such file or directory", "PATH is not a
+ * SQLite database: ...", "PATH is not a memoryd database (no memoryd
+ * schema in it)"). open fails with MD_EDB and the reason. Capabilities:
+ * MD_STORE_CAP_BACKUP, MD_STORE_CAP_DUMP. It has no settings of its own
+ * (`own` is ignored). */
 extern const struct md_engine md_engine_sqlite;
 
 /* For tests: EXPLAIN QUERY PLAN every statement of the backend on the

@@ -1,12 +1,15 @@
 /*
- * store_sqlite_history.c — versions, the change feed, idempotent retries
- * and pruning for the SQLite backend (see md_history.h, md_store.h).
+ * history.c — versions, the change feed, idempotent retries and pruning
+ * for the SQLite engine (see md_history.h, md_store.h), with their
+ * statements.
  *
  * Versions are copied from the entries table by the database itself
  * (INSERT ... SELECT), numbered from the tenant's counter kept in memory
  * for the transaction (md_hist), so content never travels through memoryd
  * to be versioned. A subtree is versioned in one statement (row_number()
  * over its files).
+ *
+ * Errors: MD_ENOENT (nothing kept), otherwise as sq_conn_rc.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +18,81 @@
 #include "base/md_buf.h"
 #include "base/md_path.h"
 #include "internal.h"
+
+/* The subtree of :path (the entry itself, and below it), files only, as
+ * one row source for window functions: two searches of the key, since an
+ * OR of both makes SQLite scan the tenant. */
+#define FILES_AT_OR_BELOW(cols)                                                                    \
+    "(SELECT " cols " FROM entries WHERE tenant = :tenant AND path = :path AND kind = 0"           \
+    " UNION ALL SELECT " cols " FROM entries WHERE tenant = :tenant AND path > :lo"                \
+    " AND path < :hi AND kind = 0)"
+
+const char *const sq_history_sql[S_COUNT] = {
+    [S_COUNTERS_GET] = "SELECT last_version, last_seq FROM tenants WHERE id = ?1",
+    [S_COUNTERS_SET] = "UPDATE tenants SET last_version = ?2, last_seq = ?3 WHERE id = ?1",
+    [S_VER_ONE] = "INSERT INTO versions (tenant, version, path, existed, sha256, size, time,"
+                  " command, actor, content) SELECT tenant, ?3, path, 1, sha256, size, ?4, ?5, ?6,"
+                  " content FROM entries WHERE tenant = ?1 AND path = ?2 AND kind = 0",
+    [S_VER_ABSENT] = "INSERT INTO versions (tenant, version, path, existed, time, command, actor)"
+                     " VALUES (?1, ?2, ?3, 0, ?4, ?5, ?6)",
+    [S_VER_SUBTREE] =
+        "INSERT INTO versions (tenant, version, path, existed, sha256, size, time, command, actor,"
+        " content) SELECT :tenant, :base + row_number() OVER (ORDER BY path), path, 1, sha256,"
+        " size, :time, :command, :actor, content FROM " FILES_AT_OR_BELOW(
+            "path, sha256, size, content"),
+    [S_VER_SUBTREE_NEW] =
+        "INSERT INTO versions (tenant, version, path, existed, time, command, actor)"
+        " SELECT :tenant, :base + row_number() OVER (ORDER BY path), :to || substr(path, :cut), 0,"
+        " :time, :command, :actor FROM " FILES_AT_OR_BELOW("path"),
+    [S_CHANGE_INSERT] = "INSERT INTO changes (tenant, seq, version, versions, history_bytes, time,"
+                        " command, paths, actor) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    [S_IDEM_GET] = "SELECT fingerprint, err, body, time FROM idempotency"
+                   " WHERE tenant = ?1 AND key = ?2",
+    [S_IDEM_PUT] = "INSERT OR REPLACE INTO idempotency (tenant, key, fingerprint, err, body, path,"
+                   " time) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    [S_IDEM_SCRUB] = "UPDATE idempotency SET body = CASE WHEN err = 0 THEN ?3 ELSE ?4 END"
+                     " WHERE tenant = ?1 AND path = ?2",
+    [S_HISTORY] =
+        "SELECT " SQ_VERSION_COLS " FROM versions"
+        " WHERE tenant = ?1 AND path = ?2 AND version < ?3 ORDER BY version DESC LIMIT ?4",
+    [S_VERSION_GET] = "SELECT " SQ_VERSION_COLS ", content FROM versions"
+                      " WHERE tenant = ?1 AND version = ?2",
+    /* The earliest version >= :before of each path (SQLite takes the bare
+     * columns from the row of min()). */
+    [S_STATE_BEFORE] =
+        "SELECT min(version), path, existed, redacted, sha256, size, time, command, actor,"
+        " pruned_through, content FROM versions WHERE tenant = :tenant AND path = :path"
+        " AND version >= :before GROUP BY path UNION ALL"
+        " SELECT min(version), path, existed, redacted, sha256, size, time, command, actor,"
+        " pruned_through, content FROM versions WHERE tenant = :tenant AND path > :lo"
+        " AND path < :hi AND version >= :before GROUP BY path ORDER BY 2",
+    /* The write that recorded a version (newest first: stops at it). */
+    [S_SNAP_BEFORE] = "SELECT version, versions FROM changes WHERE tenant = ?1"
+                      " AND version IS NOT NULL AND version <= ?2 ORDER BY seq DESC LIMIT 1",
+    [S_CHANGES] = "SELECT " SQ_CHANGE_COLS
+                  " FROM changes WHERE tenant = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
+    [S_CHANGES_OLDEST] = "SELECT min(seq) FROM changes WHERE tenant = ?1",
+    [S_LAST_SEQ] = "SELECT last_seq FROM tenants WHERE name = ?1",
+    [S_REDACT] = "UPDATE versions SET content = NULL, sha256 = NULL, redacted = 1"
+                 " WHERE tenant = ?1 AND version = ?2",
+    [S_PRUNE_COUNT_FIND] = "SELECT version FROM versions WHERE tenant = ?1 AND path = ?2"
+                           " ORDER BY version DESC LIMIT 1 OFFSET ?3",
+    [S_PRUNE_COUNT_DEL] = "DELETE FROM versions WHERE tenant = ?1 AND path = ?2 AND version <= ?3",
+    [S_PRUNE_MARK] = "UPDATE versions SET pruned_through = max(pruned_through, ?3)"
+                     " WHERE tenant = ?1 AND version = (SELECT min(version) FROM versions"
+                     " WHERE tenant = ?1 AND path = ?2)",
+    [S_PRUNE_SUBTREE_PATHS] = "SELECT path FROM versions WHERE tenant = ?1 AND path > ?2"
+                              " AND path < ?3 GROUP BY path HAVING count(*) > ?4",
+    [S_TENANT_NEXT] = "SELECT id FROM tenants WHERE id >= ?1 ORDER BY id LIMIT 1",
+    [S_PRUNE_AGE_SCAN] = "SELECT version, time FROM versions WHERE tenant = ?1"
+                         " ORDER BY version LIMIT ?2",
+    [S_PRUNE_AGE_DEL] = "DELETE FROM versions WHERE tenant = ?1 AND version <= ?2",
+    [S_PRUNE_CHANGES_SCAN] =
+        "SELECT seq, time FROM changes WHERE tenant = ?1 ORDER BY seq LIMIT ?2",
+    [S_PRUNE_CHANGES_DEL] = "DELETE FROM changes WHERE tenant = ?1 AND seq <= ?2",
+    [S_PRUNE_IDEM] = "DELETE FROM idempotency WHERE rowid IN"
+                     " (SELECT rowid FROM idempotency WHERE time < ?1 LIMIT ?2)",
+};
 
 /* Rows the pruner reads per tenant and statement. */
 #define PRUNE_SCAN 256
@@ -252,9 +330,7 @@ enum md_err sq_idem_put(struct md_txn *base, const char *tenant, const char *key
 
 /* ---- reading history ---- */
 
-/* A version from the columns of VERSION_COLS (0..9) of `st`; content from
- * column `content_col` (-1: none). */
-static void version_of(sqlite3_stmt *st, struct md_version *v, int content_col)
+void sq_version_of(sqlite3_stmt *st, struct md_version *v, int content_col)
 {
     v->version = sqlite3_column_int64(st, 0);
     v->path = (const char *)sqlite3_column_text(st, 1);
@@ -284,6 +360,26 @@ static void version_of(sqlite3_stmt *st, struct md_version *v, int content_col)
         v->command = "";
 }
 
+void sq_change_of(sqlite3_stmt *st, struct md_change *c)
+{
+    *c = (struct md_change){
+        .seq = sqlite3_column_int64(st, 0),
+        .version = sqlite3_column_int64(st, 1),
+        .versions = sqlite3_column_int64(st, 2),
+        .history_bytes = sqlite3_column_int64(st, 3),
+        .time_ms = sqlite3_column_int64(st, 4),
+        .command = (const char *)sqlite3_column_text(st, 5),
+        .paths = (const char *)sqlite3_column_text(st, 6),
+        .paths_len = (size_t)sqlite3_column_bytes(st, 6),
+        .actor = (const char *)sqlite3_column_text(st, 7),
+        .actor_len = (size_t)sqlite3_column_bytes(st, 7),
+    };
+    if (!c->command)
+        c->command = "";
+    if (!c->paths)
+        c->paths = "";
+}
+
 /* Run a query of versions, calling cb with each row. */
 static enum md_err each_version(struct sq_txn *t, sqlite3_stmt *st, int content_col,
                                 md_version_cb cb, void *ctx, const char *what)
@@ -291,7 +387,7 @@ static enum md_err each_version(struct sq_txn *t, sqlite3_stmt *st, int content_
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         struct md_version v;
-        version_of(st, &v, content_col);
+        sq_version_of(st, &v, content_col);
         if (cb(ctx, &v)) {
             rc = SQLITE_DONE;
             break;
@@ -333,7 +429,7 @@ enum md_err sq_version_get(struct md_txn *base, const char *tenant, int64_t vers
         sq_done(st);
         return rc == SQLITE_DONE ? MD_ENOENT : sq_conn_rc(t->c, rc, "version");
     }
-    version_of(st, v, want_content ? 10 : -1);
+    sq_version_of(st, v, want_content ? 10 : -1);
     t->pending = st; /* the row stays borrowed until the next call */
     return MD_OK;
 }
@@ -405,22 +501,8 @@ enum md_err sq_changes(struct md_txn *base, const char *tenant, int64_t after, s
     sqlite3_bind_int64(st, 3, (int64_t)limit);
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        struct md_change c = {
-            .seq = sqlite3_column_int64(st, 0),
-            .version = sqlite3_column_int64(st, 1),
-            .versions = sqlite3_column_int64(st, 2),
-            .history_bytes = sqlite3_column_int64(st, 3),
-            .time_ms = sqlite3_column_int64(st, 4),
-            .command = (const char *)sqlite3_column_text(st, 5),
-            .paths = (const char *)sqlite3_column_text(st, 6),
-            .paths_len = (size_t)sqlite3_column_bytes(st, 6),
-            .actor = (const char *)sqlite3_column_text(st, 7),
-            .actor_len = (size_t)sqlite3_column_bytes(st, 7),
-        };
-        if (!c.command)
-            c.command = "";
-        if (!c.paths)
-            c.paths = "";
+        struct md_change c;
+        sq_change_of(st, &c);
         if (cb(ctx, &c)) {
             rc = SQLITE_DONE;
             break;

@@ -1,15 +1,38 @@
 /*
- * store_sqlite_internal.h — what the files of the SQLite backend share:
- * store_sqlite.c (connections, transactions, the tree) and
- * store_sqlite_history.c (versions, the change feed, idempotency,
- * pruning). Not a public interface: see md_store_sqlite.h.
+ * internal.h — what the files of the SQLite engine share (src/store/sqlite/).
+ * Not a public interface: see md_store_sqlite.h.
  *
- * Conventions: statements are prepared once per connection (stmt_sql in
- * store_sqlite.c, indexed by enum stmt_id); sq_stmt() hands one out
- * (resetting a borrowed row first) and counts it; sq_run() steps one that
- * returns no rows and resets it; sq_done() resets one read by hand. Errors
- * are mapped by sq_conn_rc(), which logs them and marks the connection
- * broken when the file itself is in trouble.
+ * The files, by job:
+ *   stmt.c        handing out prepared statements, binding, running them;
+ *                 result codes mapped to md_err and logged; subtree bounds
+ *   conn.c        opening connections (settings, migrations, the prepared
+ *                 statements), the pool of readers, healing the writer
+ *   checkpoint.c  the checkpointer thread, the writer's WAL catch-up, the
+ *                 checkpoint after a redaction
+ *   txn.c         read and write transactions, savepoints, the deferred
+ *                 directory sizes
+ *   tree.c        tenant ids, the entries: locate, view, get, list, scan,
+ *                 put_file, remove_tree, move_tree
+ *   history.c     versions, the change feed, idempotency, pruning
+ *   tenants.c     quotas, tenant administration (listing, erasure)
+ *   search.c      full-text search
+ *   keys.c        API keys (md_store_key_*)
+ *   dump.c        every row of the database for a copy (md_txn_dump), a
+ *                 tenant's totals (md_txn_totals)
+ *   backup.c      an online copy of the database into a file
+ *                 (md_store_backup)
+ *   store.c       the md_store_ops table, open and close, the engine
+ *                 descriptor md_engine_sqlite, the hooks for tests
+ *
+ * Statements: one enum stmt_id for the engine, grouped by the file that
+ * runs them; each file keeps the SQL of its own statements in a table of
+ * its own (sq_<file>_sql, indexed by stmt_id, NULL for the others'), and
+ * sq_stmt_sql() finds a statement's SQL in them. Every statement is
+ * prepared once per connection. sq_stmt() hands one out (resetting a
+ * borrowed row first) and counts it; sq_run() steps one that returns no
+ * rows and resets it; sq_done() resets one read by hand. Errors are mapped
+ * by sq_conn_rc(), which logs them and marks the connection broken when
+ * the file itself is in trouble.
  */
 #ifndef MD_STORE_SQLITE_INTERNAL_H
 #define MD_STORE_SQLITE_INTERNAL_H
@@ -26,6 +49,7 @@
 #include "store/sqlite/md_store_sqlite.h"
 
 enum stmt_id {
+    /* txn.c: transactions and savepoints, directory sizes */
     S_BEGIN,
     S_BEGIN_IMMEDIATE,
     S_COMMIT,
@@ -33,6 +57,8 @@ enum stmt_id {
     S_SAVEPOINT,
     S_RELEASE,
     S_ROLLBACK_TO,
+    S_ADD_SIZE,
+    /* tree.c: tenant ids, entries */
     S_TENANT_GET,
     S_TENANT_INSERT,
     S_GET,
@@ -44,8 +70,8 @@ enum stmt_id {
     S_REMOVE_BELOW,
     S_MOVE_ONE,
     S_MOVE_BELOW,
-    S_ADD_SIZE,
-    /* history, the change feed, idempotency (store_sqlite_history.c) */
+    S_SCAN,
+    /* history.c: history, the change feed, idempotency, pruning */
     S_COUNTERS_GET,
     S_COUNTERS_SET,
     S_VER_ONE,
@@ -63,8 +89,6 @@ enum stmt_id {
     S_CHANGES,
     S_CHANGES_OLDEST,
     S_LAST_SEQ,
-    S_USAGE,
-    S_LIMITS_SET,
     S_REDACT,
     S_PRUNE_COUNT_FIND,
     S_PRUNE_COUNT_DEL,
@@ -76,6 +100,9 @@ enum stmt_id {
     S_PRUNE_CHANGES_SCAN,
     S_PRUNE_CHANGES_DEL,
     S_PRUNE_IDEM,
+    /* tenants.c: quotas, tenant administration */
+    S_USAGE,
+    S_LIMITS_SET,
     S_TENANTS_LIST,
     S_ERASE_ENTRIES,
     S_ERASE_VERSIONS,
@@ -83,7 +110,7 @@ enum stmt_id {
     S_ERASE_IDEM,
     S_ERASE_KEYS,
     S_ERASE_TENANT,
-    S_SCAN,
+    /* search.c: full-text search */
     S_SEARCH_FTS,
     S_SEARCH_SCAN,
     S_SEARCH_OPTIMIZE,
@@ -91,8 +118,39 @@ enum stmt_id {
     S_SEARCH_FLUSH_OUT,
     S_SEARCH_FLUSH_IN,
     S_SEARCH_FLUSH_CLEAR,
+    /* keys.c: API keys */
+    S_KEY_INSERT,
+    S_KEY_LIST_ALL,
+    S_KEY_LIST_TENANT,
+    S_KEY_REVOKE,
+    S_KEY_FIND,
+    /* dump.c: the dump, totals */
+    S_DUMP_TENANTS,
+    S_DUMP_ENTRIES,
+    S_DUMP_VERSIONS,
+    S_DUMP_CHANGES,
+    S_DUMP_IDEM,
+    S_DUMP_KEYS,
+    S_TOTALS,
     S_COUNT
 };
+
+/* The SQL of each file's statements (the others' NULL). */
+extern const char *const sq_txn_sql[S_COUNT];
+extern const char *const sq_tree_sql[S_COUNT];
+extern const char *const sq_history_sql[S_COUNT];
+extern const char *const sq_tenants_sql[S_COUNT];
+extern const char *const sq_search_sql[S_COUNT];
+extern const char *const sq_keys_sql[S_COUNT];
+extern const char *const sq_dump_sql[S_COUNT];
+
+/* Columns of a row read back: a version (sq_version_of, content after
+ * them), a change-feed entry (sq_change_of), an API key (sq_key_of, its
+ * hash after them). */
+#define SQ_VERSION_COLS                                                                            \
+    "version, path, existed, redacted, sha256, size, time, command, actor, pruned_through"
+#define SQ_CHANGE_COLS "seq, version, versions, history_bytes, time, command, paths, actor"
+#define SQ_KEY_COLS    "id, tenant, scope, name, created_at, revoked_at"
 
 struct sq_conn;
 
@@ -169,7 +227,9 @@ struct sq_store {
      * checkpoint after the commit). */
     int64_t prune_next_tenant;
     int scrub_wal;
-    int search_off; /* no full-text index (--search off), set when the writer opens */
+    /* No full-text index (--search off), set when the writer opens (a
+     * read-only store: as the database has it). */
+    int search_off;
 };
 
 /* Bounds of the subtree of `dir`: (dir + "/", dir + "0"). */
@@ -181,6 +241,8 @@ struct bounds {
     size_t n;
 };
 
+/* ---- stmt.c: statements, errors ---- */
+
 int64_t sq_now_ms(void);
 void sq_log(sqlite3 *db, int rc, const char *what);
 enum md_err sq_conn_rc(struct sq_conn *c, int rc, const char *what);
@@ -190,61 +252,125 @@ void sq_bind_text(sqlite3_stmt *st, int i, const char *p, size_t n);
 enum md_err sq_run(struct sq_txn *t, sqlite3_stmt *st, const char *what);
 enum md_err sq_bounds_make(struct bounds *b, const char *dir, size_t len);
 void sq_bounds_free(struct bounds *b);
-/* A tenant's id by name. create=0: MD_ENOENT when the tenant has no data
- * yet; create=1: creates the tenant and its root entry when missing. */
-enum md_err sq_tenant_id(struct sq_txn *t, const char *name, int create, int64_t *id);
 void sq_bind_named_text(sqlite3_stmt *st, const char *name, const char *p, size_t n);
 void sq_bind_named_int64(sqlite3_stmt *st, const char *name, int64_t v);
 /* A column's integer, or `none` when it is NULL. */
 int64_t sq_column_or(sqlite3_stmt *st, int col, int64_t none);
 /* Characters (not bytes) of a UTF-8 string: SQLite's substr() counts them. */
 int64_t sq_utf8_chars(const char *s, size_t n);
+
+/* ---- conn.c: connections ---- */
+
+enum sq_role {
+    SQ_ROLE_READER,
+    SQ_ROLE_WRITER,          /* must be able to write */
+    SQ_ROLE_WRITER_READONLY, /* at start: a read-only but current database is accepted */
+};
+/* The SQL of statement `id`, from the table of the file that owns it. */
+const char *sq_stmt_sql(enum stmt_id id);
+/* Open a connection with memoryd's settings and prepared statements (a
+ * writer also migrates the schema and sets the search index up). SQLite
+ * result code; `why` on failure. */
+int sq_conn_open(struct sq_store *s, enum sq_role role, struct sq_conn **out, char *why,
+                 size_t why_len);
+void sq_conn_close(struct sq_conn *c);
+/* sqlite3_exec, with the statement and the error in `why` (may be NULL). */
+int sq_exec(sqlite3 *db, const char *sql, char *why, size_t why_len);
+/* The integer a PRAGMA query such as "PRAGMA user_version" answers; -1 on
+ * error. */
+int sq_pragma_int(sqlite3 *db, const char *sql);
+/* A reader connection from the pool, or a new one; NULL (logged) when it
+ * cannot be opened. */
+struct sq_conn *sq_reader_take(struct sq_store *s);
+/* Give a reader back to the pool, or close it when it is broken. */
+void sq_reader_release(struct sq_store *s, struct sq_conn *c);
+/* End the read transaction a reader keeps open (the connection is not in
+ * use by anyone else). */
+void sq_reader_end_snapshot(struct sq_conn *c);
+/* End the read transactions idle readers keep, so that a checkpoint can
+ * copy every frame and the WAL can start over. */
+void sq_readers_end_snapshots(struct sq_store *s);
+/* Reopen a broken writer connection; write_mu is held. */
+enum md_err sq_writer_heal(struct sq_store *s);
+/* A store opened read-only (cfg.read_only): the file is checked (a file,
+ * a SQLite database with memoryd's schema in it) and its first reader
+ * opened into the pool. SQLite result code (or SQLITE_ERROR); `why` says
+ * what is wrong with the file as memoryd backup words it. */
+int sq_open_read_only(struct sq_store *s, char *why, size_t why_len);
+/* Whether `db` holds memoryd's schema (its tables tenants and entries, a
+ * schema version of 1 or more): SQLITE_OK, or an error with the reason in
+ * `why` (`name` names the database in it). */
+int sq_check_memoryd_db(sqlite3 *db, const char *name, char *why, size_t why_len);
+
+/* ---- checkpoint.c: the checkpointer ---- */
+
+/* The writer's WAL hook: frames in the WAL, the time of the commit. */
+int sq_wal_hook(void *arg, sqlite3 *db, const char *name, int pages);
+/* Open the checkpointer's connection and start its thread. SQLite result
+ * code (or SQLITE_ERROR); `why` on failure. */
+int sq_ckpt_start(struct sq_store *s, char *why, size_t why_len);
+/* Stop the thread (when started) and close its connection. */
+void sq_ckpt_stop(struct sq_store *s);
+/* The writer's part of a busy checkpoint (write_mu held). */
+void sq_ckpt_catch_up(struct sq_store *s);
+/* After a commit that redacted or erased content (write_mu held): every
+ * frame into the database file, the WAL emptied. */
+void sq_scrub_wal(struct sq_store *s);
+
+/* ---- txn.c: transactions ---- */
+
+/* A read transaction; `fresh`: a new one even if the kept one is current. */
+enum md_err sq_read_begin_at(struct sq_store *s, int fresh, struct md_txn **out);
+enum md_err sq_read_begin(struct md_store *base, struct md_txn **out);
+enum md_err sq_snapshot_begin(struct md_store *base, struct md_txn **out);
+void sq_txn_end(struct md_txn *base);
+enum md_err sq_write_begin(struct md_store *base, struct md_txn **out);
+enum md_err sq_commit(struct md_txn *base);
+void sq_rollback(struct md_txn *base);
+enum md_err sq_savepoint(struct md_txn *base);
+enum md_err sq_release(struct md_txn *base, int rollback);
+enum md_err sq_batch_begin(struct md_txn *base, const struct md_batch *b);
+enum md_err sq_flush(struct md_txn *base);
+void sq_stats(struct md_txn *base, struct md_txn_stats *st);
 /* Write every pending directory size change (each once). */
 enum md_err sq_sizes_flush(struct sq_txn *t);
+/* Add `delta` to the size of every ancestor directory of `path` (root
+ * included): kept pending in a write transaction. */
+enum md_err sq_add_to_ancestors(struct sq_txn *t, int64_t tenant, const char *path, size_t len,
+                                int64_t delta);
 
-/* store_sqlite_search.c: full-text search (md_store.h, md_search.h). */
-/* The notes of search_pending as index changes (the S_SEARCH_FLUSH_*
- * statements; sql/sqlite/005_search.sql): a file's first note of the
- * transaction is kept, so each file noted with its content before the
- * transaction leaves the index with that content; each noted file that is
- * one at the end goes in with its content now; the notes are gone. */
-#define SQ_SEARCH_FLUSH_OUT_SQL                                                                    \
-    "INSERT INTO entries_search (entries_search, rowid, body, tenant)"                             \
-    " SELECT 'delete', id, old, char(57344) || tenant FROM search_pending WHERE old IS NOT NULL"
-#define SQ_SEARCH_FLUSH_IN_SQL                                                                     \
-    "INSERT INTO entries_search (rowid, body, tenant)"                                             \
-    " SELECT id, content, char(57344) || tenant FROM entries"                                      \
-    " WHERE id IN (SELECT id FROM search_pending) AND kind = 0"
-#define SQ_SEARCH_FLUSH_CLEAR_SQL "DELETE FROM search_pending"
-/* Whether there are notes at all: a transaction that noted nothing leaves
- * the index alone (and writes nothing for it). */
-#define SQ_SEARCH_NOTED_SQL "SELECT EXISTS (SELECT 1 FROM search_pending)"
-/* Before COMMIT (sq_commit): the notes of search_pending into the index,
- * the notes emptied. Nothing when the index is off. */
-enum md_err sq_search_flush(struct sq_txn *t);
-/* Register memoryd_score() on a connection (before preparing statements). */
-int sq_search_functions(sqlite3 *db);
+/* ---- tree.c: tenant ids, entries ---- */
 
-/* After an erasure's deletes, in its transaction: rewrite the index into
- * one segment, so that no word of the erased files is left in older
- * segments (FTS5 records a delete as a new segment; SQLite 3.40 has no
- * secure-delete). Costs a rewrite of the whole index. */
-enum md_err sq_search_purge(struct sq_txn *t);
-/* On the writer, after migrating: --search on puts the index's triggers
- * back and refills the index when they are missing; --search off drops
- * them and empties it; KEEP changes nothing. *off: whether the index is
- * off now. SQLite result code; `why` on failure. */
-int sq_search_setting(sqlite3 *db, enum md_search_mode mode, int *off, char *why, size_t why_len);
-enum md_err sq_search(struct md_txn *base, const char *tenant, const struct md_search_terms *q,
-                      md_search_cb cb, void *ctx);
+/* A tenant's id by name. create=0: MD_ENOENT when the tenant has no data
+ * yet; create=1: creates the tenant and its root entry when missing. */
+enum md_err sq_tenant_id(struct sq_txn *t, const char *name, int create, int64_t *id);
+/* The entry at `path`; a directory's size with its pending change. With
+ * content, its row stays borrowed until the next statement. */
+enum md_err sq_get_entry(struct sq_txn *t, int64_t tenant, const char *path, size_t len,
+                         int want_content, struct md_entry *e);
+enum md_err sq_view(struct md_txn *base, const char *tenant, const char *path, size_t len,
+                    struct md_entry *e, size_t max_entries, md_list_cb cb, void *ctx,
+                    int *complete);
+enum md_err sq_locate(struct md_txn *base, const char *tenant, struct md_locate *l, size_t n,
+                      int *tenant_exists);
+enum md_err sq_put_file(struct md_txn *base, const char *tenant, const char *path, size_t len,
+                        const char *content, size_t content_len,
+                        const unsigned char sha256[MD_SHA256_LEN], int64_t old_size,
+                        size_t parents_from);
+enum md_err sq_remove_tree(struct md_txn *base, const char *tenant, const char *path, size_t len,
+                           int64_t size);
+enum md_err sq_move_tree(struct md_txn *base, const char *tenant, const char *from, size_t flen,
+                         const char *to, size_t tlen, int64_t size, size_t parents_from);
+enum md_err sq_get(struct md_txn *base, const char *tenant, const char *path, size_t len,
+                   int want_content, struct md_entry *e);
+enum md_err sq_list(struct md_txn *base, const char *tenant, const char *dir, size_t len,
+                    md_list_cb cb, void *ctx);
+enum md_err sq_scan(struct md_txn *base, const char *tenant, const char *after, size_t after_len,
+                    size_t max_rows, int64_t max_bytes, md_scan_cb cb, void *ctx, int *more);
 
-/* store_sqlite_tenants.c: tenant administration (md_store.h). */
-enum md_err sq_tenants(struct md_txn *base, const char *after, size_t limit, md_tenant_cb cb,
-                       void *ctx);
-enum md_err sq_erase(struct md_txn *base, const char *tenant, struct md_erased *out);
+/* ---- history.c: the md_store_ops members of md_history.h, and what the
+ * transaction code calls of it ---- */
 
-/* store_sqlite_history.c: the md_store_ops members of md_history.h, and
- * what the transaction code calls of it. */
 enum md_err sq_cmd_begin(struct md_txn *base, const char *tenant, const struct md_write_meta *m);
 enum md_err sq_cmd_end(struct md_txn *base, const char *const *paths, const size_t *lens, size_t n,
                        struct md_change_rec *rec);
@@ -272,5 +398,62 @@ enum md_err sq_record_file(struct sq_txn *t, int64_t tenant, const char *path, s
                            int64_t old_size);
 enum md_err sq_record_subtree(struct sq_txn *t, int64_t tenant, const char *path, size_t len,
                               int64_t size, const char *to, size_t tlen);
+/* The version in the columns SQ_VERSION_COLS (0..9) of `st`; its content
+ * from column `content_col` (-1: none). Strings borrowed from the row. */
+void sq_version_of(sqlite3_stmt *st, struct md_version *v, int content_col);
+/* The change-feed entry in the columns SQ_CHANGE_COLS of `st` (borrowed). */
+void sq_change_of(sqlite3_stmt *st, struct md_change *c);
+
+/* ---- tenants.c: quotas (md_quota.h), tenant administration ---- */
+
+enum md_err sq_usage(struct md_txn *base, const char *tenant, struct md_usage *u);
+enum md_err sq_set_limits(struct md_txn *base, const char *tenant, int64_t max_bytes,
+                          int64_t max_files);
+/* The number of files of tenant `id` (0 when it has no row); `what` names
+ * the operation in the log of an error. */
+enum md_err sq_tenant_files(struct sq_txn *t, int64_t id, int64_t *files, const char *what);
+enum md_err sq_tenants(struct md_txn *base, const char *after, size_t limit, md_tenant_cb cb,
+                       void *ctx);
+enum md_err sq_erase(struct md_txn *base, const char *tenant, struct md_erased *out);
+
+/* ---- search.c: full-text search (md_store.h, md_search.h) ---- */
+
+/* Before COMMIT (sq_commit): the notes of search_pending into the index,
+ * the notes emptied. Nothing when the index is off. */
+enum md_err sq_search_flush(struct sq_txn *t);
+/* Register memoryd_score() on a connection (before preparing statements). */
+int sq_search_functions(sqlite3 *db);
+/* After an erasure's deletes, in its transaction: rewrite the index into
+ * one segment, so that no word of the erased files is left in older
+ * segments (FTS5 records a delete as a new segment; SQLite 3.40 has no
+ * secure-delete). Costs a rewrite of the whole index. */
+enum md_err sq_search_purge(struct sq_txn *t);
+/* On the writer, after migrating: --search on puts the index's triggers
+ * back and refills the index when they are missing; --search off drops
+ * them and empties it; KEEP changes nothing. *off: whether the index is
+ * off now. SQLite result code; `why` on failure. */
+int sq_search_setting(sqlite3 *db, enum md_search_mode mode, int *off, char *why, size_t why_len);
+enum md_err sq_search(struct md_txn *base, const char *tenant, const struct md_search_terms *q,
+                      md_search_cb cb, void *ctx);
+
+/* ---- keys.c: API keys ---- */
+
+enum md_err sq_key_put(struct md_store *base, const struct md_key_info *k,
+                       const unsigned char *hash);
+enum md_err sq_key_list(struct md_store *base, const char *tenant, md_key_cb cb, void *ctx);
+enum md_err sq_key_revoke(struct md_store *base, const char *id, int64_t now);
+enum md_err sq_key_find(struct md_store *base, const unsigned char *hash, struct md_key_info *out);
+/* The key in the columns SQ_KEY_COLS (0..5) of `st`. */
+void sq_key_of(sqlite3_stmt *st, struct md_key_info *k);
+
+/* ---- dump.c: the dump, totals ---- */
+
+enum md_err sq_dump(struct md_txn *base, const struct md_dump_sink *sink, void *ctx);
+enum md_err sq_totals(struct md_txn *base, const char *tenant, struct md_totals *out);
+
+/* ---- backup.c: an online copy ---- */
+
+enum md_err sq_backup(struct md_store *base, const char *path, const volatile int *stop,
+                      struct md_backup_info *out, char *why, size_t why_len);
 
 #endif

@@ -1,10 +1,13 @@
 /*
- * store_sqlite_search.c — full-text search on SQLite (md_store.h,
- * md_search.h): the FTS5 table entries_search of sql/sqlite/005_search.sql
- * (a word index, contentless, rowid = entries.id, a token per tenant):
- * triggers note the files a write touches, and sq_search_flush writes the
- * notes into the index before each COMMIT, in the same transaction;
- * --search on|off.
+ * search.c — full-text search on SQLite (md_store.h, md_search.h), with
+ * its statements: the FTS5 table entries_search of
+ * sql/sqlite/005_search.sql (a word index, contentless, rowid = entries.id,
+ * a token per tenant): triggers note the files a write touches, and
+ * sq_search_flush writes the notes into the index before each COMMIT, in
+ * the same transaction; --search on|off.
+ *
+ * Errors: MD_ENOENT (search is off), otherwise as sq_conn_rc; the setting
+ * at start answers a SQLite result code with the reason in `why`.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +18,52 @@
 #include "base/md_text.h"
 #include "cmd/md_search.h"
 #include "internal.h"
+
+/* The notes of search_pending as index changes (the S_SEARCH_FLUSH_*
+ * statements; sql/sqlite/005_search.sql): a file's first note of the
+ * transaction is kept, so each file noted with its content before the
+ * transaction leaves the index with that content; each noted file that is
+ * one at the end goes in with its content now; the notes are gone. */
+#define SEARCH_FLUSH_OUT_SQL                                                                       \
+    "INSERT INTO entries_search (entries_search, rowid, body, tenant)"                             \
+    " SELECT 'delete', id, old, char(57344) || tenant FROM search_pending WHERE old IS NOT NULL"
+#define SEARCH_FLUSH_IN_SQL                                                                        \
+    "INSERT INTO entries_search (rowid, body, tenant)"                                             \
+    " SELECT id, content, char(57344) || tenant FROM entries"                                      \
+    " WHERE id IN (SELECT id FROM search_pending) AND kind = 0"
+#define SEARCH_FLUSH_CLEAR_SQL "DELETE FROM search_pending"
+/* Whether there are notes at all: a transaction that noted nothing leaves
+ * the index alone (and writes nothing for it). */
+#define SEARCH_NOTED_SQL "SELECT EXISTS (SELECT 1 FROM search_pending)"
+
+/* NOLINTBEGIN(bugprone-suspicious-missing-comma): statements over several lines */
+const char *const sq_search_sql[S_COUNT] = {
+    /* The index's candidates of this tenant at or below :path, each
+     * checked and ranked on its text once (memoryd_score: -1 when it does
+     * not match; LIMIT -1 keeps the subquery whole so the score is not
+     * computed again), the page chosen on (id, path, score), then its
+     * files' content read; or, when no word of the terms is long enough
+     * for the index, the same on the tenant's files there. */
+    [S_SEARCH_FTS] = "SELECT e.path, e.content FROM (SELECT id, path, score FROM"
+                     " (SELECT e.id, e.path, memoryd_score(e.content, :terms) AS score"
+                     " FROM entries_search f CROSS JOIN entries e ON e.id = f.rowid"
+                     " WHERE entries_search MATCH :match AND e.tenant = :tenant AND e.kind = 0"
+                     " AND (e.path = :path OR (e.path > :lo AND e.path < :hi)) LIMIT -1)"
+                     " WHERE score > 0 ORDER BY score DESC, path LIMIT :limit OFFSET :offset) page"
+                     " CROSS JOIN entries e ON e.id = page.id ORDER BY page.score DESC, page.path",
+    [S_SEARCH_SCAN] = "SELECT e.path, e.content FROM (SELECT id, path, score FROM"
+                      " (SELECT id, path, memoryd_score(content, :terms) AS score FROM entries"
+                      " WHERE tenant = :tenant AND kind = 0"
+                      " AND (path = :path OR (path > :lo AND path < :hi)) LIMIT -1)"
+                      " WHERE score > 0 ORDER BY score DESC, path LIMIT :limit OFFSET :offset) page"
+                      " CROSS JOIN entries e ON e.id = page.id ORDER BY page.score DESC, page.path",
+    [S_SEARCH_OPTIMIZE] = "INSERT INTO entries_search (entries_search) VALUES ('optimize')",
+    [S_SEARCH_NOTED] = SEARCH_NOTED_SQL,
+    [S_SEARCH_FLUSH_OUT] = SEARCH_FLUSH_OUT_SQL,
+    [S_SEARCH_FLUSH_IN] = SEARCH_FLUSH_IN_SQL,
+    [S_SEARCH_FLUSH_CLEAR] = SEARCH_FLUSH_CLEAR_SQL,
+};
+/* NOLINTEND(bugprone-suspicious-missing-comma) */
 
 /* The triggers as 005_search.sql made them (put back by --search on): they
  * note the files a write touches in search_pending; sq_search_flush turns
@@ -76,14 +125,14 @@ int sq_search_setting(sqlite3 *db, enum md_search_mode mode, int *now_off, char 
     if (mode == MD_SEARCH_KEEP)
         return SQLITE_OK;
     if (on && !off) { /* notes a writer other than memoryd's may have left */
-        rc = sqlite3_prepare_v2(db, SQ_SEARCH_NOTED_SQL, -1, &st, NULL);
+        rc = sqlite3_prepare_v2(db, SEARCH_NOTED_SQL, -1, &st, NULL);
         int noted = rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0);
         sqlite3_finalize(st);
         if (!noted) /* nothing to do: nothing written at start (a full disk must not stop it) */
             return SQLITE_OK;
         rc = exec_why(db,
-                      "BEGIN IMMEDIATE; " SQ_SEARCH_FLUSH_OUT_SQL "; " SQ_SEARCH_FLUSH_IN_SQL
-                      "; " SQ_SEARCH_FLUSH_CLEAR_SQL "; COMMIT;",
+                      "BEGIN IMMEDIATE; " SEARCH_FLUSH_OUT_SQL "; " SEARCH_FLUSH_IN_SQL
+                      "; " SEARCH_FLUSH_CLEAR_SQL "; COMMIT;",
                       why, why_len);
         if (rc != SQLITE_OK)
             sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
@@ -95,9 +144,9 @@ int sq_search_setting(sqlite3 *db, enum md_search_mode mode, int *now_off, char 
         off ? "BEGIN IMMEDIATE; DROP TRIGGER entries_search_insert;"
               " DROP TRIGGER entries_search_delete; DROP TRIGGER entries_search_update;"
               " INSERT INTO entries_search (entries_search) VALUES ('delete-all');"
-              " " SQ_SEARCH_FLUSH_CLEAR_SQL "; COMMIT;"
+              " " SEARCH_FLUSH_CLEAR_SQL "; COMMIT;"
             : "BEGIN IMMEDIATE; INSERT INTO entries_search (entries_search) VALUES ('delete-all');"
-              " " SQ_SEARCH_FLUSH_CLEAR_SQL "; INSERT INTO entries_search (rowid, body, tenant)"
+              " " SEARCH_FLUSH_CLEAR_SQL "; INSERT INTO entries_search (rowid, body, tenant)"
               " SELECT id, content, " TENANT_TOKEN "tenant FROM entries WHERE kind = 0;";
     rc = exec_why(db, sql, why, why_len);
     if (rc == SQLITE_OK && !off) {
@@ -156,17 +205,6 @@ static enum md_err build_query(const struct md_search_terms *q, int64_t tenant,
  * tenant's search costs at most that much more than its own matches. */
 #define TOKEN_MAX_FILES 10000
 
-/* The tenant's number of files. */
-static enum md_err tenant_files(struct sq_txn *t, int64_t id, int64_t *files)
-{
-    sqlite3_stmt *st = sq_stmt(t, S_USAGE);
-    sqlite3_bind_int64(st, 1, id);
-    int rc = sqlite3_step(st);
-    *files = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-    sq_done(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? MD_OK : sq_conn_rc(t->c, rc, "search");
-}
-
 enum md_err sq_search(struct md_txn *base, const char *tenant, const struct md_search_terms *q,
                       md_search_cb cb, void *ctx)
 {
@@ -179,7 +217,7 @@ enum md_err sq_search(struct md_txn *base, const char *tenant, const struct md_s
     if (e)
         return e == MD_ENOENT ? MD_OK : e; /* no data: no hits */
     int64_t files = 0;
-    e = tenant_files(t, id, &files);
+    e = sq_tenant_files(t, id, &files, "search");
     if (e)
         return e;
     struct md_buf match, list;

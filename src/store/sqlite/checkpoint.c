@@ -1,0 +1,164 @@
+/*
+ * checkpoint.c — WAL checkpoints of the SQLite engine (see internal.h).
+ *
+ * A checkpointer thread with a connection of its own copies the WAL into
+ * the database file, so checkpoints never run on the write path, but for
+ * the last few frames of a busy one (ckpt_catchup: the writer copies them
+ * before its next transaction, so that the WAL can start over). After a
+ * commit that redacted or erased content, the writer itself empties the
+ * WAL (sq_scrub_wal). The writer's WAL hook tells the thread how full the
+ * WAL is.
+ *
+ * Errors: a failed checkpoint is logged and tried again later; starting
+ * the thread answers a SQLite result code with the reason in `why`.
+ */
+#include <stdio.h>
+
+#include "base/md_clock.h"
+#include "internal.h"
+
+/* Checkpoints: when writes pause (no commit for CKPT_IDLE_MS), and during
+ * sustained writes once the WAL holds CKPT_BUSY_PAGES frames. A checkpoint
+ * flushes the database file; done often while commits flush the WAL, the
+ * two flushes compete for the disk and every commit waits longer. */
+#define CKPT_IDLE_MS    250
+#define CKPT_BUSY_PAGES 8192
+/* A busy checkpoint runs passes until fewer than this many frames were
+ * committed during the last one (at most CKPT_MAX_PASSES): what is left
+ * for the writer to copy is small. */
+#define CKPT_CATCHUP_FRAMES 256
+#define CKPT_MAX_PASSES     8
+
+int sq_wal_hook(void *arg, sqlite3 *db, const char *name, int pages)
+{
+    (void)db;
+    (void)name;
+    struct sq_store *s = arg;
+    pthread_mutex_lock(&s->ckpt_mu);
+    s->wal_pages = pages;
+    clock_gettime(CLOCK_MONOTONIC, &s->last_commit);
+    if (pages >= CKPT_BUSY_PAGES)
+        pthread_cond_signal(&s->ckpt_cv);
+    pthread_mutex_unlock(&s->ckpt_mu);
+    return SQLITE_OK;
+}
+
+/* The writer's part of a busy checkpoint (see ckpt_catchup); write_mu is
+ * held, so no frame is added meanwhile. With every frame copied, the next
+ * write transaction starts the WAL over, unless a reader is using it right
+ * then (SQLite then keeps appending; the next busy checkpoint asks again). */
+void sq_ckpt_catch_up(struct sq_store *s)
+{
+    sq_readers_end_snapshots(s);
+    int rc = sqlite3_wal_checkpoint_v2(s->writer->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    if (rc != SQLITE_OK && rc != SQLITE_BUSY) /* BUSY: the checkpointer is at it again */
+        sq_log(s->writer->db, rc, "checkpoint catch-up");
+}
+
+/* After a commit that redacted content (write_mu held): copy every frame
+ * into the database file, where secure_delete has zeroed the old bytes,
+ * and empty the WAL, which still holds the pages as they were. Readers'
+ * kept snapshots are ended first; a reader in the middle of a request or
+ * the checkpointer at work makes it try again, for up to about a second;
+ * failing that, the next commit tries again. */
+void sq_scrub_wal(struct sq_store *s)
+{
+    int rc = SQLITE_BUSY;
+    for (int attempt = 0; attempt < 100 && (rc & 0xff) == SQLITE_BUSY; attempt++) {
+        if (attempt) {
+            struct timespec pause = {0, 10000000L}; /* 10 ms */
+            nanosleep(&pause, NULL);
+        }
+        sq_readers_end_snapshots(s);
+        rc = sqlite3_wal_checkpoint_v2(s->writer->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+    }
+    if (rc == SQLITE_OK)
+        s->scrub_wal = 0;
+    else
+        sq_log(s->writer->db, rc, "checkpoint after a redaction");
+}
+
+static void *ckpt_main(void *arg)
+{
+    struct sq_store *s = arg;
+    pthread_mutex_lock(&s->ckpt_mu);
+    while (!s->ckpt_stop) {
+        /* While the writer has a catch-up to do, a pass of ours would only
+         * make it find the checkpoint lock taken: wait for it (or for idle). */
+        int handed_over = atomic_load_explicit(&s->ckpt_catchup, memory_order_acquire);
+        if (s->wal_pages < CKPT_BUSY_PAGES || handed_over) {
+            struct timespec until = md_deadline_ms((long)CKPT_IDLE_MS / 2);
+            pthread_cond_timedwait(&s->ckpt_cv, &s->ckpt_mu, &until);
+        }
+        if (s->ckpt_stop || s->wal_pages == 0)
+            continue;
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long idle_ms = (long)(now.tv_sec - s->last_commit.tv_sec) * 1000 +
+                       (now.tv_nsec - s->last_commit.tv_nsec) / 1000000;
+        handed_over = atomic_load_explicit(&s->ckpt_catchup, memory_order_acquire);
+        if ((s->wal_pages < CKPT_BUSY_PAGES || handed_over) && idle_ms < CKPT_IDLE_MS)
+            continue;
+        int busy = s->wal_pages >= CKPT_BUSY_PAGES;
+        s->wal_pages = 0;
+        pthread_mutex_unlock(&s->ckpt_mu);
+        sq_readers_end_snapshots(s);
+        int log = 0, done_frames = 0, before = 0, rc;
+        for (int pass = 0;; pass++) {
+            rc = sqlite3_wal_checkpoint_v2(s->ckpt_db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log,
+                                           &done_frames);
+            /* log: the WAL's frames when this pass began; those beyond
+             * `before` were committed while the previous pass ran. */
+            if (rc != SQLITE_OK || !busy || log - before < CKPT_CATCHUP_FRAMES ||
+                pass + 1 >= CKPT_MAX_PASSES)
+                break;
+            before = log;
+        }
+        if (rc != SQLITE_OK && rc != SQLITE_BUSY)
+            sq_log(s->ckpt_db, rc, "checkpoint");
+        /* Idle: the next write starts the WAL over by itself (nothing was
+         * committed since). Busy: the writer copies what came since. */
+        if (rc == SQLITE_OK && busy && done_frames == log)
+            atomic_store_explicit(&s->ckpt_catchup, 1, memory_order_release);
+        pthread_mutex_lock(&s->ckpt_mu);
+    }
+    pthread_mutex_unlock(&s->ckpt_mu);
+    return NULL;
+}
+
+int sq_ckpt_start(struct sq_store *s, char *why, size_t why_len)
+{
+    int rc =
+        sqlite3_open_v2(s->path, &s->ckpt_db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc != SQLITE_OK) {
+        snprintf(why, why_len, "cannot open %s: %s", s->path, sqlite3_errstr(rc));
+        return rc;
+    }
+    sqlite3_busy_timeout(s->ckpt_db, s->cfg.busy_timeout_ms);
+    rc = sq_exec(s->ckpt_db,
+                 s->cfg.durability == MD_DURABILITY_FULL ? "PRAGMA synchronous=FULL"
+                                                         : "PRAGMA synchronous=NORMAL",
+                 why, why_len);
+    if (rc != SQLITE_OK)
+        return rc;
+    if (pthread_create(&s->ckpt_thread, NULL, ckpt_main, s) != 0) {
+        snprintf(why, why_len, "cannot start the checkpoint thread");
+        return SQLITE_ERROR;
+    }
+    s->ckpt_started = 1;
+    return SQLITE_OK;
+}
+
+void sq_ckpt_stop(struct sq_store *s)
+{
+    if (s->ckpt_started) {
+        pthread_mutex_lock(&s->ckpt_mu);
+        s->ckpt_stop = 1;
+        pthread_cond_signal(&s->ckpt_cv);
+        pthread_mutex_unlock(&s->ckpt_mu);
+        pthread_join(s->ckpt_thread, NULL);
+        s->ckpt_started = 0;
+    }
+    sqlite3_close(s->ckpt_db);
+    s->ckpt_db = NULL;
+}
