@@ -120,7 +120,7 @@ enum md_err md_pg_key_list(struct md_store *base, const char *tenant, md_key_cb 
     e = md_pg_exec(t, tenant ? P_KEY_LIST_TENANT : P_KEY_LIST_ALL, &p);
     const PGresult *r = t->pipe.res;
     for (int i = 0; !e && r && i < PQntuples(r); i++) {
-        struct md_key_info k;
+        struct md_key_info k = {.created = 0};
         key_of(r, i, &k);
         cb(ctx, &k);
     }
