@@ -383,10 +383,6 @@ void md_pg_pipe_reset(struct pg_pipe *p);
 enum md_err md_pg_send(struct pg_txn *t, enum pg_stmt id, const struct md_pg_params *p);
 /* ... at once, ahead of the bulk statement gathered. */
 enum md_err md_pg_send_now(struct pg_txn *t, enum pg_stmt id, const struct md_pg_params *p);
-/* Queue the rows gathered in `cols` (`ncols` arrays of *rows rows) as
- * statement `id`, at once; *rows becomes 0. */
-enum md_err md_pg_send_rows(struct pg_txn *t, enum pg_stmt id, struct md_buf *cols, size_t ncols,
-                            size_t *rows);
 /* Send a Sync and read the result of every queued statement, in order (one
  * round trip). The rows of the first queued statement `want` (P_COUNT:
  * none) are kept in t->pipe.res. Returns the first error; *failed (unless

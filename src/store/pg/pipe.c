@@ -156,20 +156,6 @@ enum md_err md_pg_send(struct pg_txn *t, enum pg_stmt id, const struct md_pg_par
     return e ? e : queue(t, id, p, 1);
 }
 
-enum md_err md_pg_send_rows(struct pg_txn *t, enum pg_stmt id, struct md_buf *cols, size_t ncols,
-                            size_t *rows)
-{
-    if (*rows == 0)
-        return MD_OK;
-    struct md_pg_params p = {.n = 0};
-    for (size_t i = 0; i < ncols; i++) {
-        md_pg_arr_count(&cols[i], *rows);
-        md_pg_bytes(&p, cols[i].data, cols[i].len);
-    }
-    *rows = 0;
-    return md_pg_send_now(t, id, &p);
-}
-
 enum md_err md_pg_gather_row(struct pg_txn *t, enum pg_stmt id, const Oid *types)
 {
     struct pg_gather *g = &t->pipe.gather;
