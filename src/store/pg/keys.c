@@ -4,11 +4,12 @@
  * the hash of the key, never the key.
  *
  * key_put and key_revoke run in a write transaction of their own on the
- * writer's connection (for `memoryd keys`, which runs no writer thread;
- * in a serving process they wait for the writer's transaction to end):
- * BEGIN and the statement in one round trip, COMMIT in another, and all
- * of it once more on a new connection when the first is found broken
- * before the COMMIT (nothing was done then). key_list and key_find run on
+ * writer's connection, as md_store.h says, for a program that runs no
+ * writer thread (`memoryd keys`; the writer thread reads its connection's
+ * counters unlocked, md_store_wire, and a broken connection is replaced
+ * here): BEGIN and the statement in one round trip, COMMIT in another,
+ * and all of it once more on a new connection when the first is found
+ * broken before the COMMIT (nothing was done then). key_list and key_find run on
  * a pooled reader, from any thread; key_find reads the table at each call
  * (no cache: a revocation counts at the next request) and compares the
  * hash it finds with the one asked for in constant time.
