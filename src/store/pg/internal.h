@@ -261,13 +261,15 @@ static inline int64_t md_pg_now_ms(void)
 
 /* ---- the store, its connections and their transactions ---- */
 
-/* pipe.c: the statements of a connection's pipeline whose results are not
- * read yet, the last result wanted, and what went over the connection. */
+/* pipe.c: a bulk statement's rows gathered (an optimistic batch's inserts
+ * or file updates, batch.c), one array parameter per column. */
 struct pg_gather {
     enum pg_stmt id; /* P_COUNT: none */
     size_t rows, bytes;
-    struct md_buf cols[8]; /* its array parameters */
+    struct md_buf cols[8];
 };
+/* pipe.c: the statements of a connection's pipeline whose results are not
+ * read yet, the last result wanted, and what went over the connection. */
 struct pg_pipe {
     enum pg_stmt *queued; /* statements sent whose results are not read yet */
     size_t nqueued, capqueued;
