@@ -12,26 +12,27 @@
  * with the directories /memories, /memories/bench, /memories/bench/sr and
  * FILES files /memories/bench/sr/f<i>.txt of 1 KiB (bench/lib.mjs's
  * kibWith("state=on"): 16 lines of 63 characters, the ninth the marker),
- * then ANALYZE. The connection is set up as memoryd's writer's (conn_setup
- * in src/store/pg/pg.c: synchronous_commit on, generic plans, pipeline mode,
- * the statements prepared once). Then, for SECONDS, batches of BATCH
- * str_replace commands on distinct files (a shuffled sweep over the
- * files), each toggling "state=on" <-> "state=off" as bench/lua's toggler
- * does (1024 <-> 1025 bytes), as memoryd's writer sends an optimistic
- * batch of them, in its three round trips:
+ * then ANALYZE. The connection is set up as memoryd's writer's
+ * (md_pg_conn_setup in src/store/pg/conn.c: synchronous_commit on, generic
+ * plans, pipeline mode, the statements prepared once). Then, for SECONDS,
+ * batches of BATCH str_replace commands on distinct files (a shuffled
+ * sweep over the files), each toggling "state=on" <-> "state=off" as
+ * bench/lua's toggler does (1024 <-> 1025 bytes), as memoryd's writer
+ * sends an optimistic batch of them, in its three round trips:
  *   1. BEGIN, the tenant's advisory lock (P_LOCK), P_PREFETCH of the
  *      three ancestors and the files, their contents wanted;
  *   2. mode on: P_VER_MANY, each file's old content from the prefetch;
  *      P_CHANGES_MANY (both modes: the change feed); P_SET_MANY;
  *   3. P_COUNTERS_SET, P_NOTIFY, P_SIZES (the three ancestors), COMMIT;
  * the new contents' SHA-256 computed here, as memoryd does. Mode on also
- * prunes as memoryd does on PostgreSQL (src/cmd/writer.c, pg_prune): a thread
- * of its own on a connection of its own, every 100 ms, takes up to 33 of
- * the paths edited since (a queue of 4096, as md_hist's), and deletes the
- * versions past 20 a path with P_PRUNE_PATH, all in one round trip with
- * its BEGIN and COMMIT. Mode on-noprune leaves that out (versions only
- * pile up: the easier bound). The statements are memoryd's own, taken
- * from its table (md_pg_statement).
+ * prunes as memoryd does on PostgreSQL (src/cmd/writer.c; md_pg_prune in
+ * src/store/pg/prune.c): a thread of its own on a connection of its own,
+ * every 100 ms, takes up to 33 of the paths edited since (a queue of 4096,
+ * as md_hist's), and deletes the versions past 20 a path with
+ * P_PRUNE_PATH, all in one round trip with its BEGIN and COMMIT. Mode
+ * on-noprune leaves that out (versions only pile up: the easier bound).
+ * The statements are memoryd's own, taken from its table
+ * (md_pg_statement).
  *
  * Prints one JSON line:
  *   {"mode":"on","batch":30,"files":510,"commands":N,"seconds":S,
@@ -55,14 +56,14 @@
 
 #define KEEP           20  /* --history-versions' default */
 #define PRUNE_EVERY_MS 100 /* src/cmd/writer.c */
-#define PRUNE_PATHS    33  /* pg_prune: budget / 8 + 1 of 256 */
+#define PRUNE_PATHS    33  /* md_pg_prune: budget / 8 + 1 of 256 */
 #define QUEUE_MAX      4096
 
 /* The statements replayed: memoryd's own (md_pg_statement), prepared as
  * "q<id>". */
-static const enum pst REPLAYED[] = {P_BEGIN,    P_COMMIT,       P_LOCK,      P_PREFETCH,
-                                    P_VER_MANY, P_CHANGES_MANY, P_SET_MANY,  P_COUNTERS_SET,
-                                    P_NOTIFY,   P_SIZES,        P_PRUNE_PATH};
+static const enum pg_stmt REPLAYED[] = {P_BEGIN,    P_COMMIT,       P_LOCK,      P_PREFETCH,
+                                        P_VER_MANY, P_CHANGES_MANY, P_SET_MANY,  P_COUNTERS_SET,
+                                        P_NOTIFY,   P_SIZES,        P_PRUNE_PATH};
 
 static const char *const ANCESTORS[3] = {"/memories", "/memories/bench", "/memories/bench/sr"};
 
@@ -113,7 +114,7 @@ static PGconn *open_conn(const char *uri)
 
 /* ---- one round trip ---- */
 
-static const char *sql_of(enum pst id)
+static const char *sql_of(enum pg_stmt id)
 {
     int n;
     const Oid *types;
@@ -122,11 +123,11 @@ static const char *sql_of(enum pst id)
 
 struct trip {
     PGconn *c;
-    enum pst ids[64];
+    enum pg_stmt ids[64];
     int n;
 };
 
-static void send_q(struct trip *t, enum pst id, const struct md_pg_params *p)
+static void send_q(struct trip *t, enum pg_stmt id, const struct md_pg_params *p)
 {
     char name[8];
     snprintf(name, sizeof name, "q%d", id);
@@ -141,7 +142,7 @@ static void send_q(struct trip *t, enum pst id, const struct md_pg_params *p)
 /* Sync and read every result; the rows of statement `keep` go to *kept
  * (the caller clears them); returns the rows of statement `count` (P_COUNT:
  * none for either). */
-static long trip_end(struct trip *t, enum pst keep, PGresult **kept, enum pst count)
+static long trip_end(struct trip *t, enum pg_stmt keep, PGresult **kept, enum pg_stmt count)
 {
     if (!PQpipelineSync(t->c))
         die("sync", t->c);

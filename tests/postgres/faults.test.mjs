@@ -190,9 +190,9 @@ test('kill -9 of one of two instances mid-batch: the other keeps serving, no ack
 });
 
 // A proxy in front of PostgreSQL's socket that can cut a connection at its COMMIT: memoryd's
-// writer sends COMMIT as the prepared statement "m1" (src/store/pg/pg.c), so the proxy watches
-// the protocol for a Bind of "m1". mode 'after': the COMMIT (and its Sync) reach the server,
-// then the connection is cut; 'before': it is cut instead of sending them.
+// writer sends COMMIT as the prepared statement "m1" (enum pg_stmt, src/store/pg/internal.h), so
+// the proxy watches the protocol for a Bind of "m1". mode 'after': the COMMIT (and its Sync) reach
+// the server, then the connection is cut; 'before': it is cut instead of sending them.
 function commitCutter(cluster, dir) {
   const sock = path.join(dir, `.s.PGSQL.${cluster.port}`);
   const state = { mode: null, cuts: 0 };

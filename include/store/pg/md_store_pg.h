@@ -21,6 +21,12 @@
  * Schema: the migrations of sql/postgres/ are applied at start under a
  * session advisory lock (processes starting together migrate once); a
  * database whose schema is newer than this memoryd is refused.
+ *
+ * API keys (md_store_key_*): put and revoke in a write transaction of their
+ * own on the writer's connection, list and find on a pooled reader (find
+ * reads the table at every call). A dump loaded (md_txn_load, for memoryd
+ * migrate): each tenant's row at once, its other rows and the keys in
+ * chunks of array parameters (src/store/pg/load.c).
  */
 #ifndef MD_STORE_PG_H
 #define MD_STORE_PG_H

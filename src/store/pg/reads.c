@@ -1,6 +1,6 @@
 /*
- * store_pg_reads.c — reads answered without a thread waiting for them (see
- * store_pg_internal.h): one thread multiplexes a few connections in
+ * reads.c — reads answered without a thread waiting for them (see
+ * internal.h): one thread multiplexes a few connections in
  * libpq's nonblocking pipeline mode, as pgbench's client does.
  *
  * Each connection has at most one group of queries in flight: its queries

@@ -1,6 +1,6 @@
-/* store_pg_migrate.c — the PostgreSQL schema: migrations of sql/postgres/
- * applied at start, once, whichever instance comes first (see
- * store_pg_internal.h). */
+/* schema.c — the PostgreSQL schema: migrations of sql/postgres/ applied at
+ * start, once, whichever instance comes first, and the --search setting
+ * (see internal.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

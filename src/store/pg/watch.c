@@ -1,5 +1,5 @@
 /*
- * store_pg_watch.c — hearing of other instances' commits (PostgreSQL):
+ * watch.c — hearing of other instances' commits (PostgreSQL):
  * a thread with a connection of its own LISTENs on the channel
  * memoryd_changes, on which every write transaction NOTIFYs the tenants it
  * changed (payload: the tenant's name; PostgreSQL delivers it at the

@@ -1,5 +1,6 @@
-/* pg_wire.c — libpq helpers of the PostgreSQL backend: connecting, error
- * classes, binary parameters and results (see store_pg_internal.h). */
+/* wire.c — libpq helpers of the PostgreSQL engine: connecting, error
+ * classes, binary parameters (array parameters too) and results (see
+ * internal.h). */
 #include <endian.h>
 #include <stdio.h>
 #include <string.h>
@@ -89,6 +90,14 @@ void md_pg_i32(struct md_pg_params *p, int32_t v)
     md_pg_bytes(p, p->num[p->n], 4);
 }
 
+void md_pg_i64_or_null(struct md_pg_params *p, int64_t v)
+{
+    if (v < 0)
+        md_pg_null(p);
+    else
+        md_pg_i64(p, v);
+}
+
 enum md_err md_pg_arr_begin(struct md_buf *b, Oid elem, size_t n)
 {
     md_buf_reset(b);
@@ -146,4 +155,49 @@ int md_pg_r_i16(const PGresult *r, int row, int col)
     uint16_t be;
     memcpy(&be, PQgetvalue(r, row, col), 2);
     return (int16_t)be16toh(be);
+}
+
+enum md_err md_pg_arr_null(struct md_buf *b)
+{
+    static const unsigned char minus1[4] = {0xff, 0xff, 0xff, 0xff};
+    return md_buf_append(b, minus1, 4);
+}
+
+enum md_err md_pg_arr_text_or_null(struct md_buf *b, const char *s)
+{
+    return s ? md_pg_arr_elem(b, s, strlen(s)) : md_pg_arr_null(b);
+}
+
+enum md_err md_pg_subtree_bounds(struct md_buf *lo, struct md_buf *hi, const char *dir, size_t len)
+{
+    md_buf_reset(lo);
+    md_buf_reset(hi);
+    enum md_err e = md_buf_append(lo, dir, len);
+    if (!e)
+        e = md_buf_putc(lo, '/');
+    if (!e)
+        e = md_buf_append(hi, dir, len);
+    if (!e)
+        e = md_buf_putc(hi, '0');
+    return e;
+}
+
+int32_t md_pg_utf8_chars(const char *s, size_t n)
+{
+    int32_t c = 0;
+    for (size_t i = 0; i < n; i++)
+        c += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return c;
+}
+
+int64_t md_pg_r_i64_or(const PGresult *r, int row, int col, int64_t null_value)
+{
+    return PQgetisnull(r, row, col) ? null_value : md_pg_r_i64(r, row, col);
+}
+
+void md_pg_r_sha256(const PGresult *r, int row, int col, struct md_entry *e)
+{
+    e->has_sha256 = !PQgetisnull(r, row, col) && PQgetlength(r, row, col) == MD_SHA256_LEN;
+    if (e->has_sha256)
+        memcpy(e->sha256, PQgetvalue(r, row, col), MD_SHA256_LEN);
 }

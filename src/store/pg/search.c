@@ -1,0 +1,318 @@
+/*
+ * search.c — full-text search on PostgreSQL (md_txn_search; md_search.h).
+ *
+ * The candidates come from the word index entries_search of
+ * 005_search.sql (a tsquery of the terms' words); when there are few
+ * enough (PG_RANK_FILES, PG_RANK_BYTES) memoryd checks and ranks them
+ * itself (md_search_score, as SQLite's search does), else PostgreSQL
+ * ranks them with regular expressions (P_SEARCH). Terms with no word long
+ * enough for the index scan the tenant's files instead (P_SEARCH_SCAN).
+ *
+ * Owns no part of the transaction. MD_ENOENT when the store was opened
+ * with search off; else errors as md_store.h.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/md_text.h"
+#include "cmd/md_search.h"
+#include "internal.h"
+
+/* A search candidate's occurrences in its text lx of each of the terms'
+ * patterns $6 (built by word_pattern), as md_search_score counts them,
+ * as `c` (each pattern once: PostgreSQL's regular expressions cost about
+ * 28 us per KiB); then the candidates with every term, ranked by all
+ * their occurrences, then path; page $7, $8. */
+#define SEARCH_COUNTS "(SELECT array_agg(regexp_count(lx, p)) FROM unnest($6::text[]) p) AS c"
+#define SEARCH_RANKED                                                                              \
+    " WHERE 0 < ALL (c) ORDER BY (SELECT sum(x) FROM unnest(c) x) DESC, path LIMIT $7 OFFSET $8"
+
+static const struct pg_stmt_def stmts[] = {
+    /* The files of tenant $1 at $2 or below ($3, $4) that match every
+     * regular expression of $6 (each term where a word begins), ranked by
+     * their occurrences, then path. P_SEARCH takes its candidates from the
+     * word index entries_search of 005_search.sql: the files whose words
+     * match tsquery $5 (every indexed word of the terms, the last of each
+     * term as a prefix; or '#all'), of every tenant (materialized:
+     * whatever the generic plan's guess of the tenant's size, the index is
+     * used), then keeps the tenant's; P_SEARCH_SCAN, for terms with no word
+     * long enough for the index, reads the tenant's files there whose text
+     * matches ILIKE pattern $5 (the longest term). */
+    {P_SEARCH,
+     "WITH m AS MATERIALIZED (SELECT tenant, path, content"
+     " FROM entries WHERE kind = 0 AND memoryd_words(content) @@ $5::tsquery)"
+     " SELECT path, content FROM (SELECT path, content, " SEARCH_COUNTS
+     " FROM (SELECT path, content, memoryd_text(content) AS lx"
+     " FROM m WHERE tenant = (SELECT id FROM tenants WHERE name = $1)"
+     " AND (path = $2 OR (path > $3 AND path < $4)) OFFSET 0) l OFFSET 0) k" SEARCH_RANKED,
+     8,
+     {OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXTARRAY, OID_INT8, OID_INT8},
+     1},
+    /* The candidates of P_SEARCH (tsquery $5) as they are, for memoryd to
+     * check and rank (md_search_score: its C costs a hundredth of the
+     * regular expressions): at most $6 files, and none past $7 bytes of
+     * content (the running sum), so that md_pg_search can tell that it has
+     * them all or else ranks with P_SEARCH. */
+    {P_SEARCH_CAND,
+     "WITH m AS MATERIALIZED (SELECT tenant, path, content"
+     " FROM entries WHERE kind = 0 AND memoryd_words(content) @@ $5::tsquery)"
+     " SELECT path, content FROM (SELECT path, content,"
+     " sum(octet_length(content)) OVER (ROWS UNBOUNDED PRECEDING)"
+     " - octet_length(content) AS before"
+     " FROM m WHERE tenant = (SELECT id FROM tenants WHERE name = $1)"
+     " AND (path = $2 OR (path > $3 AND path < $4))) c WHERE before < $7 LIMIT $6",
+     7,
+     {OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXT, OID_INT8, OID_INT8},
+     1},
+    {P_SEARCH_SCAN,
+     "SELECT path, content FROM (SELECT path, content, " SEARCH_COUNTS
+     " FROM (SELECT e.path, e.content, memoryd_text(e.content) AS lx"
+     " FROM entries e"
+     " WHERE e.tenant = (SELECT id FROM tenants WHERE name = $1) AND e.kind = 0"
+     " AND (e.path = $2 OR (e.path > $3 AND e.path < $4))"
+     " AND memoryd_text(e.content) ILIKE $5 OFFSET 0) l OFFSET 0) k" SEARCH_RANKED,
+     8,
+     {OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXTARRAY, OID_INT8, OID_INT8},
+     1},
+};
+const struct pg_stmt_defs md_pg_search_stmts = MD_PG_STMT_DEFS(stmts);
+
+/* `s` as an ILIKE pattern matching any text that contains it. */
+static enum md_err like_pattern(struct md_buf *b, const char *s, size_t n)
+{
+    md_buf_reset(b);
+    enum md_err e = md_buf_putc(b, '%');
+    for (size_t i = 0; i < n && !e; i++) {
+        if (s[i] == '%' || s[i] == '_' || s[i] == '\\')
+            e = md_buf_putc(b, '\\');
+        if (!e)
+            e = md_buf_putc(b, s[i]);
+    }
+    if (!e)
+        e = md_buf_putc(b, '%');
+    return e;
+}
+
+/* `s` as a regular expression matching it where a word begins (md_text.h,
+ * md_text_find_word_ci): after the start or a separator unless `s` starts
+ * with one, each ASCII letter as [xX] (ASCII letters without case, other
+ * characters exactly: `~*` would fold non-ASCII letters too), every other
+ * ASCII character escaped. */
+static enum md_err word_pattern(struct md_buf *b, const char *s, size_t n)
+{
+    md_buf_reset(b);
+    enum md_err e =
+        md_text_is_sep(s, n) ? MD_OK : md_buf_puts(b, "(^|[^0-9A-Za-z\\u00a0-\\U0010ffff])");
+    for (size_t i = 0; i < n && !e; i++) {
+        unsigned char c = (unsigned char)s[i];
+        unsigned char low = c >= 'A' && c <= 'Z' ? (unsigned char)(c - 'A' + 'a') : c;
+        if (low >= 'a' && low <= 'z')
+            e = md_buf_printf(b, "[%c%c]", low, low - 'a' + 'A');
+        else if (c < 0x80 && md_text_is_sep(s + i, 1))
+            e = md_buf_printf(b, "\\%c", c);
+        else
+            e = md_buf_putc(b, s[i]);
+    }
+    return e;
+}
+
+/* The tsquery of the terms for P_SEARCH into `b` (empty when no word of
+ * the terms has MD_SEARCH_SHORT_TERM characters: the caller scans
+ * instead): each such word (md_search_next_word) as memoryd_words keeps
+ * it (ASCII letters in lower case, its first MD_PG_WORD_CHARS
+ * characters), the last of each term as a prefix, the others whole (a
+ * cut word as a prefix too), all ANDed; or '#all', a file too large for
+ * its words. A word holds no quote nor backslash: they separate words. */
+#define MD_PG_WORD_CHARS 100
+static enum md_err ts_query(struct md_buf *b, const struct md_search_terms *q)
+{
+    md_buf_reset(b);
+    enum md_err e = MD_OK;
+    for (size_t i = 0; i < q->n && !e; i++) {
+        const char *s = q->terms[i];
+        size_t n = q->lens[i], at = 0, w, len;
+        while (!e && md_search_next_word(s, n, &at, &w, &len)) {
+            size_t chars = 0, k = 0;
+            for (; k < len && chars <= MD_PG_WORD_CHARS; k++)
+                chars += ((unsigned char)s[w + k] & 0xC0) != 0x80;
+            if (chars < MD_SEARCH_SHORT_TERM)
+                continue;
+            int cut = chars > MD_PG_WORD_CHARS;
+            if (cut)
+                len = k - 1; /* the first byte of character 101 was counted */
+            e = md_buf_puts(b, b->len ? " & '" : "(('");
+            for (size_t j = 0; j < len && !e; j++) {
+                unsigned char c = (unsigned char)s[w + j];
+                e = md_buf_putc(b, (char)(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c));
+            }
+            if (!e)
+                e = md_buf_puts(b, (w + len >= n || cut) ? "':*" : "'");
+        }
+    }
+    if (!e && b->len)
+        e = md_buf_puts(b, ") | '#all')");
+    return e;
+}
+
+/* Search candidates ranked in memoryd: at most this many files and bytes
+ * of content; a search with more is ranked by PostgreSQL (P_SEARCH). */
+#define PG_RANK_FILES 500
+#define PG_RANK_BYTES ((int64_t)8 << 20)
+
+struct pg_hit {
+    int64_t score;
+    const char *path, *content;
+    size_t path_len, len;
+};
+
+/* Most occurrences first, then path (bytes: paths collate "C"). */
+static int hit_order(const void *a, const void *b)
+{
+    const struct pg_hit *x = a, *y = b;
+    if (x->score != y->score)
+        return x->score > y->score ? -1 : 1;
+    size_t n = x->path_len < y->path_len ? x->path_len : y->path_len;
+    int c = memcmp(x->path, y->path, n);
+    return c ? c : (x->path_len > y->path_len) - (x->path_len < y->path_len);
+}
+
+/* The page of q among the candidates of r (every one of them), checked
+ * and ranked by md_search_score as SQLite's search does; 1 when r did not
+ * hold them all (nothing done), else 0 or an error. */
+static int rank_here(PGresult *r, const struct md_search_terms *q, md_search_cb cb, void *ctx,
+                     enum md_err *e)
+{
+    int rows = PQntuples(r);
+    int64_t bytes = 0;
+    for (int i = 0; i < rows; i++)
+        bytes += PQgetlength(r, i, 1);
+    if (rows > PG_RANK_FILES || bytes >= PG_RANK_BYTES)
+        return 1;
+    struct md_buf list;
+    md_buf_init(&list, MD_SEARCH_Q_MAX + MD_SEARCH_TERMS_MAX);
+    *e = MD_OK;
+    for (size_t i = 0; i < q->n && !*e; i++) {
+        *e = i ? md_buf_putc(&list, '\n') : MD_OK;
+        if (!*e)
+            *e = md_buf_append(&list, q->terms[i], q->lens[i]);
+    }
+    struct pg_hit *hits = *e ? NULL : calloc((size_t)rows + 1, sizeof *hits);
+    if (!*e && !hits)
+        *e = MD_ENOMEM;
+    size_t n = 0;
+    for (int i = 0; !*e && i < rows; i++) {
+        struct pg_hit h = {.path = PQgetvalue(r, i, 0),
+                           .path_len = (size_t)PQgetlength(r, i, 0),
+                           .content = PQgetvalue(r, i, 1),
+                           .len = (size_t)PQgetlength(r, i, 1)};
+        h.score = md_search_score(h.content, h.len, list.data ? list.data : "", list.len);
+        if (h.score >= 0)
+            hits[n++] = h;
+    }
+    if (!*e) {
+        qsort(hits, n, sizeof *hits, hit_order);
+        for (size_t i = q->offset; i < n && i < q->offset + q->limit; i++)
+            if (cb(ctx, hits[i].path, hits[i].path_len, hits[i].content, hits[i].len))
+                break;
+    }
+    free(hits);
+    md_buf_free(&list);
+    return 0;
+}
+
+/* What a search sends: the subtree's bounds, the tsquery (indexed) or the
+ * ILIKE pattern of the longest term, and every term's word pattern. */
+struct search_args {
+    struct md_buf lo, hi, first, pat, all;
+    int indexed; /* `first` is a tsquery */
+};
+
+static enum md_err search_args(struct search_args *a, const struct md_search_terms *q)
+{
+    size_t longest = 0;
+    for (size_t i = 1; i < q->n; i++)
+        if (q->lens[i] > q->lens[longest])
+            longest = i;
+    md_buf_init(&a->lo, q->dir_len + 2);
+    md_buf_init(&a->hi, q->dir_len + 2);
+    md_buf_init(&a->first, 2 * MD_SEARCH_Q_MAX + 4);
+    md_buf_init(&a->pat, 4 * MD_SEARCH_Q_MAX + 64); /* word_pattern: [xX] per letter */
+    md_buf_init(&a->all, (size_t)4 * MD_SEARCH_Q_MAX * MD_SEARCH_TERMS_MAX);
+    enum md_err e = md_pg_subtree_bounds(&a->lo, &a->hi, q->dir, q->dir_len);
+    if (!e)
+        e = ts_query(&a->first, q);
+    a->indexed = a->first.len > 0;
+    if (!e && !a->indexed)
+        e = like_pattern(&a->first, q->terms[longest], q->lens[longest]);
+    if (!e)
+        e = md_pg_arr_begin(&a->all, OID_TEXT, q->n);
+    for (size_t i = 0; i < q->n && !e; i++) {
+        e = word_pattern(&a->pat, q->terms[i], q->lens[i]);
+        if (!e)
+            e = md_pg_arr_elem(&a->all, a->pat.data, a->pat.len);
+    }
+    return e;
+}
+
+static void search_args_free(struct search_args *a)
+{
+    md_buf_free(&a->lo);
+    md_buf_free(&a->hi);
+    md_buf_free(&a->first);
+    md_buf_free(&a->pat);
+    md_buf_free(&a->all);
+}
+
+/* The parameters $1..$5 of every search statement. */
+static void common_params(struct md_pg_params *p, const char *tenant,
+                          const struct md_search_terms *q, const struct search_args *a)
+{
+    p->n = 0;
+    md_pg_text(p, tenant);
+    md_pg_bytes(p, q->dir, q->dir_len);
+    md_pg_bytes(p, a->lo.data, a->lo.len);
+    md_pg_bytes(p, a->hi.data, a->hi.len);
+    md_pg_bytes(p, a->first.data, a->first.len);
+}
+
+enum md_err md_pg_search(struct md_txn *base, const char *tenant, const struct md_search_terms *q,
+                         md_search_cb cb, void *ctx)
+{
+    struct pg_txn *t = (struct pg_txn *)base;
+    if (md_pg_store_of(t)->search_off)
+        return MD_ENOENT;
+    struct search_args a;
+    enum md_err e = search_args(&a, q);
+    int done = 0;
+    struct md_pg_params p;
+    if (!e && a.indexed) { /* the candidates ranked here, if there are not too many */
+        common_params(&p, tenant, q, &a);
+        md_pg_i64(&p, PG_RANK_FILES + 1);
+        md_pg_i64(&p, PG_RANK_BYTES);
+        e = md_pg_exec(t, P_SEARCH_CAND, &p);
+        if (!e) {
+            PGresult *r = t->pipe.res;
+            t->pipe.res = NULL; /* kept while cb runs: cb must not call the txn */
+            done = !rank_here(r, q, cb, ctx, &e);
+            PQclear(r);
+        }
+    }
+    if (!e && !done) {
+        common_params(&p, tenant, q, &a);
+        md_pg_bytes(&p, a.all.data, a.all.len);
+        md_pg_i64(&p, (int64_t)q->limit);
+        md_pg_i64(&p, (int64_t)q->offset);
+        e = md_pg_exec(t, a.indexed ? P_SEARCH : P_SEARCH_SCAN, &p);
+    }
+    if (!e && !done) {
+        PGresult *r = t->pipe.res;
+        t->pipe.res = NULL; /* kept while cb runs: cb must not call the txn */
+        for (int i = 0; r && i < PQntuples(r); i++)
+            if (cb(ctx, PQgetvalue(r, i, 0), (size_t)PQgetlength(r, i, 0), PQgetvalue(r, i, 1),
+                   (size_t)PQgetlength(r, i, 1)))
+                break;
+        PQclear(r);
+    }
+    search_args_free(&a);
+    return e;
+}
