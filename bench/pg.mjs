@@ -53,6 +53,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { BENCH_QUOTA, ROOT, busyShare, cpuTicks, freePort, kibWith, medianRun, poster, runAll, startProcess, tempDir, wrk } from './lib.mjs';
+import { createDb, psql, startCluster as startClusterOf } from './cluster.mjs';
 import { renameBack } from './scale.mjs';
 
 const argv = process.argv.slice(2);
@@ -81,71 +82,6 @@ const KIB_HEX = `'\\x${Buffer.from(KIB).toString('hex')}'::bytea`;
 const KIB_SHA = `'\\x${crypto.createHash('sha256').update(KIB).digest('hex')}'::bytea`;
 
 // ---- the cluster ----
-
-// PostgreSQL's server programs: Debian keeps them in /usr/lib/postgresql/<major>/bin.
-function pgBin() {
-  const root = '/usr/lib/postgresql';
-  const majors = fs.existsSync(root) ? fs.readdirSync(root).filter((d) => /^\d+$/.test(d)).sort((a, b) => b - a) : [];
-  for (const m of majors) {
-    const bin = path.join(root, m, 'bin');
-    if (fs.existsSync(path.join(bin, 'pgbench'))) return bin;
-  }
-  throw new Error('PostgreSQL not found in /usr/lib/postgresql: scripts/setup.sh --bench installs postgresql-15');
-}
-
-// PostgreSQL refuses to run as root: as root, its programs run as the postgres user.
-function asOwner(cmd, args) {
-  return process.getuid() === 0 ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args];
-}
-
-const SETTINGS = {
-  listen_addresses: "''",
-  max_connections: 200, // 64 pgbench clients, memoryd's writer and readers, psql
-  shared_buffers: '256MB',
-  fsync: 'on',
-  synchronous_commit: 'on',
-  max_wal_size: '4GB', // no checkpoint forced by WAL volume in the middle of a figure
-  log_min_messages: 'warning',
-};
-
-function startCluster(dir) {
-  const bin = pgBin();
-  const data = path.join(dir, 'data');
-  const host = path.join(dir, 'socket');
-  fs.mkdirSync(host, { recursive: true });
-  fs.chmodSync(dir, 0o755);
-  if (process.getuid() === 0) execFileSync('chown', ['-R', 'postgres:postgres', dir]);
-  const run = (cmd, args) => {
-    const [c, a] = asOwner(path.join(bin, cmd), args);
-    return execFileSync(c, a, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  };
-  run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--locale=C.UTF-8']);
-  const settings = { ...SETTINGS, ...(STATS ? { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track_planning': 'on' } : {}) };
-  const options = [`-k ${host}`, '-p 5432', ...Object.entries(settings).map(([k, v]) => `-c ${k}=${v}`)].join(' ');
-  run('pg_ctl', ['-D', data, '-o', options, '-l', path.join(dir, 'server.log'), '-w', '-t', '60', 'start']);
-  const cluster = {
-    bin, dir, host, port: 5432, user: 'postgres', settings,
-    uri: (db) => `postgresql:///${db}?host=${encodeURIComponent(host)}&port=5432&user=postgres`,
-    stop: () => {
-      try {
-        run('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']);
-      } catch { /* already stopped */ }
-    },
-  };
-  return cluster;
-}
-
-// Run SQL on database `db`; returns psql's output (unaligned, tuples only).
-function psql(cluster, db, sql) {
-  return execFileSync(path.join(cluster.bin, 'psql'), ['-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1',
-    '-h', cluster.host, '-p', String(cluster.port), '-U', cluster.user, '-d', db],
-  { input: sql, encoding: 'utf8', maxBuffer: 1 << 26 }).trim();
-}
-
-function createDb(cluster, db) {
-  psql(cluster, 'postgres', `CREATE DATABASE ${db}`);
-  return db;
-}
 
 // ---- pgbench ----
 
@@ -730,7 +666,7 @@ async function main() {
   fs.chmodSync(work, 0o755); // the cluster below it runs as postgres when we are root
   const cpus = os.cpus();
   const machine = `${cpus.length} × ${cpus[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.type()} ${os.release()}`;
-  const cluster = startCluster(path.join(work, 'cluster'));
+  const cluster = startClusterOf(path.join(work, 'cluster'), { stats: STATS });
   const postmaster = () => Number(fs.readFileSync(path.join(cluster.dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
   const results = { machine, seconds: SECONDS, repeat: REPEAT, load_start: os.loadavg(), rows: [], refs: {}, cpu: {}, round_trips: [], scale: null, targets: [] };
   let failures = 0;

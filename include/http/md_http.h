@@ -43,7 +43,6 @@ struct md_http_config {
     const char *metrics_listen;
     int metrics_tenant_labels; /* per-tenant request counters in /metrics */
     int auth_keys;             /* --auth keys: memoryd's own API keys (src/http/auth.c) */
-    const char *keys_db;       /* the database of the API keys (--db) */
     unsigned mcp_sessions;     /* MCP sessions open at once at most (md_mcp_session.h) */
     const char *mcp_origins;   /* Origin values allowed on /mcp, comma-separated; "": none */
 };

@@ -1,4 +1,5 @@
-/* keys_cli.c — memoryd keys create|list|revoke (md_keys_cli.h). */
+/* keys_cli.c — memoryd keys create|list|revoke (md_keys_cli.h), through the
+ * store (md_store_key_*). */
 #include "app/md_keys_cli.h"
 
 #include <stdio.h>
@@ -7,7 +8,6 @@
 #include <time.h>
 
 #include "app/md_engines.h"
-#include "app/md_keystore.h"
 #include "base/md_apikey.h"
 
 static const char usage[] =
@@ -123,7 +123,7 @@ static void print_key(void *ctx, const struct md_key_info *k)
            k->name[0] ? k->name : "-", created, revoked);
 }
 
-static int create(struct md_keystore *ks, const struct args *a)
+static int create(struct md_store *store, const struct args *a)
 {
     struct md_key_info k = {.created = (int64_t)time(NULL)};
     snprintf(k.tenant, sizeof k.tenant, "%s", a->tenant);
@@ -133,7 +133,7 @@ static int create(struct md_keystore *ks, const struct args *a)
     unsigned char hash[MD_APIKEY_HASH_LEN];
     if (md_apikey_new(key, hash, k.id) != 0)
         return fail("libsodium cannot start", NULL);
-    if (md_keystore_create(ks, &k, hash) != MD_OK)
+    if (md_store_key_put(store, &k, hash) != MD_OK)
         return fail("cannot store the key (see the log line above)", NULL);
     printf("%s\nid: %s\n", key, k.id);
     fflush(stdout);
@@ -158,23 +158,19 @@ int md_keys_main(int argc, char **argv)
     struct md_store *store = NULL;
     if (md_store_open(&scfg, NULL, &store, why, sizeof why) != MD_OK)
         return fail("cannot open the database", why);
-    md_store_close(store);
-    struct md_keystore *ks = NULL;
-    if (md_keystore_open(a.db, &ks, why, sizeof why) != MD_OK)
-        return fail("cannot open the database", why);
     if (strcmp(a.action, "create") == 0) {
-        rc = create(ks, &a);
+        rc = create(store, &a);
     } else if (strcmp(a.action, "list") == 0) {
         printf("id\ttenant\tscope\tname\tcreated\trevoked\n");
-        rc = md_keystore_list(ks, a.tenant, print_key, NULL) == MD_OK
+        rc = md_store_key_list(store, a.tenant, print_key, NULL) == MD_OK
                  ? 0
                  : fail("cannot list the keys", NULL);
     } else {
-        enum md_err e = md_keystore_revoke(ks, a.id, (int64_t)time(NULL));
+        enum md_err e = md_store_key_revoke(store, a.id, (int64_t)time(NULL));
         rc = e == MD_ENOENT ? fail("no such key", a.id)
              : e            ? fail("cannot revoke the key", NULL)
                             : (printf("revoked %s\n", a.id), 0);
     }
-    md_keystore_close(ks);
+    md_store_close(store);
     return rc;
 }

@@ -69,7 +69,6 @@ static int server_start(struct md_config *cfg, struct server *s)
         md_store_close(s->store);
         return -1;
     }
-    cfg->http.keys_db = cfg->db;
     s->http = md_http_start(&cfg->http, &cfg->limits, s->store, s->writer, why, sizeof why);
     if (!s->http) {
         md_log_msg(MD_LOG_ERROR, "cannot start the HTTP server", why);

@@ -3,8 +3,9 @@
  * its handler runs.
  *
  * With --auth keys every request of a route that is not PUBLIC carries
- * `Authorization: Bearer <key>`, looked up in the key store on each request
- * (no cache: a revocation counts at once on every instance). The key
+ * `Authorization: Bearer <key>`, looked up in the store on each request
+ * (md_store_key_find: no cache, a revocation counts at once on every
+ * instance). The key
  * decides the tenant and what the request may do (its scope: READ rows and
  * views for any key, WRITE rows for the write and admin scopes, ADMIN rows
  * for the admin scope); failures are counted per client address
@@ -21,7 +22,6 @@
 #include <strings.h>
 #include <time.h>
 
-#include "app/md_keystore.h"
 #include "base/md_apikey.h"
 #include "base/md_netaddr.h"
 #include "http/md_authfail.h"
@@ -35,16 +35,9 @@ int md_http_auth_start(struct md_http *h, char *why, size_t why_len)
 {
     if (!h->cfg->auth_keys)
         return 0;
-    char reason[256] = "";
-    if (md_keystore_open(h->cfg->keys_db, &h->keys, reason, sizeof reason) != MD_OK) {
-        snprintf(why, why_len, "--auth keys: cannot open the key store: %s", reason);
-        return -1;
-    }
     h->authfail = md_authfail_new(FAIL_MAX, FAIL_WINDOW);
     if (!h->authfail) {
         snprintf(why, why_len, "out of memory");
-        md_keystore_close(h->keys);
-        h->keys = NULL;
         return -1;
     }
     return 0;
@@ -52,9 +45,7 @@ int md_http_auth_start(struct md_http *h, char *why, size_t why_len)
 
 void md_http_auth_stop(struct md_http *h)
 {
-    md_keystore_close(h->keys);
     md_authfail_free(h->authfail);
-    h->keys = NULL;
     h->authfail = NULL;
 }
 
@@ -127,7 +118,7 @@ static int find_key(struct req *r, struct md_key_info *k, enum MHD_Result *ret)
     unsigned char hash[MD_APIKEY_HASH_LEN];
     if (!token || md_apikey_hash(token, len, hash) != 0)
         return refuse_key(r, now, ret, MD_R_AUTH_INVALID);
-    enum md_err e = md_keystore_find(h->keys, hash, k);
+    enum md_err e = md_store_key_find(h->store, hash, k);
     if (e == MD_ENOENT)
         return refuse_key(r, now, ret, MD_R_AUTH_UNKNOWN);
     if (e) {
@@ -172,7 +163,7 @@ static int key_allows(struct req *r, const struct md_key_info *k, enum MHD_Resul
 
 int md_http_authenticate(struct req *r, enum MHD_Result *ret)
 {
-    if (!r->h->keys) {
+    if (!r->h->cfg->auth_keys) {
         if (r->route->access == ACCESS_ADMIN && !local_admin(r)) {
             *ret = md_reply_errorf(r, MD_R_ADMIN_NOT_LOCAL);
             return -1;

@@ -127,8 +127,7 @@ struct md_http {
     struct waiter *waiters;
     pthread_t wait_thread;
     int wait_started, wait_stop;
-    /* --auth keys (auth.c): the key store and failed attempts. */
-    struct md_keystore *keys;
+    /* --auth keys (auth.c): failed attempts per client address. */
     struct md_authfail *authfail;
     /* The MCP endpoint's sessions (mcp.c, md_mcp_session.h). */
     struct md_mcp_sessions *mcp;
@@ -315,8 +314,8 @@ enum MHD_Result md_http_storage_error(struct req *r, enum md_err e);
 
 /* ---- auth.c: --auth keys ---- */
 
-/* Open the key store when --auth keys is on (0, or -1 with the reason);
- * md_http_auth_stop frees it. */
+/* With --auth keys, the count of failed attempts (0, or -1 with the
+ * reason); md_http_auth_stop frees it. */
 int md_http_auth_start(struct md_http *h, char *why, size_t why_len);
 void md_http_auth_stop(struct md_http *h);
 /* Before a request of a route that is not PUBLIC runs: 0 when it may go on
@@ -324,7 +323,7 @@ void md_http_auth_stop(struct md_http *h);
  * key), or -1 with the refusal answered (401, 403, 429, 503). */
 int md_http_authenticate(struct req *r, enum MHD_Result *ret);
 /* With --auth keys, a key of the read scope (only views). */
-#define md_http_auth_read_only(r) ((r)->h->keys && (r)->key_scope == MD_SCOPE_READ)
+#define md_http_auth_read_only(r) ((r)->h->cfg->auth_keys && (r)->key_scope == MD_SCOPE_READ)
 
 /* ---- the handlers (md_routes.def) ---- */
 

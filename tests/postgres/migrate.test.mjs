@@ -566,13 +566,13 @@ test('a missing SQLite file, a file that is not memoryd\'s, an unreachable targe
   const target = await createDatabase();
   const missing = path.join(dir, 'no-such.db');
   let m = await runMemoryd(['migrate', '--from', missing, '--to', target]);
-  assert.deepEqual([m.code, m.stdout, m.stderr], [1, '', `memoryd migrate: ${missing}: unable to open database file\n`]);
+  assert.deepEqual([m.code, m.stdout, m.stderr], [1, '', `memoryd migrate: ${missing}: No such file or directory\n`]);
   assert.equal(fs.existsSync(missing), false, 'the missing file was not created');
 
   const notDb = path.join(dir, 'notes.txt');
   fs.writeFileSync(notDb, 'just some text, not a database\n'.repeat(100));
   m = await runMemoryd(['migrate', '--from', notDb, '--to', target]);
-  assert.deepEqual([m.code, m.stdout, m.stderr], [1, '', `memoryd migrate: ${notDb}: not a SQLite database of memoryd\n`]);
+  assert.deepEqual([m.code, m.stdout, m.stderr], [1, '', `memoryd migrate: ${notDb} is not a SQLite database: file is not a database\n`]);
   assert.deepEqual(pgTables(target), [], 'nothing was created in the target');
 
   const nowhere = `postgresql:///memoryd?host=${encodeURIComponent(path.join(dir, 'no-socket-here'))}`;

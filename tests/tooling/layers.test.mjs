@@ -103,7 +103,7 @@ test('every #include names a header of the file\'s layer or of one it uses', () 
     }
   }
   assert.deepEqual(problems, []);
-  assert.ok(checked > 300, `only ${checked} includes checked`);
+  assert.ok(checked > 250, `only ${checked} includes checked`);
 });
 
 // The objects of memoryd's core library in this build: [{src, defined: Set, used: Set}].

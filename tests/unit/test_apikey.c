@@ -2,7 +2,7 @@
  * test_apikey.c — API keys without a server: the form and hash of keys
  * (md_apikey.h), the per-address failure table (md_authfail.h: the limit,
  * the window's end, addresses kept apart, bounded memory under a flood of
- * addresses) and the key store on a SQLite file (md_keystore.h: create,
+ * addresses) and the keys of a store on a SQLite file (md_store_key_*: put,
  * find by hash, list, revoke). The HTTP behaviour is in
  * tests/integration/keys.test.mjs.
  */
@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "app/md_engines.h"
-#include "app/md_keystore.h"
 #include "base/md_apikey.h"
 #include "check.h"
 #include "http/md_authfail.h"
@@ -113,10 +112,7 @@ static void test_keystore(void)
                                    .search = MD_SEARCH_KEEP};
     struct md_store *store = NULL;
     CHECK_EQ_INT(md_store_open(&scfg, NULL, &store, why, sizeof why), MD_OK);
-    md_store_close(store);
-    struct md_keystore *ks = NULL;
-    CHECK_EQ_INT(md_keystore_open(path, &ks, why, sizeof why), MD_OK);
-    if (!ks)
+    if (!store)
         return;
     struct md_key_info k = {.scope = MD_SCOPE_WRITE, .created = 1700000000};
     snprintf(k.tenant, sizeof k.tenant, "alice");
@@ -124,9 +120,9 @@ static void test_keystore(void)
     char key[MD_APIKEY_LEN + 1];
     unsigned char hash[MD_APIKEY_HASH_LEN];
     CHECK_EQ_INT(md_apikey_new(key, hash, k.id), 0);
-    CHECK_EQ_INT(md_keystore_create(ks, &k, hash), MD_OK);
+    CHECK_EQ_INT(md_store_key_put(store, &k, hash), MD_OK);
     struct md_key_info f;
-    CHECK_EQ_INT(md_keystore_find(ks, hash, &f), MD_OK);
+    CHECK_EQ_INT(md_store_key_find(store, hash, &f), MD_OK);
     CHECK(strcmp(f.id, k.id) == 0 && strcmp(f.tenant, "alice") == 0 &&
           strcmp(f.name, "laptop") == 0);
     CHECK_EQ_INT(f.scope, MD_SCOPE_WRITE);
@@ -135,20 +131,20 @@ static void test_keystore(void)
     unsigned char other[MD_APIKEY_HASH_LEN];
     memcpy(other, hash, sizeof other);
     other[0] ^= 1;
-    CHECK_EQ_INT(md_keystore_find(ks, other, &f), MD_ENOENT);
+    CHECK_EQ_INT(md_store_key_find(store, other, &f), MD_ENOENT);
     struct listed l = {0};
-    CHECK_EQ_INT(md_keystore_list(ks, "alice", on_key, &l), MD_OK);
+    CHECK_EQ_INT(md_store_key_list(store, "alice", on_key, &l), MD_OK);
     CHECK_EQ_INT(l.n, 1);
     l.n = 0;
-    CHECK_EQ_INT(md_keystore_list(ks, "bob", on_key, &l), MD_OK);
+    CHECK_EQ_INT(md_store_key_list(store, "bob", on_key, &l), MD_OK);
     CHECK_EQ_INT(l.n, 0);
     /* Revoking keeps the first time; an unknown id is MD_ENOENT. */
-    CHECK_EQ_INT(md_keystore_revoke(ks, k.id, 1700000100), MD_OK);
-    CHECK_EQ_INT(md_keystore_revoke(ks, k.id, 1700000200), MD_OK);
-    CHECK_EQ_INT(md_keystore_revoke(ks, "key_0000000000000000", 1700000300), MD_ENOENT);
-    CHECK_EQ_INT(md_keystore_find(ks, hash, &f), MD_OK);
+    CHECK_EQ_INT(md_store_key_revoke(store, k.id, 1700000100), MD_OK);
+    CHECK_EQ_INT(md_store_key_revoke(store, k.id, 1700000200), MD_OK);
+    CHECK_EQ_INT(md_store_key_revoke(store, "key_0000000000000000", 1700000300), MD_ENOENT);
+    CHECK_EQ_INT(md_store_key_find(store, hash, &f), MD_OK);
     CHECK_EQ_INT(f.revoked, 1700000100);
-    md_keystore_close(ks);
+    md_store_close(store);
     unlink(path);
     char side[160];
     snprintf(side, sizeof side, "%s-wal", path);

@@ -31,8 +31,6 @@
  * whose disk flush fails answered as "may or may not have been applied"
  * and a new tenant's rolled-back rows forgotten by the writer.
  */
-#include <jansson.h>
-#include <libpq-fe.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdint.h>
@@ -45,6 +43,7 @@
 #include "check.h"
 #include "cmd/md_cmd.h"
 #include "cmd/md_writer.h"
+#include "pg_db.h"
 #include "store/pg/md_store_pg.h"
 #include "store/sqlite/md_store_sqlite.h"
 
@@ -879,113 +878,17 @@ static long query_int(const char *path, const char *sql)
     return query_text(path, sql, buf, sizeof buf) == 0 ? strtol(buf, NULL, 10) : -1;
 }
 
-/* ---- PostgreSQL: a fresh database of the suite's cluster ----
- * MD_TEST_PG names the directory of a cluster tests/lib/pg.mjs started; its
- * state.json gives the socket directory, port and user. The database is
- * made here (CREATE DATABASE on the cluster's `postgres` database) and
- * dropped at the end. */
-
-/* `s` percent-encoded for a URI's query value, into out[n]. */
-static void uri_escape(char *out, size_t n, const char *s)
-{
-    static const char hex[] = "0123456789ABCDEF";
-    size_t o = 0;
-    for (; *s && o + 4 < n; s++) {
-        unsigned char c = (unsigned char)*s;
-        if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-            strchr("-._~", c)) {
-            out[o++] = (char)c;
-        } else {
-            out[o++] = '%';
-            out[o++] = hex[c >> 4];
-            out[o++] = hex[c & 15];
-        }
-    }
-    out[o] = '\0';
-}
-
-/* The URI of database `db` of the cluster MD_TEST_PG names, into out[n]:
- * 0, 77 when no cluster is given (the caller skips), 1 on error. */
-static int pg_cluster_uri(const char *db, char *out, size_t n)
-{
-    const char *dir = getenv("MD_TEST_PG");
-    if (!dir || !*dir) {
-        fprintf(stderr, "SKIP: MD_TEST_PG is not set (ctest's pg/unit/test_store sets it to the "
-                        "directory of the suite's PostgreSQL cluster)\n");
-        return 77;
-    }
-    char file[512];
-    snprintf(file, sizeof file, "%s/state.json", dir);
-    json_error_t err;
-    json_t *state = json_load_file(file, 0, &err);
-    if (!state) {
-        fprintf(stderr, "SKIP: MD_TEST_PG=%s, but no cluster runs there (%s: %s)\n", dir, file,
-                err.text);
-        return 77;
-    }
-    const char *host = json_string_value(json_object_get(state, "host"));
-    const char *user = json_string_value(json_object_get(state, "user"));
-    json_int_t port = json_integer_value(json_object_get(state, "port"));
-    int rc = 1;
-    if (host && user && port > 0) {
-        char h[512];
-        uri_escape(h, sizeof h, host);
-        snprintf(out, n, "postgresql:///%s?host=%s&port=%lld&user=%s", db, h, (long long)port,
-                 user);
-        rc = 0;
-    } else {
-        fprintf(stderr, "%s: no host, port or user\n", file);
-    }
-    json_decref(state);
-    return rc;
-}
-
-/* Run `sql` on the database at `uri`; the first column of its first row
- * as an integer, 0 when it returns no row, -1 on failure (reported). */
-static long pg_exec(const char *uri, const char *sql)
-{
-    PGconn *conn = PQconnectdb(uri);
-    long v = -1;
-    if (PQstatus(conn) != CONNECTION_OK) {
-        fprintf(stderr, "cannot connect to %s: %s", uri, PQerrorMessage(conn));
-    } else {
-        PGresult *r = PQexec(conn, sql);
-        ExecStatusType st = PQresultStatus(r);
-        if (st == PGRES_TUPLES_OK && PQntuples(r) > 0)
-            v = strtol(PQgetvalue(r, 0, 0), NULL, 10);
-        else if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK)
-            v = 0;
-        else
-            fprintf(stderr, "%s: %s", sql, PQerrorMessage(conn));
-        PQclear(r);
-    }
-    PQfinish(conn);
-    return v;
-}
+/* ---- PostgreSQL: a fresh database of the suite's cluster (pg_db.h) ---- */
 
 /* g_db: a new database of the cluster. 0, 77 (skip) or 1. */
 static int pg_setup(void)
 {
-    char admin[1024];
-    int rc = pg_cluster_uri("postgres", admin, sizeof admin);
-    if (rc)
-        return rc;
-    snprintf(g_pg_name, sizeof g_pg_name, "md_unit_%ld_%lld", (long)getpid(),
-             (long long)time(NULL));
-    char sql[128];
-    snprintf(sql, sizeof sql, "CREATE DATABASE %s", g_pg_name);
-    if (pg_exec(admin, sql) < 0)
-        return 1;
-    return pg_cluster_uri(g_pg_name, g_db, sizeof g_db);
+    return pg_db_create("md_unit", g_pg_name, sizeof g_pg_name, g_db, sizeof g_db);
 }
 
 static void pg_drop(void)
 {
-    char admin[1024], sql[128];
-    if (pg_cluster_uri("postgres", admin, sizeof admin) != 0)
-        return;
-    snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s WITH (FORCE)", g_pg_name);
-    pg_exec(admin, sql);
+    pg_db_drop(g_pg_name);
 }
 
 static void remove_db(const char *path)

@@ -15,8 +15,8 @@
 #include <string.h>
 
 #include "base/md_text.h"
-#include "cmd/md_search.h"
 #include "internal.h"
+#include "store/md_search_terms.h"
 
 /* A search candidate's occurrences in its text lx of each of the terms'
  * patterns $6 (built by word_pattern), as md_search_score counts them,

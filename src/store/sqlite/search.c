@@ -16,8 +16,8 @@
 #include "base/md_buf.h"
 #include "base/md_log.h"
 #include "base/md_text.h"
-#include "cmd/md_search.h"
 #include "internal.h"
+#include "store/md_search_terms.h"
 
 /* The notes of search_pending as index changes (the S_SEARCH_FLUSH_*
  * statements; sql/sqlite/005_search.sql): a file's first note of the
