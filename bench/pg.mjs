@@ -139,7 +139,7 @@ function setupReference(cluster, db) {
 
 // ---- the writer's bounds: memoryd's statements, replayed by pgbench ----
 
-// memoryd's writer statements for an optimistic batch (src/store/pg/pg.c's statement table, word
+// memoryd's writer statements for an optimistic batch (the statement tables of src/store/pg/, word
 // for word), their parameters ($1, $2, ...) given as SQL expressions (pgbench has no array
 // variables). The tenant's advisory lock (P_LOCK) is a constant key.
 const sqlArr = (items, type) => `ARRAY[${items.join(', ')}]::${type}[]`;
@@ -195,7 +195,7 @@ const commitTrip = (n, tenant, history, dir, delta) => [
 
 // The bound of memoryd's group commit: what PostgreSQL alone does, from one client, with the
 // statements memoryd's writer sends for a batch of `n` creates of 1 KiB files in one existing
-// directory of tenant `tenant` (an optimistic batch, src/store/pg/pg.c), history on (the
+// directory of tenant `tenant` (an optimistic batch, src/store/pg/batch.c), history on (the
 // defaults) or off (--history-versions 0), in the same three round trips (pgbench pipelines):
 //   1. BEGIN, the tenant's advisory lock, the batch's paths and their ancestors read (P_PREFETCH);
 //   2. the files' versions (their absence, P_VER_MANY: history on only) and change rows

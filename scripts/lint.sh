@@ -77,8 +77,8 @@ run_tidy() {
     # file to the next (after bench/*.c it reports a false valist.Uninitialized in src/base/buf.c).
     # As many at once as there are CPUs (a file's analysis takes seconds; in turn, the whole
     # check took minutes), the fuzz targets in the same pool, the largest file first: the
-    # analysis time grows with the file (src/store/pg/pg.c alone takes about a minute,
-    # tests/unit/test_store.c 40 s, most files a second or two), so the long ones start at once
+    # analysis time grows with the file (tests/unit/test_store.c takes about 40 s, most files a
+    # second or two), so the long ones start at once
     # and the short ones fill in beside them, instead of the longest starting last in name
     # order and running alone at the end. Each process's output is written whole when it ends,
     # so reports of files do not interleave. (Its "N warnings generated" lines count suppressed

@@ -128,7 +128,7 @@ enum md_err md_cmd_parse_op(struct md_cmd *cmd, enum md_cmd_kind kind, const cha
 
 /* The entries a view asks its store for at most (md_txn_view's
  * `max_entries`), under these limits: the same for every view, so that a
- * backend can fetch a view before the command runs (md_store_view_async). */
+ * engine can fetch a view before the command runs (md_store_view_async). */
 size_t md_cmd_view_entries(const struct md_limits *lim);
 
 /* Execute on `t` for tenant `tenant`; the result text goes to `out`, the

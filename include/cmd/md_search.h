@@ -9,7 +9,7 @@
  * contains every term where a word begins (md_text_find_word_ci), ASCII
  * letters compared without case.
  * Only current files are searched (not history). Hits come best first
- * (md_txn_search in md_store.h says how each backend ranks); each names the
+ * (md_txn_search in md_store.h says how each engine ranks); each names the
  * file, how many of its lines contain a term and the first
  * MD_SEARCH_LINES of them, numbered as `view` numbers them, each cut to
  * MD_SEARCH_SNIPPET bytes around its first match. Pages are chained by an

@@ -1,12 +1,12 @@
 /*
  * md_dirsizes.h — directory size changes a write transaction has not
- * written yet, for any backend.
+ * written yet, for any engine.
  *
  * A batch of creates under one directory would otherwise rewrite each
  * ancestor's row once per command (and, in PostgreSQL, leave a new row
  * version each time). Here the changes add up per directory and the
- * backend writes them once, before the commit, or before any statement that
- * could see or move the rows. A backend reading a directory's size adds the
+ * engine writes them once, before the commit, or before any statement that
+ * could see or move the rows. An engine reading a directory's size adds the
  * pending change (md_dirsizes_pending).
  *
  * Savepoints: md_dirsizes_mark() snapshots the pending changes and
@@ -14,7 +14,7 @@
  * back may include a flush, which the database undoes with the rest, so the
  * snapshot is exactly what is pending again. Entries are only ever appended
  * within a transaction. When all MD_DIRSIZES_SLOTS are in use,
- * md_dirsizes_add() refuses a change to another directory: the backend
+ * md_dirsizes_add() refuses a change to another directory: the engine
  * writes that one at once.
  *
  * Ownership: md_dirsizes_new() allocates, md_dirsizes_free() frees; paths

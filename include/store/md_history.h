@@ -2,7 +2,7 @@
  * md_history.h — versions, the change feed and idempotent retries: the
  * types the store interface (md_store.h) speaks, and the engine-neutral
  * bookkeeping a write transaction keeps for them (struct md_hist), used by
- * both backends.
+ * both engines.
  *
  * The model. Every successful write command records, for each file it
  * changes, what that file was just before: a version (per tenant, numbered

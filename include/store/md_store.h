@@ -1,33 +1,37 @@
 /*
  * md_store.h — the storage interface memoryd's commands are written against.
  *
- * A backend implements struct md_store_ops: SQLite (src/store/sqlite/sqlite.c,
- * md_store_sqlite.h), the embedded default, and PostgreSQL (src/store/pg/pg.c,
- * md_store_pg.h), for many instances on one database. Command code
- * (src/cmd_*.c) only calls the md_store_* / md_txn_* wrappers below.
+ * An engine implements struct md_store_ops and exports a struct md_engine
+ * (below): SQLite (src/store/sqlite/, md_store_sqlite.h), the embedded
+ * default, and PostgreSQL (src/store/pg/, md_store_pg.h), for many instances
+ * on one database; the program's registry (app/md_engines.h) opens a store
+ * by the form of its `db`. The commands (src/cmd/) and the HTTP front only
+ * call the md_store_* / md_txn_* wrappers below, and know no engine: what
+ * an engine can do beyond the operations every engine has, it says in its
+ * capability bits (enum md_store_cap).
  *
  * Model: every tenant has a tree of entries keyed by canonical path
  * ("/memories", "/memories/a", "/memories/a/b.txt"). Directories are real
  * entries; the root "/memories" is created with the tenant (a tenant that
  * has never written has no rows, yet its root exists: empty). Every
- * directory's `size` is the total bytes of the files below it: the backend
+ * directory's `size` is the total bytes of the files below it: the engine
  * keeps it, inside the write operations (md_txn_put_file, remove_tree,
  * move_tree), however it likes (SQLite and PostgreSQL both write each
  * directory once per transaction, see md_dirsizes.h).
  *
  * The operations are coarse, each what a command means, so that a network
- * backend can do one in a fixed, small number of round trips (a view in
+ * engine can do one in a fixed, small number of round trips (a view in
  * one; a write command in two: md_txn_locate, then one write operation).
  * Tenants are named by their id string (1..128 of [A-Za-z0-9._-]); a
- * backend maps names to its own keys.
+ * engine maps names to its own keys.
  *
  * Transactions: md_store_read_begin() may be called from any thread and
  * gives a consistent view for each operation (a snapshot); write
  * transactions are for the single writer thread of a process
- * (src/cmd/writer.c). A write transaction first locks the tenants it will touch
- * (md_txn_lock_tenants: several processes may write one database), then runs
- * each command inside a savepoint so that a batch of commands shares one
- * commit.
+ * (src/cmd/writer.c). A write transaction first locks the tenants it will
+ * touch (md_txn_batch_begin: several processes may write one database),
+ * then runs each command inside a savepoint so that a batch of commands
+ * shares one commit.
  *
  * Ownership: a txn is owned by its caller until md_txn_end()/commit/
  * rollback, which release it. Content pointers returned by an operation are
@@ -36,7 +40,7 @@
  * Errors: MD_ENOENT (no such entry), MD_EEXIST (an entry is in the way),
  * MD_EBUSY (database locked or overloaded), MD_EUNAVAIL (the database
  * cannot be reached: nothing was done), MD_EUNSURE (a commit whose outcome
- * is unknown), MD_EDB (anything else; the backend has logged the details),
+ * is unknown), MD_EDB (anything else; the engine has logged the details),
  * MD_ENOMEM.
  */
 #ifndef MD_STORE_H
@@ -128,7 +132,7 @@ struct md_locate {
 };
 
 /* Round trips to the database and statements run on a txn's connection so
- * far; a difference around a command is what it cost. An embedded backend
+ * far; a difference around a command is what it cost. An embedded engine
  * has no round trips (0). */
 struct md_txn_stats {
     unsigned long statements;
@@ -304,7 +308,7 @@ struct md_store_ops {
                           struct md_backup_info *out, char *why, size_t why_len);
 };
 
-/* Every backend's store and txn structs begin with these. */
+/* Every engine's store and txn structs begin with these. */
 struct md_store {
     const struct md_store_ops *ops;
 };
@@ -451,9 +455,9 @@ static inline enum md_err md_txn_release(struct md_txn *t, int rollback)
  * up to two levels below it, depth first, each directory followed by its
  * own children, siblings in byte order of their names; entries named
  * ".*" or "node_modules" are left out with everything below them. `cb` is
- * called for each until it returns nonzero. A backend may stop after about
+ * called for each until it returns nonzero. An engine may stop after about
  * `max_entries` entries; *complete is 0 when entries were left out (by the
- * backend or by `cb`). The root of a tenant without data is an empty
+ * engine or by `cb`). The root of a tenant without data is an empty
  * directory. MD_ENOENT when nothing is at `path`.
  */
 static inline enum md_err md_txn_view(struct md_txn *t, const char *tenant, const char *path,
@@ -462,7 +466,7 @@ static inline enum md_err md_txn_view(struct md_txn *t, const char *tenant, cons
 {
     return t->store->ops->view(t, tenant, path, len, e, max_entries, cb, ctx, complete);
 }
-/* Whether the store fetches views asynchronously: a network backend, whose
+/* Whether the store fetches views asynchronously: a network engine, whose
  * reads wait for a round trip, multiplexes them on a few connections
  * instead of a thread waiting for each. */
 static inline int md_store_has_view_async(const struct md_store *s)
@@ -611,8 +615,8 @@ static inline enum md_err md_txn_changes(struct md_txn *t, const char *tenant, i
     return t->store->ops->changes(t, tenant, after, limit, cb, ctx, oldest, last_seq);
 }
 /* Erase the content (and hash) of a version for good; the answers kept for
- * idempotent retries of writes to its path are scrubbed. The backend makes
- * sure the bytes leave its files after the commit (see the backends). */
+ * idempotent retries of writes to its path are scrubbed. The engine makes
+ * sure the bytes leave its files after the commit (see the engines). */
 static inline enum md_err md_txn_redact(struct md_txn *t, const char *tenant, int64_t version)
 {
     return t->store->ops->redact(t, tenant, version);
@@ -637,7 +641,7 @@ static inline enum md_err md_store_db_size(struct md_store *s, int64_t *bytes)
 }
 
 /* Hear of changes other processes commit to the database (the change
- * feed's long polls): cb is called from a thread of the store's. A backend
+ * feed's long polls): cb is called from a thread of the store's. An engine
  * whose only writer is this process (SQLite) does nothing: the writer's
  * commit hook tells (md_writer.h). cb NULL stops it; stop it before what
  * cb uses is gone. */
@@ -651,7 +655,7 @@ static inline enum md_err md_store_watch(struct md_store *s, md_watch_cb cb, voi
 /* What `tenant` stores now, in this transaction (a write transaction's
  * earlier commands included), and its overrides; a tenant without data
  * stores nothing and has none. The file count is kept exactly by the
- * database (triggers of 003_quotas.sql, both backends) in the transaction that
+ * database (triggers of 003_quotas.sql, both engines) in the transaction that
  * adds or removes a file. PostgreSQL: one round trip; in an optimistic
  * batch (md_store_pg.h) none, from the prefetched root and the batch's
  * queued writes, or when they cannot tell (a tenant made, a directory
@@ -671,7 +675,7 @@ static inline enum md_err md_txn_set_limits(struct md_txn *t, const char *tenant
 /* ---- full-text search (md_search.h) ---- */
 
 /* In a read transaction: the tenant's files that match `q`, best first
- * (both backends: the number of the terms' occurrences in the file,
+ * (both engines: the number of the terms' occurrences in the file,
  * most first, then path; the index finds the candidates, SQLite's FTS5
  * word index or PostgreSQL's trigram index; a search with no word of 3
  * characters or more scans the tenant's files instead).
@@ -682,13 +686,13 @@ static inline enum md_err md_txn_search(struct md_txn *t, const char *tenant,
     return t->store->ops->search(t, tenant, q, cb, ctx);
 }
 
-/* ---- helpers shared by the backends (src/store/store.c) ---- */
+/* ---- helpers shared by the engines (src/store/store.c) ---- */
 
 /* True for a name (one path segment) a listing leaves out: ".*" or
  * "node_modules". */
 int md_store_hidden_name(const char *name, size_t len);
 
-/* The two-level listing of md_txn_view() for a backend that can list one
+/* The two-level listing of md_txn_view() for an engine that can list one
  * directory at a time (`list`, called on `t`): the direct children of
  * `dir` are collected first (about `max_entries` of them at most), then
  * each is passed to `cb` followed, for a directory, by its own visible
@@ -714,7 +718,7 @@ static inline enum md_err md_txn_tenants(struct md_txn *t, const char *after, si
 /* In a write transaction of its own, with the tenant locked: delete every
  * row of `tenant` (entries, versions, change feed, idempotency keys, the
  * tenant row). MD_ENOENT when it has no row. As after a redaction, the
- * backend makes sure the bytes leave its files after the commit. */
+ * engine makes sure the bytes leave its files after the commit. */
 static inline enum md_err md_txn_erase(struct md_txn *t, const char *tenant, struct md_erased *out)
 {
     return t->store->ops->erase(t, tenant, out);

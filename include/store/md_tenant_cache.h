@@ -1,6 +1,6 @@
 /*
  * md_tenant_cache.h — tenant ids a database connection has looked up, by
- * name, for any backend.
+ * name, for any engine.
  *
  * A tenant row is never changed by memoryd and a reader only sees
  * committed rows, so a reader may keep what it found, until a tenant is

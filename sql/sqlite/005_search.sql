@@ -48,9 +48,9 @@ END;
 -- instead, once per transaction (the first note: for a file that was there, its content as
 -- the index has it; later writes of the same file add nothing); the writer turns the notes
 -- into index changes just before COMMIT, in the same transaction, and empties the table
--- (sq_search_flush in src/store_sqlite_search.c). So the index is exact at every commit.
+-- (sq_search_flush in src/store/sqlite/search.c). So the index is exact at every commit.
 -- `memoryd --search off` drops the three triggers and empties the index; `--search on` (the
--- default) puts them back and refills it at start (src/store_sqlite_search.c).
+-- default) puts them back and refills it at start (src/store/sqlite/search.c).
 CREATE VIRTUAL TABLE entries_search USING fts5(body, tenant, content = '', detail = none,
     columnsize = 0, tokenize = 'unicode61 remove_diacritics 0 categories ''L* N* M* P* S* Z* Co Cf Cs Cn'' separators '' !"#$%&''''()*+,-./:;<=>?@[\]^_`{|}~''');
 CREATE TABLE search_pending (

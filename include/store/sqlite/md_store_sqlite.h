@@ -25,7 +25,7 @@
  * (`own` is ignored). */
 extern const struct md_engine md_engine_sqlite;
 
-/* For tests: EXPLAIN QUERY PLAN every statement of the backend on the
+/* For tests: EXPLAIN QUERY PLAN every statement of the engine on the
  * database at `path`. Returns 0 when each one finds its rows by a search
  * that uses more than the tenant (no scan of a table or of a tenant's
  * rows), 1 otherwise and -1 on error, with the statement and plan in `why`. */
