@@ -194,6 +194,25 @@ static int parse_bool(const char *s, int *out)
 }
 
 /* Set one option from text; `from` names the source for messages. */
+/* A number option (O_PORT, O_UINT, O_SIZE) into dst: 0, -1 when out of
+ * range (said on stderr), 1 when it is not a number of its kind. */
+static int set_number(const struct opt *o, char *dst, const char *val, const char *from)
+{
+    size_t v;
+    if (md_parse_size(val, &v) || (o->type != O_SIZE && strspn(val, "0123456789") != strlen(val)))
+        return 1;
+    if (v < o->min || v > o->max) {
+        fprintf(stderr, "memoryd: %s must be between %lu and %lu, got %s\n", from, o->min, o->max,
+                val);
+        return -1;
+    }
+    if (o->type == O_SIZE)
+        *(size_t *)(void *)dst = v;
+    else
+        *(unsigned *)(void *)dst = (unsigned)v;
+    return 0;
+}
+
 static int set_opt(struct md_config *cfg, const struct opt *o, const char *val, const char *from)
 {
     char *dst = (char *)cfg + o->offset;
@@ -258,20 +277,10 @@ static int set_opt(struct md_config *cfg, const struct opt *o, const char *val, 
     case O_PORT:
     case O_UINT:
     case O_SIZE: {
-        size_t v;
-        if (md_parse_size(val, &v) ||
-            (o->type != O_SIZE && strspn(val, "0123456789") != strlen(val)))
-            goto bad;
-        if (v < o->min || v > o->max) {
-            fprintf(stderr, "memoryd: %s must be between %lu and %lu, got %s\n", from, o->min,
-                    o->max, val);
-            return -1;
-        }
-        if (o->type == O_SIZE)
-            *(size_t *)(void *)dst = v;
-        else
-            *(unsigned *)(void *)dst = (unsigned)v;
-        return 0;
+        int rc = set_number(o, dst, val, from);
+        if (rc <= 0)
+            return rc;
+        goto bad;
     }
     }
 bad:

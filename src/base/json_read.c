@@ -90,6 +90,30 @@ static size_t unicode_escape(struct reader *r, char *out)
 
 /* The string whose opening quote was just read: *text and *len point into
  * the input (no escapes) or into r->scratch. 0, or -1 to decline. */
+/* The character a two-character escape (\" \\ \/ \b \f \n \r \t) stands
+ * for, after its backslash; 0 for any other. */
+static char simple_escape(char c)
+{
+    switch (c) {
+    case '"':
+    case '\\':
+    case '/':
+        return c;
+    case 'b':
+        return '\b';
+    case 'f':
+        return '\f';
+    case 'n':
+        return '\n';
+    case 'r':
+        return '\r';
+    case 't':
+        return '\t';
+    default:
+        return 0;
+    }
+}
+
 static int read_string(struct reader *r, const char **text, size_t *len)
 {
     const unsigned char *start = r->p;
@@ -145,31 +169,9 @@ static int read_string(struct reader *r, const char **text, size_t *len)
             p = r->p;
             continue;
         }
-        char e;
-        switch (p[1]) {
-        case '"':
-        case '\\':
-        case '/':
-            e = (char)p[1];
-            break;
-        case 'b':
-            e = '\b';
-            break;
-        case 'f':
-            e = '\f';
-            break;
-        case 'n':
-            e = '\n';
-            break;
-        case 'r':
-            e = '\r';
-            break;
-        case 't':
-            e = '\t';
-            break;
-        default:
+        char e = simple_escape((char)p[1]);
+        if (!e)
             return -1;
-        }
         out[n++] = e;
         p += 2;
     }
