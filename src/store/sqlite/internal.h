@@ -153,6 +153,35 @@ extern const char *const sq_dump_sql[S_COUNT];
 #define SQ_KEY_COLS    "id, tenant, scope, name, created_at, revoked_at"
 
 struct sq_conn;
+struct sq_store;
+
+/* A SQL function registered on every connection before its statements are
+ * prepared (UTF-8, deterministic). */
+struct sq_function {
+    const char *name;
+    int args;
+    void (*fn)(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+};
+
+/* What every connection of a store is opened with (conn.c), handed down by
+ * store.c, the only file that knows every job: conn.c prepares, registers
+ * and calls what it is given and knows no job itself. */
+struct sq_conn_setup {
+    /* The statement tables of the files (sq_<file>_sql): each statement's
+     * SQL is found in the first that has it (sq_stmt_sql). */
+    const char *const *const *sql;
+    size_t sql_tables;
+    /* Registered on every connection before its statements are prepared. */
+    const struct sq_function *const *functions;
+    size_t function_count;
+    /* The jobs' settings of the database (the search index's): on the
+     * writer after its migrations (`writer`: the store's configuration
+     * applied), on a read-only store's first reader (read as the database
+     * has them). SQLite result code; `why` on failure. */
+    int (*settings)(struct sq_store *s, sqlite3 *db, int writer, char *why, size_t why_len);
+    /* The writer's WAL hook (its argument: the store). */
+    int (*wal_hook)(void *arg, sqlite3 *db, const char *name, int pages);
+};
 
 /* Directory size changes the writer's open transaction has not written
  * yet (md_dirsizes.h): written once per directory, before the commit or
@@ -192,6 +221,7 @@ struct sq_store {
     struct md_store base;
     struct md_store_config cfg;
     char *path;
+    const struct sq_conn_setup *setup; /* store.c's */
 
     pthread_mutex_t pool_mu;
     struct sq_conn *idle; /* reader connections not in use */
@@ -267,7 +297,11 @@ enum sq_role {
     SQ_ROLE_WRITER_READONLY, /* at start: a read-only but current database is accepted */
 };
 /* The SQL of statement `id`, from the table of the file that owns it. */
-const char *sq_stmt_sql(enum stmt_id id);
+const char *sq_stmt_sql(const struct sq_conn_setup *setup, enum stmt_id id);
+/* Register the setup's SQL functions on `db`. SQLite result code; `why`
+ * ("name: error") on failure. */
+int sq_functions_register(sqlite3 *db, const struct sq_conn_setup *setup, char *why,
+                          size_t why_len);
 /* Open a connection with memoryd's settings and prepared statements (a
  * writer also migrates the schema and sets the search index up). SQLite
  * result code; `why` on failure. */
@@ -421,8 +455,8 @@ enum md_err sq_erase(struct md_txn *base, const char *tenant, struct md_erased *
 /* Before COMMIT (sq_commit): the notes of search_pending into the index,
  * the notes emptied. Nothing when the index is off. */
 enum md_err sq_search_flush(struct sq_txn *t);
-/* Register memoryd_score() on a connection (before preparing statements). */
-int sq_search_functions(sqlite3 *db);
+/* memoryd_score(content, terms), for the statements of search. */
+extern const struct sq_function sq_search_score;
 /* After an erasure's deletes, in its transaction: rewrite the index into
  * one segment, so that no word of the erased files is left in older
  * segments (FTS5 records a delete as a new segment; SQLite 3.40 has no

@@ -90,11 +90,7 @@ static void sql_score(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     sqlite3_result_int64(ctx, md_search_score(text ? text : "", n, list ? list : "", list_len));
 }
 
-int sq_search_functions(sqlite3 *db)
-{
-    return sqlite3_create_function(db, "memoryd_score", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
-                                   sql_score, NULL, NULL);
-}
+const struct sq_function sq_search_score = {"memoryd_score", 2, sql_score};
 
 static int exec_why(sqlite3 *db, const char *sql, char *why, size_t why_len)
 {
