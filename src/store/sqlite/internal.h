@@ -49,7 +49,7 @@
 #include "store/sqlite/md_store_sqlite.h"
 
 enum stmt_id {
-    /* txn.c: transactions and savepoints, directory sizes */
+    /* txn.c: transactions and savepoints */
     S_BEGIN,
     S_BEGIN_IMMEDIATE,
     S_COMMIT,
@@ -57,6 +57,7 @@ enum stmt_id {
     S_SAVEPOINT,
     S_RELEASE,
     S_ROLLBACK_TO,
+    /* sizes.c: directory sizes */
     S_ADD_SIZE,
     /* tree.c: tenant ids, entries */
     S_TENANT_GET,
@@ -137,6 +138,7 @@ enum stmt_id {
 
 /* The SQL of each file's statements (the others' NULL). */
 extern const char *const sq_txn_sql[S_COUNT];
+extern const char *const sq_sizes_sql[S_COUNT];
 extern const char *const sq_tree_sql[S_COUNT];
 extern const char *const sq_history_sql[S_COUNT];
 extern const char *const sq_tenants_sql[S_COUNT];
@@ -366,6 +368,9 @@ enum md_err sq_release(struct md_txn *base, int rollback);
 enum md_err sq_batch_begin(struct md_txn *base, const struct md_batch *b);
 enum md_err sq_flush(struct md_txn *base);
 void sq_stats(struct md_txn *base, struct md_txn_stats *st);
+
+/* ---- sizes.c: directory sizes ---- */
+
 /* Write every pending directory size change (each once). */
 enum md_err sq_sizes_flush(struct sq_txn *t);
 /* Add `delta` to the size of every ancestor directory of `path` (root
