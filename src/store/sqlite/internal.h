@@ -59,13 +59,14 @@ enum stmt_id {
     S_ROLLBACK_TO,
     /* sizes.c: directory sizes */
     S_ADD_SIZE,
-    /* tree.c: tenant ids, entries */
+    /* entries.c: tenant ids, single entries */
     S_TENANT_GET,
     S_TENANT_INSERT,
     S_GET,
     S_GET_META,
-    S_LIST,
     S_INSERT,
+    /* tree.c: a tenant's tree */
+    S_LIST,
     S_SET_CONTENT,
     S_REMOVE_ONE,
     S_REMOVE_BELOW,
@@ -139,6 +140,7 @@ enum stmt_id {
 /* The SQL of each file's statements (the others' NULL). */
 extern const char *const sq_txn_sql[S_COUNT];
 extern const char *const sq_sizes_sql[S_COUNT];
+extern const char *const sq_entries_sql[S_COUNT];
 extern const char *const sq_tree_sql[S_COUNT];
 extern const char *const sq_history_sql[S_COUNT];
 extern const char *const sq_tenants_sql[S_COUNT];
@@ -378,7 +380,7 @@ enum md_err sq_sizes_flush(struct sq_txn *t);
 enum md_err sq_add_to_ancestors(struct sq_txn *t, int64_t tenant, const char *path, size_t len,
                                 int64_t delta);
 
-/* ---- tree.c: tenant ids, entries ---- */
+/* ---- entries.c: tenant ids, single entries ---- */
 
 /* A tenant's id by name. create=0: MD_ENOENT when the tenant has no data
  * yet; create=1: creates the tenant and its root entry when missing. */
@@ -387,6 +389,14 @@ enum md_err sq_tenant_id(struct sq_txn *t, const char *name, int create, int64_t
  * content, its row stays borrowed until the next statement. */
 enum md_err sq_get_entry(struct sq_txn *t, int64_t tenant, const char *path, size_t len,
                          int want_content, struct md_entry *e);
+/* Insert the entry at `path`: a file with its content (content_len bytes)
+ * and SHA-256, or a directory (size 0; content and sha256 unused). */
+enum md_err sq_insert_entry(struct sq_txn *t, int64_t tenant, const char *path, size_t len,
+                            enum md_kind kind, const char *content, size_t content_len,
+                            const unsigned char *sha256);
+
+/* ---- tree.c: a tenant's tree ---- */
+
 enum md_err sq_view(struct md_txn *base, const char *tenant, const char *path, size_t len,
                     struct md_entry *e, size_t max_entries, md_list_cb cb, void *ctx,
                     int *complete);
