@@ -371,6 +371,16 @@ enum md_err sq_batch_begin(struct md_txn *base, const struct md_batch *b);
 enum md_err sq_flush(struct md_txn *base);
 void sq_stats(struct md_txn *base, struct md_txn_stats *st);
 
+/* ---- rows.c: the rows the jobs share ---- */
+
+/* The version in the columns SQ_VERSION_COLS (0..9) of `st`; its content
+ * from column `content_col` (-1: none). Strings borrowed from the row. */
+void sq_version_of(sqlite3_stmt *st, struct md_version *v, int content_col);
+/* The change-feed entry in the columns SQ_CHANGE_COLS of `st` (borrowed). */
+void sq_change_of(sqlite3_stmt *st, struct md_change *c);
+/* The key in the columns SQ_KEY_COLS (0..5) of `st`. */
+void sq_key_of(sqlite3_stmt *st, struct md_key_info *k);
+
 /* ---- sizes.c: directory sizes ---- */
 
 /* Write every pending directory size change (each once). */
@@ -447,11 +457,6 @@ enum md_err sq_record_file(struct sq_txn *t, int64_t tenant, const char *path, s
                            int64_t old_size);
 enum md_err sq_record_subtree(struct sq_txn *t, int64_t tenant, const char *path, size_t len,
                               int64_t size, const char *to, size_t tlen);
-/* The version in the columns SQ_VERSION_COLS (0..9) of `st`; its content
- * from column `content_col` (-1: none). Strings borrowed from the row. */
-void sq_version_of(sqlite3_stmt *st, struct md_version *v, int content_col);
-/* The change-feed entry in the columns SQ_CHANGE_COLS of `st` (borrowed). */
-void sq_change_of(sqlite3_stmt *st, struct md_change *c);
 
 /* ---- tenants.c: quotas (md_quota.h), tenant administration ---- */
 
@@ -492,8 +497,6 @@ enum md_err sq_key_put(struct md_store *base, const struct md_key_info *k,
 enum md_err sq_key_list(struct md_store *base, const char *tenant, md_key_cb cb, void *ctx);
 enum md_err sq_key_revoke(struct md_store *base, const char *id, int64_t now);
 enum md_err sq_key_find(struct md_store *base, const unsigned char *hash, struct md_key_info *out);
-/* The key in the columns SQ_KEY_COLS (0..5) of `st`. */
-void sq_key_of(sqlite3_stmt *st, struct md_key_info *k);
 
 /* ---- dump.c: the dump, totals ---- */
 
