@@ -102,9 +102,10 @@ enum stmt_id {
     S_PRUNE_CHANGES_SCAN,
     S_PRUNE_CHANGES_DEL,
     S_PRUNE_IDEM,
-    /* tenants.c: quotas, tenant administration */
+    /* quota.c: usage, overrides */
     S_USAGE,
     S_LIMITS_SET,
+    /* tenants.c: tenant administration */
     S_TENANTS_LIST,
     S_ERASE_ENTRIES,
     S_ERASE_VERSIONS,
@@ -143,6 +144,7 @@ extern const char *const sq_sizes_sql[S_COUNT];
 extern const char *const sq_entries_sql[S_COUNT];
 extern const char *const sq_tree_sql[S_COUNT];
 extern const char *const sq_history_sql[S_COUNT];
+extern const char *const sq_quota_sql[S_COUNT];
 extern const char *const sq_tenants_sql[S_COUNT];
 extern const char *const sq_search_sql[S_COUNT];
 extern const char *const sq_keys_sql[S_COUNT];
@@ -458,7 +460,7 @@ enum md_err sq_record_file(struct sq_txn *t, int64_t tenant, const char *path, s
 enum md_err sq_record_subtree(struct sq_txn *t, int64_t tenant, const char *path, size_t len,
                               int64_t size, const char *to, size_t tlen);
 
-/* ---- tenants.c: quotas (md_quota.h), tenant administration ---- */
+/* ---- quota.c: quotas (md_quota.h) ---- */
 
 enum md_err sq_usage(struct md_txn *base, const char *tenant, struct md_usage *u);
 enum md_err sq_set_limits(struct md_txn *base, const char *tenant, int64_t max_bytes,
@@ -466,6 +468,9 @@ enum md_err sq_set_limits(struct md_txn *base, const char *tenant, int64_t max_b
 /* The number of files of tenant `id` (0 when it has no row); `what` names
  * the operation in the log of an error. */
 enum md_err sq_tenant_files(struct sq_txn *t, int64_t id, int64_t *files, const char *what);
+
+/* ---- tenants.c: tenant administration ---- */
+
 enum md_err sq_tenants(struct md_txn *base, const char *after, size_t limit, md_tenant_cb cb,
                        void *ctx);
 enum md_err sq_erase(struct md_txn *base, const char *tenant, struct md_erased *out);

@@ -186,8 +186,8 @@ static int db_settings(struct sq_store *s, sqlite3 *db, int writer, char *why, s
 
 /* The statements of every file, in the order of enum stmt_id's groups. */
 static const char *const *const sql_tables[] = {
-    sq_txn_sql,     sq_sizes_sql,  sq_entries_sql, sq_tree_sql, sq_history_sql,
-    sq_tenants_sql, sq_search_sql, sq_keys_sql,    sq_dump_sql,
+    sq_txn_sql,   sq_sizes_sql,   sq_entries_sql, sq_tree_sql, sq_history_sql,
+    sq_quota_sql, sq_tenants_sql, sq_search_sql,  sq_keys_sql, sq_dump_sql,
 };
 static const struct sq_function *const sql_functions[] = {&sq_search_score};
 
