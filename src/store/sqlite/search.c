@@ -1,10 +1,11 @@
 /*
- * search.c — full-text search on SQLite (md_store.h, md_search.h), with
- * its statements: the FTS5 table entries_search of
+ * search.c — full-text search on SQLite (md_store.h, md_search_terms.h),
+ * with its statements: the FTS5 table entries_search of
  * sql/sqlite/005_search.sql (a word index, contentless, rowid = entries.id,
  * a token per tenant): triggers note the files a write touches, and
  * sq_search_flush writes the notes into the index before each COMMIT, in
- * the same transaction; --search on|off.
+ * the same transaction; --search on|off; memoryd_score(), the SQL function
+ * its statements check and rank each candidate with (sq_search_score).
  *
  * Errors: MD_ENOENT (search is off), otherwise as sq_conn_rc; the setting
  * at start answers a SQLite result code with the reason in `why`.
@@ -16,8 +17,8 @@
 #include "base/md_buf.h"
 #include "base/md_log.h"
 #include "base/md_text.h"
-#include "cmd/md_search.h"
 #include "internal.h"
+#include "store/md_search_terms.h"
 
 /* The notes of search_pending as index changes (the S_SEARCH_FLUSH_*
  * statements; sql/sqlite/005_search.sql): a file's first note of the
