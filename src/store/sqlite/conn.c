@@ -41,7 +41,7 @@ extern const int md_sqlite_migrations_count;
 
 const char *sq_stmt_sql(const struct sq_conn_setup *setup, enum stmt_id id)
 {
-    for (size_t i = 0; i < setup->sql_tables; i++)
+    for (size_t i = 0; i < setup->sql_count; i++)
         if (setup->sql[i][id])
             return setup->sql[i][id];
     return NULL;

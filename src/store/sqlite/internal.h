@@ -2,31 +2,42 @@
  * internal.h — what the files of the SQLite engine share (src/store/sqlite/).
  * Not a public interface: see md_store_sqlite.h.
  *
- * The files, by job:
+ * The files, bottom up: each calls only files above it in this list, so
+ * that no two call each other in a circle (tests/tooling/layers.test.mjs);
+ * store.c alone knows every job.
  *   stmt.c        handing out prepared statements, binding, running them;
  *                 result codes mapped to md_err and logged; subtree bounds
- *   conn.c        opening connections (settings, migrations, the prepared
- *                 statements), the pool of readers, healing the writer
- *   checkpoint.c  the checkpointer thread, the writer's WAL catch-up, the
- *                 checkpoint after a redaction
- *   txn.c         read and write transactions, savepoints, the deferred
- *                 directory sizes
- *   tree.c        tenant ids, the entries: locate, view, get, list, scan,
- *                 put_file, remove_tree, move_tree
+ *   conn.c        opening connections (settings, migrations; the
+ *                 statements, SQL functions and hooks store.c hands it in
+ *                 struct sq_conn_setup), the pool of readers, healing the
+ *                 writer
+ *   checkpoint.c  the checkpointer thread, the writer's WAL hook and
+ *                 catch-up, the checkpoint after a redaction
+ *   sizes.c       the directory sizes a write transaction keeps pending
+ *   entries.c     tenant ids, single entries (read, insert)
+ *   rows.c        the rows the jobs share: a version, a change-feed entry,
+ *                 an API key
  *   history.c     versions, the change feed, idempotency, pruning
- *   tenants.c     quotas, tenant administration (listing, erasure)
+ *   tree.c        a tenant's tree: locate, view, get, list, scan,
+ *                 put_file, remove_tree, move_tree
+ *   quota.c       quotas: usage, overrides, a tenant's number of files
  *   search.c      full-text search
+ *   tenants.c     tenant administration (listing, erasure)
+ *   txn.c         read and write transactions, savepoints; a commit writes
+ *                 what sizes.c, history.c and search.c keep pending
  *   keys.c        API keys (md_store_key_*)
  *   dump.c        every row of the database for a copy (md_txn_dump), a
  *                 tenant's totals (md_txn_totals)
  *   backup.c      an online copy of the database into a file
  *                 (md_store_backup)
- *   store.c       the md_store_ops table, open and close, the engine
- *                 descriptor md_engine_sqlite, the hooks for tests
+ *   store.c       the md_store_ops table, open and close, what every
+ *                 connection is opened with (struct sq_conn_setup), the
+ *                 engine descriptor md_engine_sqlite, the hooks for tests
  *
  * Statements: one enum stmt_id for the engine, grouped by the file that
  * runs them; each file keeps the SQL of its own statements in a table of
- * its own (sq_<file>_sql, indexed by stmt_id, NULL for the others'), and
+ * its own (sq_<file>_sql, indexed by stmt_id, NULL for the others');
+ * store.c hands conn.c the tables (struct sq_conn_setup), and
  * sq_stmt_sql() finds a statement's SQL in them. Every statement is
  * prepared once per connection. sq_stmt() hands one out (resetting a
  * borrowed row first) and counts it; sq_run() steps one that returns no
@@ -176,7 +187,7 @@ struct sq_conn_setup {
     /* The statement tables of the files (sq_<file>_sql): each statement's
      * SQL is found in the first that has it (sq_stmt_sql). */
     const char *const *const *sql;
-    size_t sql_tables;
+    size_t sql_count;
     /* Registered on every connection before its statements are prepared. */
     const struct sq_function *const *functions;
     size_t function_count;
@@ -357,32 +368,6 @@ void sq_ckpt_catch_up(struct sq_store *s);
  * frame into the database file, the WAL emptied. */
 void sq_scrub_wal(struct sq_store *s);
 
-/* ---- txn.c: transactions ---- */
-
-/* A read transaction; `fresh`: a new one even if the kept one is current. */
-enum md_err sq_read_begin_at(struct sq_store *s, int fresh, struct md_txn **out);
-enum md_err sq_read_begin(struct md_store *base, struct md_txn **out);
-enum md_err sq_snapshot_begin(struct md_store *base, struct md_txn **out);
-void sq_txn_end(struct md_txn *base);
-enum md_err sq_write_begin(struct md_store *base, struct md_txn **out);
-enum md_err sq_commit(struct md_txn *base);
-void sq_rollback(struct md_txn *base);
-enum md_err sq_savepoint(struct md_txn *base);
-enum md_err sq_release(struct md_txn *base, int rollback);
-enum md_err sq_batch_begin(struct md_txn *base, const struct md_batch *b);
-enum md_err sq_flush(struct md_txn *base);
-void sq_stats(struct md_txn *base, struct md_txn_stats *st);
-
-/* ---- rows.c: the rows the jobs share ---- */
-
-/* The version in the columns SQ_VERSION_COLS (0..9) of `st`; its content
- * from column `content_col` (-1: none). Strings borrowed from the row. */
-void sq_version_of(sqlite3_stmt *st, struct md_version *v, int content_col);
-/* The change-feed entry in the columns SQ_CHANGE_COLS of `st` (borrowed). */
-void sq_change_of(sqlite3_stmt *st, struct md_change *c);
-/* The key in the columns SQ_KEY_COLS (0..5) of `st`. */
-void sq_key_of(sqlite3_stmt *st, struct md_key_info *k);
-
 /* ---- sizes.c: directory sizes ---- */
 
 /* Write every pending directory size change (each once). */
@@ -407,30 +392,18 @@ enum md_err sq_insert_entry(struct sq_txn *t, int64_t tenant, const char *path, 
                             enum md_kind kind, const char *content, size_t content_len,
                             const unsigned char *sha256);
 
-/* ---- tree.c: a tenant's tree ---- */
+/* ---- rows.c: the rows the jobs share ---- */
 
-enum md_err sq_view(struct md_txn *base, const char *tenant, const char *path, size_t len,
-                    struct md_entry *e, size_t max_entries, md_list_cb cb, void *ctx,
-                    int *complete);
-enum md_err sq_locate(struct md_txn *base, const char *tenant, struct md_locate *l, size_t n,
-                      int *tenant_exists);
-enum md_err sq_put_file(struct md_txn *base, const char *tenant, const char *path, size_t len,
-                        const char *content, size_t content_len,
-                        const unsigned char sha256[MD_SHA256_LEN], int64_t old_size,
-                        size_t parents_from);
-enum md_err sq_remove_tree(struct md_txn *base, const char *tenant, const char *path, size_t len,
-                           int64_t size);
-enum md_err sq_move_tree(struct md_txn *base, const char *tenant, const char *from, size_t flen,
-                         const char *to, size_t tlen, int64_t size, size_t parents_from);
-enum md_err sq_get(struct md_txn *base, const char *tenant, const char *path, size_t len,
-                   int want_content, struct md_entry *e);
-enum md_err sq_list(struct md_txn *base, const char *tenant, const char *dir, size_t len,
-                    md_list_cb cb, void *ctx);
-enum md_err sq_scan(struct md_txn *base, const char *tenant, const char *after, size_t after_len,
-                    size_t max_rows, int64_t max_bytes, md_scan_cb cb, void *ctx, int *more);
+/* The version in the columns SQ_VERSION_COLS (0..9) of `st`; its content
+ * from column `content_col` (-1: none). Strings borrowed from the row. */
+void sq_version_of(sqlite3_stmt *st, struct md_version *v, int content_col);
+/* The change-feed entry in the columns SQ_CHANGE_COLS of `st` (borrowed). */
+void sq_change_of(sqlite3_stmt *st, struct md_change *c);
+/* The key in the columns SQ_KEY_COLS (0..5) of `st`. */
+void sq_key_of(sqlite3_stmt *st, struct md_key_info *k);
 
-/* ---- history.c: the md_store_ops members of md_history.h, and what the
- * transaction code calls of it ---- */
+/* ---- history.c: the md_store_ops members of md_history.h, and what tree.c
+ * and txn.c call of it ---- */
 
 enum md_err sq_cmd_begin(struct md_txn *base, const char *tenant, const struct md_write_meta *m);
 enum md_err sq_cmd_end(struct md_txn *base, const char *const *paths, const size_t *lens, size_t n,
@@ -460,6 +433,28 @@ enum md_err sq_record_file(struct sq_txn *t, int64_t tenant, const char *path, s
 enum md_err sq_record_subtree(struct sq_txn *t, int64_t tenant, const char *path, size_t len,
                               int64_t size, const char *to, size_t tlen);
 
+/* ---- tree.c: a tenant's tree ---- */
+
+enum md_err sq_view(struct md_txn *base, const char *tenant, const char *path, size_t len,
+                    struct md_entry *e, size_t max_entries, md_list_cb cb, void *ctx,
+                    int *complete);
+enum md_err sq_locate(struct md_txn *base, const char *tenant, struct md_locate *l, size_t n,
+                      int *tenant_exists);
+enum md_err sq_put_file(struct md_txn *base, const char *tenant, const char *path, size_t len,
+                        const char *content, size_t content_len,
+                        const unsigned char sha256[MD_SHA256_LEN], int64_t old_size,
+                        size_t parents_from);
+enum md_err sq_remove_tree(struct md_txn *base, const char *tenant, const char *path, size_t len,
+                           int64_t size);
+enum md_err sq_move_tree(struct md_txn *base, const char *tenant, const char *from, size_t flen,
+                         const char *to, size_t tlen, int64_t size, size_t parents_from);
+enum md_err sq_get(struct md_txn *base, const char *tenant, const char *path, size_t len,
+                   int want_content, struct md_entry *e);
+enum md_err sq_list(struct md_txn *base, const char *tenant, const char *dir, size_t len,
+                    md_list_cb cb, void *ctx);
+enum md_err sq_scan(struct md_txn *base, const char *tenant, const char *after, size_t after_len,
+                    size_t max_rows, int64_t max_bytes, md_scan_cb cb, void *ctx, int *more);
+
 /* ---- quota.c: quotas (md_quota.h) ---- */
 
 enum md_err sq_usage(struct md_txn *base, const char *tenant, struct md_usage *u);
@@ -469,13 +464,7 @@ enum md_err sq_set_limits(struct md_txn *base, const char *tenant, int64_t max_b
  * the operation in the log of an error. */
 enum md_err sq_tenant_files(struct sq_txn *t, int64_t id, int64_t *files, const char *what);
 
-/* ---- tenants.c: tenant administration ---- */
-
-enum md_err sq_tenants(struct md_txn *base, const char *after, size_t limit, md_tenant_cb cb,
-                       void *ctx);
-enum md_err sq_erase(struct md_txn *base, const char *tenant, struct md_erased *out);
-
-/* ---- search.c: full-text search (md_store.h, md_search.h) ---- */
+/* ---- search.c: full-text search (md_store.h, md_search_terms.h) ---- */
 
 /* Before COMMIT (sq_commit): the notes of search_pending into the index,
  * the notes emptied. Nothing when the index is off. */
@@ -494,6 +483,28 @@ enum md_err sq_search_purge(struct sq_txn *t);
 int sq_search_setting(sqlite3 *db, enum md_search_mode mode, int *off, char *why, size_t why_len);
 enum md_err sq_search(struct md_txn *base, const char *tenant, const struct md_search_terms *q,
                       md_search_cb cb, void *ctx);
+
+/* ---- tenants.c: tenant administration ---- */
+
+enum md_err sq_tenants(struct md_txn *base, const char *after, size_t limit, md_tenant_cb cb,
+                       void *ctx);
+enum md_err sq_erase(struct md_txn *base, const char *tenant, struct md_erased *out);
+
+/* ---- txn.c: transactions ---- */
+
+/* A read transaction; `fresh`: a new one even if the kept one is current. */
+enum md_err sq_read_begin_at(struct sq_store *s, int fresh, struct md_txn **out);
+enum md_err sq_read_begin(struct md_store *base, struct md_txn **out);
+enum md_err sq_snapshot_begin(struct md_store *base, struct md_txn **out);
+void sq_txn_end(struct md_txn *base);
+enum md_err sq_write_begin(struct md_store *base, struct md_txn **out);
+enum md_err sq_commit(struct md_txn *base);
+void sq_rollback(struct md_txn *base);
+enum md_err sq_savepoint(struct md_txn *base);
+enum md_err sq_release(struct md_txn *base, int rollback);
+enum md_err sq_batch_begin(struct md_txn *base, const struct md_batch *b);
+enum md_err sq_flush(struct md_txn *base);
+void sq_stats(struct md_txn *base, struct md_txn_stats *st);
 
 /* ---- keys.c: API keys ---- */
 

@@ -7,7 +7,11 @@
  * thread's), a pool of reader connections (conn.c) and a checkpointer
  * thread with its own connection (checkpoint.c). Every statement is
  * prepared once per connection and reused; every query is bound to a
- * tenant id. The operations live in the files of their job (internal.h).
+ * tenant id. The operations live in the files of their job (internal.h);
+ * store.c, on top of them, is the only file that knows every job: it
+ * hands conn.c what every connection is opened with (conn_setup: the
+ * statement tables, the SQL functions, the search index's setting, the
+ * WAL hook).
  * Opened read-only (cfg.read_only), a store has readers alone: no writer,
  * no checkpointer thread; write transactions fail with MD_EINVAL.
  *
@@ -194,7 +198,7 @@ static const struct sq_function *const sql_functions[] = {&sq_search_score};
 /* What every connection is opened with (conn.c). */
 static const struct sq_conn_setup conn_setup = {
     .sql = sql_tables,
-    .sql_tables = sizeof sql_tables / sizeof sql_tables[0],
+    .sql_count = sizeof sql_tables / sizeof sql_tables[0],
     .functions = sql_functions,
     .function_count = sizeof sql_functions / sizeof sql_functions[0],
     .settings = db_settings,
