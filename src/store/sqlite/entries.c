@@ -13,6 +13,7 @@
 #include "base/md_path.h"
 #include "internal.h"
 
+/* NOLINTBEGIN(bugprone-suspicious-missing-comma): statements over several lines */
 const char *const sq_entries_sql[S_COUNT] = {
     [S_TENANT_GET] = "SELECT id FROM tenants WHERE name = ?1",
     [S_TENANT_INSERT] = "INSERT INTO tenants (name, created_at) VALUES (?1, ?2)",
@@ -21,6 +22,7 @@ const char *const sq_entries_sql[S_COUNT] = {
     [S_INSERT] = "INSERT INTO entries (tenant, path, depth, kind, size, mtime, content, sha256)"
                  " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
 };
+/* NOLINTEND(bugprone-suspicious-missing-comma) */
 
 enum md_err sq_tenant_id(struct sq_txn *t, const char *name, int create, int64_t *id)
 {

@@ -12,8 +12,6 @@
  *
  * Errors: MD_ENOENT (no such tenant or entry), otherwise as sq_conn_rc.
  */
-#include <string.h>
-
 #include "base/md_path.h"
 #include "internal.h"
 
