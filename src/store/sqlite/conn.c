@@ -154,9 +154,9 @@ static void sql_sha256(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     sqlite3_result_blob(ctx, d, MD_SHA256_LEN, SQLITE_TRANSIENT);
 }
 
-/* The writer's settings, its migrations and the jobs' settings of the
- * database (the setup's), its WAL hook (the setup's); or, for a file that cannot be written, what
- * is left of a writer (see below). */
+/* The writer's settings, its migrations, then the setup's settings of
+ * the database and its WAL hook; or, for a file that cannot be written,
+ * what is left of a writer (see below). */
 static int writer_setup(struct sq_store *s, struct sq_conn *c, enum sq_role role, char *why,
                         size_t why_len)
 {
@@ -196,10 +196,10 @@ static int writer_setup(struct sq_store *s, struct sq_conn *c, enum sq_role role
 }
 
 /* The setup's SQL functions, and every statement of its tables prepared
- * once for the connection's life. A store opened read-only may be given a database of another
- * schema version (memoryd backup copies it as it is; md_txn_dump refuses
- * it): a statement its tables cannot answer is left unprepared (NULL:
- * run, it fails with SQLITE_MISUSE, logged, MD_EDB). */
+ * once for the connection's life. A store opened read-only may be given a
+ * database of another schema version (memoryd backup copies it as it is;
+ * md_txn_dump refuses it): a statement its tables cannot answer is left
+ * unprepared (NULL: run, it fails with SQLITE_MISUSE, logged, MD_EDB). */
 static int conn_prepare(struct sq_store *s, struct sq_conn *c, char *why, size_t why_len)
 {
     int rc = sq_functions_register(c->db, s->setup, why, why_len);
