@@ -7,7 +7,7 @@
  * before its next transaction, so that the WAL can start over). After a
  * commit that redacted or erased content, the writer itself empties the
  * WAL (sq_scrub_wal). The writer's WAL hook tells the thread how full the
- * WAL is.
+ * WAL is (store.c hands it to conn.c, which sets it on the writer).
  *
  * Errors: a failed checkpoint is logged and tried again later; starting
  * the thread answers a SQLite result code with the reason in `why`.

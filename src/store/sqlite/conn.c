@@ -1,8 +1,13 @@
 /*
  * conn.c — the SQLite engine's connections (see internal.h): opening one
- * with memoryd's settings and every statement prepared, the writer's
- * migrations (sql/sqlite/, recorded in PRAGMA user_version) and search
- * setting, the pool of reader connections, and healing.
+ * with memoryd's settings, the writer's migrations (sql/sqlite/, recorded
+ * in PRAGMA user_version), the pool of reader connections, and healing.
+ *
+ * conn.c knows no job of the engine: what a connection is opened with
+ * comes from store.c as data (struct sq_conn_setup, s->setup): the tables
+ * of statements, each prepared once per connection; the SQL functions
+ * registered first; the jobs' settings of the database (the search index,
+ * after the writer's migrations); the writer's WAL hook.
  *
  * A single writer connection (used by the writer thread only) and a pool
  * of reader connections, one per concurrent reader, opened on demand. A
@@ -34,15 +39,26 @@
 extern const char *const md_sqlite_migrations[];
 extern const int md_sqlite_migrations_count;
 
-const char *sq_stmt_sql(enum stmt_id id)
+const char *sq_stmt_sql(const struct sq_conn_setup *setup, enum stmt_id id)
 {
-    static const char *const *const tables[] = {sq_txn_sql,     sq_tree_sql,   sq_history_sql,
-                                                sq_tenants_sql, sq_search_sql, sq_keys_sql,
-                                                sq_dump_sql};
-    for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++)
-        if (tables[i][id])
-            return tables[i][id];
+    for (size_t i = 0; i < setup->sql_count; i++)
+        if (setup->sql[i][id])
+            return setup->sql[i][id];
     return NULL;
+}
+
+int sq_functions_register(sqlite3 *db, const struct sq_conn_setup *setup, char *why, size_t why_len)
+{
+    for (size_t i = 0; i < setup->function_count; i++) {
+        const struct sq_function *f = setup->functions[i];
+        int rc = sqlite3_create_function(db, f->name, f->args, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
+                                         NULL, f->fn, NULL, NULL);
+        if (rc != SQLITE_OK) {
+            snprintf(why, why_len, "%s: %s", f->name, sqlite3_errmsg(db));
+            return rc;
+        }
+    }
+    return SQLITE_OK;
 }
 
 void sq_conn_close(struct sq_conn *c)
@@ -138,9 +154,9 @@ static void sql_sha256(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     sqlite3_result_blob(ctx, d, MD_SHA256_LEN, SQLITE_TRANSIENT);
 }
 
-/* The writer's settings, its migrations and the search index's setting;
- * or, for a file that cannot be written, what is left of a writer (see
- * below). */
+/* The writer's settings, its migrations, then the setup's settings of
+ * the database and its WAL hook; or, for a file that cannot be written,
+ * what is left of a writer (see below). */
 static int writer_setup(struct sq_store *s, struct sq_conn *c, enum sq_role role, char *why,
                         size_t why_len)
 {
@@ -173,27 +189,25 @@ static int writer_setup(struct sq_store *s, struct sq_conn *c, enum sq_role role
     if (rc == SQLITE_OK)
         rc = migrate(c->db, why, why_len); /* before preparing statements */
     if (rc == SQLITE_OK)
-        rc = sq_search_setting(c->db, s->cfg.search, &s->search_off, why, why_len);
+        rc = s->setup->settings(s, c->db, 1, why, why_len);
     if (rc == SQLITE_OK)
-        sqlite3_wal_hook(c->db, sq_wal_hook, s);
+        sqlite3_wal_hook(c->db, s->setup->wal_hook, s);
     return rc;
 }
 
-/* memoryd_score() and every statement, prepared once for the connection's
- * life. A store opened read-only may be given a database of another
- * schema version (memoryd backup copies it as it is; md_txn_dump refuses
- * it): a statement its tables cannot answer is left unprepared (NULL:
- * run, it fails with SQLITE_MISUSE, logged, MD_EDB). */
+/* The setup's SQL functions, and every statement of its tables prepared
+ * once for the connection's life. A store opened read-only may be given a
+ * database of another schema version (memoryd backup copies it as it is;
+ * md_txn_dump refuses it): a statement its tables cannot answer is left
+ * unprepared (NULL: run, it fails with SQLITE_MISUSE, logged, MD_EDB). */
 static int conn_prepare(struct sq_store *s, struct sq_conn *c, char *why, size_t why_len)
 {
-    int rc = sq_search_functions(c->db);
-    if (rc != SQLITE_OK) {
-        snprintf(why, why_len, "memoryd_score: %s", sqlite3_errmsg(c->db));
+    int rc = sq_functions_register(c->db, s->setup, why, why_len);
+    if (rc != SQLITE_OK)
         return rc;
-    }
     int other_schema = s->cfg.read_only && user_version(c->db) != md_sqlite_migrations_count;
     for (int i = 0; i < S_COUNT; i++) {
-        const char *sql = sq_stmt_sql((enum stmt_id)i);
+        const char *sql = sq_stmt_sql(s->setup, (enum stmt_id)i);
         rc = sqlite3_prepare_v3(c->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &c->st[i], NULL);
         if (rc != SQLITE_OK && other_schema)
             continue;
@@ -310,8 +324,8 @@ int sq_open_read_only(struct sq_store *s, char *why, size_t why_len)
     int rc = sq_conn_open(s, SQ_ROLE_READER, &c, why, why_len);
     if (rc != SQLITE_OK)
         return rc;
-    /* The index as the database has it (MD_SEARCH_KEEP only reads). */
-    rc = sq_search_setting(c->db, MD_SEARCH_KEEP, &s->search_off, why, why_len);
+    /* The settings as the database has them (read only). */
+    rc = s->setup->settings(s, c->db, 0, why, why_len);
     if (rc != SQLITE_OK) {
         sq_conn_close(c);
         return rc;

@@ -330,56 +330,6 @@ enum md_err sq_idem_put(struct md_txn *base, const char *tenant, const char *key
 
 /* ---- reading history ---- */
 
-void sq_version_of(sqlite3_stmt *st, struct md_version *v, int content_col)
-{
-    v->version = sqlite3_column_int64(st, 0);
-    v->path = (const char *)sqlite3_column_text(st, 1);
-    v->path_len = (size_t)sqlite3_column_bytes(st, 1);
-    v->existed = sqlite3_column_int(st, 2);
-    v->redacted = sqlite3_column_int(st, 3);
-    v->has_sha256 = sqlite3_column_bytes(st, 4) == MD_SHA256_LEN;
-    if (v->has_sha256)
-        memcpy(v->sha256, sqlite3_column_blob(st, 4), MD_SHA256_LEN);
-    v->size = sqlite3_column_type(st, 5) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 5);
-    v->time_ms = sqlite3_column_int64(st, 6);
-    v->command = (const char *)sqlite3_column_text(st, 7);
-    v->actor = (const char *)sqlite3_column_text(st, 8);
-    v->actor_len = v->actor ? (size_t)sqlite3_column_bytes(st, 8) : 0;
-    v->pruned_through = sqlite3_column_int64(st, 9);
-    v->content = NULL;
-    v->content_len = 0;
-    if (content_col >= 0 && v->existed && !v->redacted) {
-        v->content = sqlite3_column_blob(st, content_col);
-        v->content_len = (size_t)sqlite3_column_bytes(st, content_col);
-        if (!v->content)
-            v->content = "";
-    }
-    if (!v->path)
-        v->path = "";
-    if (!v->command)
-        v->command = "";
-}
-
-void sq_change_of(sqlite3_stmt *st, struct md_change *c)
-{
-    *c = (struct md_change){
-        .seq = sqlite3_column_int64(st, 0),
-        .version = sqlite3_column_int64(st, 1),
-        .versions = sqlite3_column_int64(st, 2),
-        .history_bytes = sqlite3_column_int64(st, 3),
-        .time_ms = sqlite3_column_int64(st, 4),
-        .command = (const char *)sqlite3_column_text(st, 5),
-        .paths = (const char *)sqlite3_column_text(st, 6),
-        .paths_len = (size_t)sqlite3_column_bytes(st, 6),
-        .actor = (const char *)sqlite3_column_text(st, 7),
-        .actor_len = (size_t)sqlite3_column_bytes(st, 7),
-    };
-    if (!c->command)
-        c->command = "";
-    if (!c->paths)
-        c->paths = "";
-}
-
 /* Run a query of versions, calling cb with each row. */
 static enum md_err each_version(struct sq_txn *t, sqlite3_stmt *st, int content_col,
                                 md_version_cb cb, void *ctx, const char *what)

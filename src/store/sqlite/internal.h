@@ -2,31 +2,42 @@
  * internal.h — what the files of the SQLite engine share (src/store/sqlite/).
  * Not a public interface: see md_store_sqlite.h.
  *
- * The files, by job:
+ * The files, bottom up: each calls only files above it in this list, so
+ * that no two call each other in a circle (tests/tooling/layers.test.mjs);
+ * store.c alone knows every job.
  *   stmt.c        handing out prepared statements, binding, running them;
  *                 result codes mapped to md_err and logged; subtree bounds
- *   conn.c        opening connections (settings, migrations, the prepared
- *                 statements), the pool of readers, healing the writer
- *   checkpoint.c  the checkpointer thread, the writer's WAL catch-up, the
- *                 checkpoint after a redaction
- *   txn.c         read and write transactions, savepoints, the deferred
- *                 directory sizes
- *   tree.c        tenant ids, the entries: locate, view, get, list, scan,
- *                 put_file, remove_tree, move_tree
+ *   conn.c        opening connections (settings, migrations; the
+ *                 statements, SQL functions and hooks store.c hands it in
+ *                 struct sq_conn_setup), the pool of readers, healing the
+ *                 writer
+ *   checkpoint.c  the checkpointer thread, the writer's WAL hook and
+ *                 catch-up, the checkpoint after a redaction
+ *   sizes.c       the directory sizes a write transaction keeps pending
+ *   entries.c     tenant ids, single entries (read, insert)
+ *   rows.c        the rows the jobs share: a version, a change-feed entry,
+ *                 an API key
  *   history.c     versions, the change feed, idempotency, pruning
- *   tenants.c     quotas, tenant administration (listing, erasure)
+ *   tree.c        a tenant's tree: locate, view, get, list, scan,
+ *                 put_file, remove_tree, move_tree
+ *   quota.c       quotas: usage, overrides, a tenant's number of files
  *   search.c      full-text search
+ *   tenants.c     tenant administration (listing, erasure)
+ *   txn.c         read and write transactions, savepoints; a commit writes
+ *                 what sizes.c, history.c and search.c keep pending
  *   keys.c        API keys (md_store_key_*)
  *   dump.c        every row of the database for a copy (md_txn_dump), a
  *                 tenant's totals (md_txn_totals)
  *   backup.c      an online copy of the database into a file
  *                 (md_store_backup)
- *   store.c       the md_store_ops table, open and close, the engine
- *                 descriptor md_engine_sqlite, the hooks for tests
+ *   store.c       the md_store_ops table, open and close, what every
+ *                 connection is opened with (struct sq_conn_setup), the
+ *                 engine descriptor md_engine_sqlite, the hooks for tests
  *
  * Statements: one enum stmt_id for the engine, grouped by the file that
  * runs them; each file keeps the SQL of its own statements in a table of
- * its own (sq_<file>_sql, indexed by stmt_id, NULL for the others'), and
+ * its own (sq_<file>_sql, indexed by stmt_id, NULL for the others');
+ * store.c hands conn.c the tables (struct sq_conn_setup), and
  * sq_stmt_sql() finds a statement's SQL in them. Every statement is
  * prepared once per connection. sq_stmt() hands one out (resetting a
  * borrowed row first) and counts it; sq_run() steps one that returns no
@@ -49,7 +60,7 @@
 #include "store/sqlite/md_store_sqlite.h"
 
 enum stmt_id {
-    /* txn.c: transactions and savepoints, directory sizes */
+    /* txn.c: transactions and savepoints */
     S_BEGIN,
     S_BEGIN_IMMEDIATE,
     S_COMMIT,
@@ -57,14 +68,16 @@ enum stmt_id {
     S_SAVEPOINT,
     S_RELEASE,
     S_ROLLBACK_TO,
+    /* sizes.c: directory sizes */
     S_ADD_SIZE,
-    /* tree.c: tenant ids, entries */
+    /* entries.c: tenant ids, single entries */
     S_TENANT_GET,
     S_TENANT_INSERT,
     S_GET,
     S_GET_META,
-    S_LIST,
     S_INSERT,
+    /* tree.c: a tenant's tree */
+    S_LIST,
     S_SET_CONTENT,
     S_REMOVE_ONE,
     S_REMOVE_BELOW,
@@ -100,9 +113,10 @@ enum stmt_id {
     S_PRUNE_CHANGES_SCAN,
     S_PRUNE_CHANGES_DEL,
     S_PRUNE_IDEM,
-    /* tenants.c: quotas, tenant administration */
+    /* quota.c: usage, overrides */
     S_USAGE,
     S_LIMITS_SET,
+    /* tenants.c: tenant administration */
     S_TENANTS_LIST,
     S_ERASE_ENTRIES,
     S_ERASE_VERSIONS,
@@ -137,8 +151,11 @@ enum stmt_id {
 
 /* The SQL of each file's statements (the others' NULL). */
 extern const char *const sq_txn_sql[S_COUNT];
+extern const char *const sq_sizes_sql[S_COUNT];
+extern const char *const sq_entries_sql[S_COUNT];
 extern const char *const sq_tree_sql[S_COUNT];
 extern const char *const sq_history_sql[S_COUNT];
+extern const char *const sq_quota_sql[S_COUNT];
 extern const char *const sq_tenants_sql[S_COUNT];
 extern const char *const sq_search_sql[S_COUNT];
 extern const char *const sq_keys_sql[S_COUNT];
@@ -153,6 +170,35 @@ extern const char *const sq_dump_sql[S_COUNT];
 #define SQ_KEY_COLS    "id, tenant, scope, name, created_at, revoked_at"
 
 struct sq_conn;
+struct sq_store;
+
+/* A SQL function registered on every connection before its statements are
+ * prepared (UTF-8, deterministic). */
+struct sq_function {
+    const char *name;
+    int args;
+    void (*fn)(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+};
+
+/* What every connection of a store is opened with (conn.c), handed down by
+ * store.c, the only file that knows every job: conn.c prepares, registers
+ * and calls what it is given and knows no job itself. */
+struct sq_conn_setup {
+    /* The statement tables of the files (sq_<file>_sql): each statement's
+     * SQL is found in the first that has it (sq_stmt_sql). */
+    const char *const *const *sql;
+    size_t sql_count;
+    /* Registered on every connection before its statements are prepared. */
+    const struct sq_function *const *functions;
+    size_t function_count;
+    /* The jobs' settings of the database (the search index's): on the
+     * writer after its migrations (`writer`: the store's configuration
+     * applied), on a read-only store's first reader (read as the database
+     * has them). SQLite result code; `why` on failure. */
+    int (*settings)(struct sq_store *s, sqlite3 *db, int writer, char *why, size_t why_len);
+    /* The writer's WAL hook (its argument: the store). */
+    int (*wal_hook)(void *arg, sqlite3 *db, const char *name, int pages);
+};
 
 /* Directory size changes the writer's open transaction has not written
  * yet (md_dirsizes.h): written once per directory, before the commit or
@@ -192,6 +238,7 @@ struct sq_store {
     struct md_store base;
     struct md_store_config cfg;
     char *path;
+    const struct sq_conn_setup *setup; /* store.c's */
 
     pthread_mutex_t pool_mu;
     struct sq_conn *idle; /* reader connections not in use */
@@ -267,7 +314,11 @@ enum sq_role {
     SQ_ROLE_WRITER_READONLY, /* at start: a read-only but current database is accepted */
 };
 /* The SQL of statement `id`, from the table of the file that owns it. */
-const char *sq_stmt_sql(enum stmt_id id);
+const char *sq_stmt_sql(const struct sq_conn_setup *setup, enum stmt_id id);
+/* Register the setup's SQL functions on `db`. SQLite result code; `why`
+ * ("name: error") on failure. */
+int sq_functions_register(sqlite3 *db, const struct sq_conn_setup *setup, char *why,
+                          size_t why_len);
 /* Open a connection with memoryd's settings and prepared statements (a
  * writer also migrates the schema and sets the search index up). SQLite
  * result code; `why` on failure. */
@@ -317,21 +368,8 @@ void sq_ckpt_catch_up(struct sq_store *s);
  * frame into the database file, the WAL emptied. */
 void sq_scrub_wal(struct sq_store *s);
 
-/* ---- txn.c: transactions ---- */
+/* ---- sizes.c: directory sizes ---- */
 
-/* A read transaction; `fresh`: a new one even if the kept one is current. */
-enum md_err sq_read_begin_at(struct sq_store *s, int fresh, struct md_txn **out);
-enum md_err sq_read_begin(struct md_store *base, struct md_txn **out);
-enum md_err sq_snapshot_begin(struct md_store *base, struct md_txn **out);
-void sq_txn_end(struct md_txn *base);
-enum md_err sq_write_begin(struct md_store *base, struct md_txn **out);
-enum md_err sq_commit(struct md_txn *base);
-void sq_rollback(struct md_txn *base);
-enum md_err sq_savepoint(struct md_txn *base);
-enum md_err sq_release(struct md_txn *base, int rollback);
-enum md_err sq_batch_begin(struct md_txn *base, const struct md_batch *b);
-enum md_err sq_flush(struct md_txn *base);
-void sq_stats(struct md_txn *base, struct md_txn_stats *st);
 /* Write every pending directory size change (each once). */
 enum md_err sq_sizes_flush(struct sq_txn *t);
 /* Add `delta` to the size of every ancestor directory of `path` (root
@@ -339,7 +377,7 @@ enum md_err sq_sizes_flush(struct sq_txn *t);
 enum md_err sq_add_to_ancestors(struct sq_txn *t, int64_t tenant, const char *path, size_t len,
                                 int64_t delta);
 
-/* ---- tree.c: tenant ids, entries ---- */
+/* ---- entries.c: tenant ids, single entries ---- */
 
 /* A tenant's id by name. create=0: MD_ENOENT when the tenant has no data
  * yet; create=1: creates the tenant and its root entry when missing. */
@@ -348,28 +386,24 @@ enum md_err sq_tenant_id(struct sq_txn *t, const char *name, int create, int64_t
  * content, its row stays borrowed until the next statement. */
 enum md_err sq_get_entry(struct sq_txn *t, int64_t tenant, const char *path, size_t len,
                          int want_content, struct md_entry *e);
-enum md_err sq_view(struct md_txn *base, const char *tenant, const char *path, size_t len,
-                    struct md_entry *e, size_t max_entries, md_list_cb cb, void *ctx,
-                    int *complete);
-enum md_err sq_locate(struct md_txn *base, const char *tenant, struct md_locate *l, size_t n,
-                      int *tenant_exists);
-enum md_err sq_put_file(struct md_txn *base, const char *tenant, const char *path, size_t len,
-                        const char *content, size_t content_len,
-                        const unsigned char sha256[MD_SHA256_LEN], int64_t old_size,
-                        size_t parents_from);
-enum md_err sq_remove_tree(struct md_txn *base, const char *tenant, const char *path, size_t len,
-                           int64_t size);
-enum md_err sq_move_tree(struct md_txn *base, const char *tenant, const char *from, size_t flen,
-                         const char *to, size_t tlen, int64_t size, size_t parents_from);
-enum md_err sq_get(struct md_txn *base, const char *tenant, const char *path, size_t len,
-                   int want_content, struct md_entry *e);
-enum md_err sq_list(struct md_txn *base, const char *tenant, const char *dir, size_t len,
-                    md_list_cb cb, void *ctx);
-enum md_err sq_scan(struct md_txn *base, const char *tenant, const char *after, size_t after_len,
-                    size_t max_rows, int64_t max_bytes, md_scan_cb cb, void *ctx, int *more);
+/* Insert the entry at `path`: a file with its content (content_len bytes)
+ * and SHA-256, or a directory (size 0; content and sha256 unused). */
+enum md_err sq_insert_entry(struct sq_txn *t, int64_t tenant, const char *path, size_t len,
+                            enum md_kind kind, const char *content, size_t content_len,
+                            const unsigned char *sha256);
 
-/* ---- history.c: the md_store_ops members of md_history.h, and what the
- * transaction code calls of it ---- */
+/* ---- rows.c: the rows the jobs share ---- */
+
+/* The version in the columns SQ_VERSION_COLS (0..9) of `st`; its content
+ * from column `content_col` (-1: none). Strings borrowed from the row. */
+void sq_version_of(sqlite3_stmt *st, struct md_version *v, int content_col);
+/* The change-feed entry in the columns SQ_CHANGE_COLS of `st` (borrowed). */
+void sq_change_of(sqlite3_stmt *st, struct md_change *c);
+/* The key in the columns SQ_KEY_COLS (0..5) of `st`. */
+void sq_key_of(sqlite3_stmt *st, struct md_key_info *k);
+
+/* ---- history.c: the md_store_ops members of md_history.h, and what tree.c
+ * and txn.c call of it ---- */
 
 enum md_err sq_cmd_begin(struct md_txn *base, const char *tenant, const struct md_write_meta *m);
 enum md_err sq_cmd_end(struct md_txn *base, const char *const *paths, const size_t *lens, size_t n,
@@ -398,13 +432,30 @@ enum md_err sq_record_file(struct sq_txn *t, int64_t tenant, const char *path, s
                            int64_t old_size);
 enum md_err sq_record_subtree(struct sq_txn *t, int64_t tenant, const char *path, size_t len,
                               int64_t size, const char *to, size_t tlen);
-/* The version in the columns SQ_VERSION_COLS (0..9) of `st`; its content
- * from column `content_col` (-1: none). Strings borrowed from the row. */
-void sq_version_of(sqlite3_stmt *st, struct md_version *v, int content_col);
-/* The change-feed entry in the columns SQ_CHANGE_COLS of `st` (borrowed). */
-void sq_change_of(sqlite3_stmt *st, struct md_change *c);
 
-/* ---- tenants.c: quotas (md_quota.h), tenant administration ---- */
+/* ---- tree.c: a tenant's tree ---- */
+
+enum md_err sq_view(struct md_txn *base, const char *tenant, const char *path, size_t len,
+                    struct md_entry *e, size_t max_entries, md_list_cb cb, void *ctx,
+                    int *complete);
+enum md_err sq_locate(struct md_txn *base, const char *tenant, struct md_locate *l, size_t n,
+                      int *tenant_exists);
+enum md_err sq_put_file(struct md_txn *base, const char *tenant, const char *path, size_t len,
+                        const char *content, size_t content_len,
+                        const unsigned char sha256[MD_SHA256_LEN], int64_t old_size,
+                        size_t parents_from);
+enum md_err sq_remove_tree(struct md_txn *base, const char *tenant, const char *path, size_t len,
+                           int64_t size);
+enum md_err sq_move_tree(struct md_txn *base, const char *tenant, const char *from, size_t flen,
+                         const char *to, size_t tlen, int64_t size, size_t parents_from);
+enum md_err sq_get(struct md_txn *base, const char *tenant, const char *path, size_t len,
+                   int want_content, struct md_entry *e);
+enum md_err sq_list(struct md_txn *base, const char *tenant, const char *dir, size_t len,
+                    md_list_cb cb, void *ctx);
+enum md_err sq_scan(struct md_txn *base, const char *tenant, const char *after, size_t after_len,
+                    size_t max_rows, int64_t max_bytes, md_scan_cb cb, void *ctx, int *more);
+
+/* ---- quota.c: quotas (md_quota.h) ---- */
 
 enum md_err sq_usage(struct md_txn *base, const char *tenant, struct md_usage *u);
 enum md_err sq_set_limits(struct md_txn *base, const char *tenant, int64_t max_bytes,
@@ -412,17 +463,14 @@ enum md_err sq_set_limits(struct md_txn *base, const char *tenant, int64_t max_b
 /* The number of files of tenant `id` (0 when it has no row); `what` names
  * the operation in the log of an error. */
 enum md_err sq_tenant_files(struct sq_txn *t, int64_t id, int64_t *files, const char *what);
-enum md_err sq_tenants(struct md_txn *base, const char *after, size_t limit, md_tenant_cb cb,
-                       void *ctx);
-enum md_err sq_erase(struct md_txn *base, const char *tenant, struct md_erased *out);
 
-/* ---- search.c: full-text search (md_store.h, md_search.h) ---- */
+/* ---- search.c: full-text search (md_store.h, md_search_terms.h) ---- */
 
 /* Before COMMIT (sq_commit): the notes of search_pending into the index,
  * the notes emptied. Nothing when the index is off. */
 enum md_err sq_search_flush(struct sq_txn *t);
-/* Register memoryd_score() on a connection (before preparing statements). */
-int sq_search_functions(sqlite3 *db);
+/* memoryd_score(content, terms), for the statements of search. */
+extern const struct sq_function sq_search_score;
 /* After an erasure's deletes, in its transaction: rewrite the index into
  * one segment, so that no word of the erased files is left in older
  * segments (FTS5 records a delete as a new segment; SQLite 3.40 has no
@@ -436,6 +484,28 @@ int sq_search_setting(sqlite3 *db, enum md_search_mode mode, int *off, char *why
 enum md_err sq_search(struct md_txn *base, const char *tenant, const struct md_search_terms *q,
                       md_search_cb cb, void *ctx);
 
+/* ---- tenants.c: tenant administration ---- */
+
+enum md_err sq_tenants(struct md_txn *base, const char *after, size_t limit, md_tenant_cb cb,
+                       void *ctx);
+enum md_err sq_erase(struct md_txn *base, const char *tenant, struct md_erased *out);
+
+/* ---- txn.c: transactions ---- */
+
+/* A read transaction; `fresh`: a new one even if the kept one is current. */
+enum md_err sq_read_begin_at(struct sq_store *s, int fresh, struct md_txn **out);
+enum md_err sq_read_begin(struct md_store *base, struct md_txn **out);
+enum md_err sq_snapshot_begin(struct md_store *base, struct md_txn **out);
+void sq_txn_end(struct md_txn *base);
+enum md_err sq_write_begin(struct md_store *base, struct md_txn **out);
+enum md_err sq_commit(struct md_txn *base);
+void sq_rollback(struct md_txn *base);
+enum md_err sq_savepoint(struct md_txn *base);
+enum md_err sq_release(struct md_txn *base, int rollback);
+enum md_err sq_batch_begin(struct md_txn *base, const struct md_batch *b);
+enum md_err sq_flush(struct md_txn *base);
+void sq_stats(struct md_txn *base, struct md_txn_stats *st);
+
 /* ---- keys.c: API keys ---- */
 
 enum md_err sq_key_put(struct md_store *base, const struct md_key_info *k,
@@ -443,8 +513,6 @@ enum md_err sq_key_put(struct md_store *base, const struct md_key_info *k,
 enum md_err sq_key_list(struct md_store *base, const char *tenant, md_key_cb cb, void *ctx);
 enum md_err sq_key_revoke(struct md_store *base, const char *id, int64_t now);
 enum md_err sq_key_find(struct md_store *base, const unsigned char *hash, struct md_key_info *out);
-/* The key in the columns SQ_KEY_COLS (0..5) of `st`. */
-void sq_key_of(sqlite3_stmt *st, struct md_key_info *k);
 
 /* ---- dump.c: the dump, totals ---- */
 

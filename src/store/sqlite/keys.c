@@ -17,7 +17,6 @@
  * sq_conn_rc.
  */
 #include <sodium.h>
-#include <stdio.h>
 
 #include "internal.h"
 
@@ -31,22 +30,6 @@ const char *const sq_keys_sql[S_COUNT] = {
     [S_KEY_FIND] = "SELECT " SQ_KEY_COLS ", hash FROM api_keys WHERE hash = ?1",
 };
 /* NOLINTEND(bugprone-suspicious-missing-comma) */
-
-static void copy_text(char *dst, size_t cap, const unsigned char *src)
-{
-    snprintf(dst, cap, "%s", src ? (const char *)src : "");
-}
-
-void sq_key_of(sqlite3_stmt *st, struct md_key_info *k)
-{
-    copy_text(k->id, sizeof k->id, sqlite3_column_text(st, 0));
-    copy_text(k->tenant, sizeof k->tenant, sqlite3_column_text(st, 1));
-    if (md_scope_parse((const char *)sqlite3_column_text(st, 2), &k->scope) != 0)
-        k->scope = MD_SCOPE_READ;
-    copy_text(k->name, sizeof k->name, sqlite3_column_text(st, 3));
-    k->created = sqlite3_column_int64(st, 4);
-    k->revoked = sq_column_or(st, 5, 0);
-}
 
 /* End a key's write transaction: committed when `e` is MD_OK, else rolled
  * back; the result. */

@@ -1,10 +1,11 @@
 /*
- * search.c — full-text search on SQLite (md_store.h, md_search.h), with
- * its statements: the FTS5 table entries_search of
+ * search.c — full-text search on SQLite (md_store.h, md_search_terms.h),
+ * with its statements: the FTS5 table entries_search of
  * sql/sqlite/005_search.sql (a word index, contentless, rowid = entries.id,
  * a token per tenant): triggers note the files a write touches, and
  * sq_search_flush writes the notes into the index before each COMMIT, in
- * the same transaction; --search on|off.
+ * the same transaction; --search on|off; memoryd_score(), the SQL function
+ * its statements check and rank each candidate with (sq_search_score).
  *
  * Errors: MD_ENOENT (search is off), otherwise as sq_conn_rc; the setting
  * at start answers a SQLite result code with the reason in `why`.
@@ -90,11 +91,7 @@ static void sql_score(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     sqlite3_result_int64(ctx, md_search_score(text ? text : "", n, list ? list : "", list_len));
 }
 
-int sq_search_functions(sqlite3 *db)
-{
-    return sqlite3_create_function(db, "memoryd_score", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
-                                   sql_score, NULL, NULL);
-}
+const struct sq_function sq_search_score = {"memoryd_score", 2, sql_score};
 
 static int exec_why(sqlite3 *db, const char *sql, char *why, size_t why_len)
 {

@@ -7,7 +7,11 @@
  * thread's), a pool of reader connections (conn.c) and a checkpointer
  * thread with its own connection (checkpoint.c). Every statement is
  * prepared once per connection and reused; every query is bound to a
- * tenant id. The operations live in the files of their job (internal.h).
+ * tenant id. The operations live in the files of their job (internal.h);
+ * store.c, on top of them, is the only file that knows every job: it
+ * hands conn.c what every connection is opened with (conn_setup: the
+ * statement tables, the SQL functions, the search index's setting, the
+ * WAL hook).
  * Opened read-only (cfg.read_only), a store has readers alone: no writer,
  * no checkpointer thread; write transactions fail with MD_EINVAL.
  *
@@ -174,6 +178,33 @@ static void sqlite_setup(void)
     sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 }
 
+/* The jobs' settings of the database: the search index's (search.c), on
+ * the writer after its migrations with --search applied, on a read-only
+ * store's first reader as the database has it (MD_SEARCH_KEEP only
+ * reads). */
+static int db_settings(struct sq_store *s, sqlite3 *db, int writer, char *why, size_t why_len)
+{
+    return sq_search_setting(db, writer ? s->cfg.search : MD_SEARCH_KEEP, &s->search_off, why,
+                             why_len);
+}
+
+/* The statements of every file, in the order of enum stmt_id's groups. */
+static const char *const *const sql_tables[] = {
+    sq_txn_sql,   sq_sizes_sql,   sq_entries_sql, sq_tree_sql, sq_history_sql,
+    sq_quota_sql, sq_tenants_sql, sq_search_sql,  sq_keys_sql, sq_dump_sql,
+};
+static const struct sq_function *const sql_functions[] = {&sq_search_score};
+
+/* What every connection is opened with (conn.c). */
+static const struct sq_conn_setup conn_setup = {
+    .sql = sql_tables,
+    .sql_count = sizeof sql_tables / sizeof sql_tables[0],
+    .functions = sql_functions,
+    .function_count = sizeof sql_functions / sizeof sql_functions[0],
+    .settings = db_settings,
+    .wal_hook = sq_wal_hook,
+};
+
 /* The writer (the file created and migrated when needed) and the
  * checkpointer; read-only, the first reader alone (conn.c). */
 static int open_connections(struct sq_store *s, char *why, size_t why_len)
@@ -196,6 +227,7 @@ static enum md_err sq_open(const struct md_store_config *cfg, const void *own,
         return MD_ENOMEM;
     }
     s->base.ops = &sqlite_ops;
+    s->setup = &conn_setup;
     atomic_init(&s->commit_gen, 1);
     s->cfg = *cfg;
     s->path = strdup(cfg->db);
@@ -309,14 +341,13 @@ int md_store_sqlite_check_plans(const char *path, char *why, size_t why_len)
         sqlite3_close(db);
         return -1;
     }
-    if (sq_search_functions(db) != SQLITE_OK) {
-        snprintf(why, why_len, "memoryd_score: %s", sqlite3_errmsg(db));
+    if (sq_functions_register(db, &conn_setup, why, why_len) != SQLITE_OK) {
         sqlite3_close(db);
         return -1;
     }
     for (int i = 0; i < S_COUNT && !bad; i++)
         if (!plan_exempt[i])
-            bad = check_plan(db, sq_stmt_sql((enum stmt_id)i), why, why_len);
+            bad = check_plan(db, sq_stmt_sql(&conn_setup, (enum stmt_id)i), why, why_len);
     sqlite3_close(db);
     return bad;
 }

@@ -1,20 +1,17 @@
 /*
- * tenants.c — what the SQLite engine keeps per tenant, with its
- * statements: quotas (md_quota.h: usage, overrides) and tenant
- * administration (md_store.h): the listing of GET /v1/tenants and the
- * erasure of DELETE /v1/tenants/{t}.
+ * tenants.c — tenant administration on SQLite (md_store.h), with its
+ * statements: the listing of GET /v1/tenants and the erasure of
+ * DELETE /v1/tenants/{t} (every row of the tenant, its words out of the
+ * search index, search.c).
  *
  * Errors: MD_ENOENT (no such tenant), otherwise as sq_conn_rc.
  */
 #include <string.h>
 
-#include "base/md_path.h"
 #include "internal.h"
 #include "store/md_tenant_cache.h"
 
 const char *const sq_tenants_sql[S_COUNT] = {
-    [S_USAGE] = "SELECT files, max_bytes, max_files FROM tenants WHERE id = ?1",
-    [S_LIMITS_SET] = "UPDATE tenants SET max_bytes = ?2, max_files = ?3 WHERE id = ?1",
     [S_TENANTS_LIST] = "SELECT t.name, coalesce((SELECT size FROM entries e WHERE e.tenant = t.id"
                        " AND e.path = '/memories'), 0), t.files,"
                        " (SELECT count(*) FROM versions v WHERE v.tenant = t.id),"
@@ -27,69 +24,6 @@ const char *const sq_tenants_sql[S_COUNT] = {
     [S_ERASE_KEYS] = "DELETE FROM api_keys WHERE tenant = ?1",
     [S_ERASE_TENANT] = "DELETE FROM tenants WHERE id = ?1",
 };
-
-/* ---- quotas ---- */
-
-enum md_err sq_usage(struct md_txn *base, const char *tenant, struct md_usage *u)
-{
-    struct sq_txn *t = (struct sq_txn *)base;
-    *u = (struct md_usage){0, 0, -1, -1};
-    int64_t id = 0;
-    enum md_err e = sq_tenant_id(t, tenant, 0, &id);
-    if (e == MD_ENOENT)
-        return MD_OK; /* no data: nothing stored, no overrides */
-    struct md_entry root = {.kind = MD_KIND_DIR};
-    if (!e)
-        e = sq_get_entry(t, id, MD_ROOT, MD_ROOT_LEN, 0, &root);
-    if (e)
-        return e;
-    u->bytes = root.size;
-    sqlite3_stmt *st = sq_stmt(t, S_USAGE);
-    sqlite3_bind_int64(st, 1, id);
-    int rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        u->files = sqlite3_column_int64(st, 0);
-        u->max_bytes = sq_column_or(st, 1, -1);
-        u->max_files = sq_column_or(st, 2, -1);
-    }
-    sq_done(st);
-    return rc == SQLITE_ROW ? MD_OK : rc == SQLITE_DONE ? MD_EDB : sq_conn_rc(t->c, rc, "usage");
-}
-
-enum md_err sq_tenant_files(struct sq_txn *t, int64_t id, int64_t *files, const char *what)
-{
-    sqlite3_stmt *st = sq_stmt(t, S_USAGE);
-    sqlite3_bind_int64(st, 1, id);
-    int rc = sqlite3_step(st);
-    *files = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-    sq_done(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? MD_OK : sq_conn_rc(t->c, rc, what);
-}
-
-static void bind_or_null(sqlite3_stmt *st, int i, int64_t v)
-{
-    if (v < 0)
-        sqlite3_bind_null(st, i);
-    else
-        sqlite3_bind_int64(st, i, v);
-}
-
-enum md_err sq_set_limits(struct md_txn *base, const char *tenant, int64_t max_bytes,
-                          int64_t max_files)
-{
-    struct sq_txn *t = (struct sq_txn *)base;
-    int64_t id = 0;
-    enum md_err e = sq_tenant_id(t, tenant, 1, &id);
-    if (e)
-        return e;
-    sqlite3_stmt *st = sq_stmt(t, S_LIMITS_SET);
-    sqlite3_bind_int64(st, 1, id);
-    bind_or_null(st, 2, max_bytes);
-    bind_or_null(st, 3, max_files);
-    return sq_run(t, st, "set limits");
-}
-
-/* ---- administration ---- */
 
 enum md_err sq_tenants(struct md_txn *base, const char *after, size_t limit, md_tenant_cb cb,
                        void *ctx)
