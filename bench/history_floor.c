@@ -96,8 +96,8 @@ enum {
     Q_COUNT
 };
 
-/* memoryd's statements (the tables of src/store/sqlite/txn.c, tree.c and
- * history.c), verbatim. */
+/* memoryd's statements (the tables of src/store/sqlite/txn.c, sizes.c,
+ * entries.c, tree.c and history.c), verbatim. */
 /* NOLINTBEGIN(bugprone-suspicious-missing-comma): statements over several lines */
 static const char *const SQL[Q_COUNT] = {
     [Q_BEGIN] = "BEGIN IMMEDIATE",
