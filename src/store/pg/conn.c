@@ -5,8 +5,9 @@
  *
  * Plans are generic (plan_cache_mode): a custom plan per execution cost
  * the writer's session as much planning as running its statements. Every
- * statement is prepared once per connection as "m<id>" (enum pg_stmt): a
- * writer's all of them, a reader's those that only read.
+ * statement (the store's table, pg_store's stmts) is prepared once per
+ * connection as "m<id>" (enum pg_stmt): a writer's all of them, a reader's
+ * those that only read.
  *
  * A connection that breaks is marked (pipe.c); a reader is reconnected and
  * its operation run once more (md_pg_conn_reopen), the writer and the
@@ -25,41 +26,16 @@
 #include "store/md_dirsizes.h"
 #include "store/md_tenant_cache.h"
 
-/* ---- the statements of every file ---- */
-
-static const struct pg_stmt_defs *const stmt_files[] = {
-    &md_pg_txn_stmts,   &md_pg_tree_stmts,    &md_pg_views_stmts,        &md_pg_store_stmts,
-    &md_pg_batch_stmts, &md_pg_history_stmts, &md_pg_history_read_stmts, &md_pg_idem_stmts,
-    &md_pg_prune_stmts, &md_pg_tenants_stmts, &md_pg_search_stmts,       &md_pg_keys_stmts,
-    &md_pg_load_stmts,
-};
-
-const struct pg_stmt_def *md_pg_stmt_def(enum pg_stmt id)
-{
-    for (size_t f = 0; f < sizeof stmt_files / sizeof stmt_files[0]; f++)
-        for (size_t i = 0; i < stmt_files[f]->n; i++)
-            if (stmt_files[f]->defs[i].id == id)
-                return &stmt_files[f]->defs[i];
-    return NULL;
-}
-
-const char *md_pg_statement(enum pg_stmt id, int *nparams, const Oid **types)
-{
-    const struct pg_stmt_def *d = md_pg_stmt_def(id);
-    *nparams = d ? d->nparams : 0;
-    *types = d ? d->types : NULL;
-    return d ? d->sql : NULL;
-}
-
 /* ---- opening ---- */
 
 /* Queue the preparation of the connection's statements: *prepared, how
  * many. 0, or -1 with the reason in `why`. */
-static int prepare_all(PGconn *pq, int write, int *prepared, char *why, size_t why_len)
+static int prepare_all(const struct pg_store *s, PGconn *pq, int write, int *prepared, char *why,
+                       size_t why_len)
 {
     *prepared = 0;
     for (int i = 0; i < P_COUNT; i++) {
-        const struct pg_stmt_def *d = md_pg_stmt_def((enum pg_stmt)i);
+        const struct pg_stmt_def *d = s->stmts[i];
         if (!d) {
             snprintf(why, why_len, "statement %d has no SQL", i);
             return -1;
@@ -128,7 +104,7 @@ int md_pg_conn_setup(struct pg_store *s, PGconn *pq, int write, char *why, size_
         return -1;
     }
     int prepared = 0;
-    if (prepare_all(pq, write, &prepared, why, why_len) != 0)
+    if (prepare_all(s, pq, write, &prepared, why, why_len) != 0)
         return -1;
     return prepared_ok(pq, prepared, why, why_len);
 }

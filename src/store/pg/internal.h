@@ -7,9 +7,10 @@
  * The files, each with its job, its statements (their SQL is written where
  * they are used) and its part of a transaction (struct pg_txn):
  *   store.c    the md_store_ops table, open, close, ping, db_size, stats,
- *              wire, watch; the engine descriptor md_engine_pg
+ *              wire, watch; every file's statements gathered (handed down
+ *              at open, md_pg_statement); the engine descriptor md_engine_pg
  *   conn.c     connections: opened (session settings, statements
- *              prepared), healed, closed; the reader pool; md_pg_statement
+ *              prepared), healed, closed; the reader pool
  *   pipe.c     the pipeline: statements queued, sent, results read
  *              (struct pg_pipe)
  *   txn.c      write transactions: BEGIN, COMMIT, ROLLBACK, savepoints,
@@ -191,12 +192,11 @@ extern const struct pg_stmt_defs md_pg_txn_stmts, md_pg_tree_stmts, md_pg_views_
     md_pg_idem_stmts, md_pg_prune_stmts, md_pg_tenants_stmts, md_pg_search_stmts, md_pg_keys_stmts,
     md_pg_load_stmts;
 
-/* Statement `id`'s definition (conn.c); NULL when no file defines it. */
-const struct pg_stmt_def *md_pg_stmt_def(enum pg_stmt id);
-
-/* Statement `id`: its SQL, and the number and types of its parameters.
- * For programs that replay memoryd's statements as memoryd sends them
- * (bench/pg_history_floor.c); the strings are static. */
+/* Statement `id`: its SQL, and the number and types of its parameters
+ * (store.c, which gathers every file's table; NULL when no file defines
+ * it). For programs that replay memoryd's statements as memoryd sends them
+ * (bench/pg_history_floor.c); the strings are static. The engine's own
+ * files read the statements from the store (pg_store's stmts). */
 const char *md_pg_statement(enum pg_stmt id, int *nparams, const Oid **types);
 
 /* ---- wire.c ---- */
@@ -327,6 +327,9 @@ struct pg_conn {
 
 struct pg_store {
     struct md_store base;
+    /* Every statement by id, each file's table handed down by store.c at
+     * open (the files below it name no other file's statements). */
+    const struct pg_stmt_def *stmts[P_COUNT];
     struct md_store_config cfg;
     struct md_pg_config own; /* PostgreSQL's own settings */
     char *uri;

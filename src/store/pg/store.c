@@ -5,7 +5,11 @@
  * md_engine_pg for the registry.
  *
  * The operations themselves are in the files of their jobs (internal.h
- * lists them). Opening migrates the schema on a connection of its own,
+ * lists them); this file, on top of them, is the one that knows every
+ * job: it gathers each file's statements and hands them down at open
+ * (pg_store's stmts, which conn.c prepares and pipe.c sends by id), and
+ * answers md_pg_statement. Opening migrates the schema on a connection of
+ * its own,
  * applies the --search setting, opens the writer's connection and starts
  * the reads thread (views fetched asynchronously); readers and the
  * pruner's connection are opened when first needed.
@@ -28,6 +32,36 @@ static const struct pg_stmt_def stmts[] = {
     {P_DB_SIZE, "SELECT pg_database_size(current_database())", 0, {0}, 1},
 };
 const struct pg_stmt_defs md_pg_store_stmts = MD_PG_STMT_DEFS(stmts);
+
+/* ---- the statements of every file ---- */
+
+/* Each file writes its own statements; this one, which knows every job,
+ * gathers their tables and hands them down at open (pg_store's stmts). */
+static const struct pg_stmt_defs *const stmt_files[] = {
+    &md_pg_txn_stmts,   &md_pg_tree_stmts,    &md_pg_views_stmts,        &md_pg_store_stmts,
+    &md_pg_batch_stmts, &md_pg_history_stmts, &md_pg_history_read_stmts, &md_pg_idem_stmts,
+    &md_pg_prune_stmts, &md_pg_tenants_stmts, &md_pg_search_stmts,       &md_pg_keys_stmts,
+    &md_pg_load_stmts,
+};
+
+static const struct pg_stmt_def *stmt_find(enum pg_stmt id)
+{
+    for (size_t f = 0; f < sizeof stmt_files / sizeof stmt_files[0]; f++)
+        for (size_t i = 0; i < stmt_files[f]->n; i++)
+            if (stmt_files[f]->defs[i].id == id)
+                return &stmt_files[f]->defs[i];
+    return NULL;
+}
+
+const char *md_pg_statement(enum pg_stmt id, int *nparams, const Oid **types)
+{
+    const struct pg_stmt_def *d = stmt_find(id);
+    *nparams = d ? d->nparams : 0;
+    *types = d ? d->types : NULL;
+    return d ? d->sql : NULL;
+}
+
+/* ---- the store as a whole ---- */
 
 static enum md_err pg_ping(struct md_store *base)
 {
@@ -204,6 +238,8 @@ static enum md_err pg_open(const struct md_store_config *cfg, const void *own,
         return MD_ENOMEM;
     }
     s->base.ops = &pg_ops;
+    for (int i = 0; i < P_COUNT; i++)
+        s->stmts[i] = stmt_find((enum pg_stmt)i);
     s->cfg = *cfg;
     s->uri = strdup(cfg->db);
     s->cfg.db = s->uri;
