@@ -1,7 +1,8 @@
 /*
  * conn.c — the PostgreSQL engine's connections (see internal.h): opened
  * with memoryd's session settings and statements prepared, in pipeline
- * mode; the pool of reader connections; a broken connection healed.
+ * mode; the pool of reader connections; a broken connection healed; the
+ * one statement an operation needs (md_pg_exec).
  *
  * Plans are generic (plan_cache_mode): a custom plan per execution cost
  * the writer's session as much planning as running its statements. Every
@@ -10,12 +11,15 @@
  * those that only read.
  *
  * A connection that breaks is marked (pipe.c); a reader is reconnected and
- * its operation run once more (md_pg_conn_reopen), the writer and the
- * pruner are reconnected at their next transaction (md_pg_conn_heal).
+ * its statement sent once more (md_pg_exec), the writer and the pruner are
+ * reconnected at their next transaction (md_pg_conn_heal).
  *
- * Owns: struct pg_conn and the transaction each holds, whose parts it
- * creates and frees through their files (pipe, writing, batch, history,
- * load).
+ * Knows no job: it runs statements by id, and a write transaction's parts
+ * are made and freed by the functions the store hands it at open
+ * (pg_store's parts_new and parts_free, txn.c's).
+ *
+ * Owns: struct pg_conn and the transaction each holds (its pipe made and
+ * freed here).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +27,6 @@
 
 #include "base/md_log.h"
 #include "internal.h"
-#include "store/md_dirsizes.h"
 #include "store/md_tenant_cache.h"
 
 /* ---- opening ---- */
@@ -114,10 +117,7 @@ void md_pg_conn_close(struct pg_conn *c)
     if (!c)
         return;
     md_pg_pipe_free(&c->txn.pipe);
-    md_pg_writing_free(c->txn.writing);
-    md_pg_batch_free(c->txn.batch);
-    md_pg_history_free(c->txn.history);
-    md_pg_load_free(c->txn.load);
+    md_pg_store_of(&c->txn)->parts_free(&c->txn);
     md_tenant_cache_free(c->tenants);
     if (c->pq)
         PQfinish(c->pq);
@@ -136,12 +136,7 @@ struct pg_conn *md_pg_conn_open(struct pg_store *s, int write, char *why, size_t
     c->txn.conn = c;
     c->txn.write = write;
     md_pg_pipe_init(&c->txn.pipe);
-    if (write) {
-        c->txn.writing = md_pg_writing_new();
-        c->txn.batch = md_pg_batch_new();
-        c->txn.history = md_pg_history_new(s->touched);
-    }
-    if (!c->tenants || (write && (!c->txn.writing || !c->txn.batch || !c->txn.history))) {
+    if (!c->tenants || (write && s->parts_new(&c->txn) != 0)) {
         snprintf(why, why_len, "out of memory");
         md_pg_conn_close(c);
         return NULL;
@@ -155,23 +150,6 @@ struct pg_conn *md_pg_conn_open(struct pg_store *s, int write, char *why, size_t
 }
 
 /* ---- readers ---- */
-
-static void reader_release(struct pg_store *s, struct pg_conn *c)
-{
-    PQclear(c->txn.pipe.res);
-    c->txn.pipe.res = NULL;
-    c->txn.pipe.nqueued = 0;
-    pthread_mutex_lock(&s->pool_mu);
-    int keep = !c->broken && s->nidle < s->own.readers;
-    if (keep) {
-        c->next_idle = s->idle;
-        s->idle = c;
-        s->nidle++;
-    }
-    pthread_mutex_unlock(&s->pool_mu);
-    if (!keep)
-        md_pg_conn_close(c);
-}
 
 enum md_err md_pg_read_begin(struct md_store *base, struct md_txn **out)
 {
@@ -196,19 +174,28 @@ enum md_err md_pg_read_begin(struct md_store *base, struct md_txn **out)
     return MD_OK;
 }
 
-void md_pg_txn_end(struct md_txn *base)
+void md_pg_read_end(struct md_txn *base)
 {
-    struct pg_txn *t = (struct pg_txn *)base;
-    if (t->fetched) {
-        md_pg_vjob_end(t);
-        return;
+    struct pg_store *s = (struct pg_store *)base->store;
+    struct pg_conn *c = ((struct pg_txn *)base)->conn;
+    PQclear(c->txn.pipe.res);
+    c->txn.pipe.res = NULL;
+    c->txn.pipe.nqueued = 0;
+    pthread_mutex_lock(&s->pool_mu);
+    int keep = !c->broken && s->nidle < s->own.readers;
+    if (keep) {
+        c->next_idle = s->idle;
+        s->idle = c;
+        s->nidle++;
     }
-    if (t->snapshot)
-        md_pg_snapshot_end(t);
-    reader_release((struct pg_store *)base->store, t->conn);
+    pthread_mutex_unlock(&s->pool_mu);
+    if (!keep)
+        md_pg_conn_close(c);
 }
 
-enum md_err md_pg_conn_reopen(struct pg_txn *t)
+/* A reader's broken connection replaced by a new one (the txn stays where
+ * its caller holds it): MD_OK or MD_EUNAVAIL. */
+static enum md_err reopen(struct pg_txn *t)
 {
     char why[512];
     struct pg_conn *fresh = md_pg_conn_open(md_pg_store_of(t), 0, why, sizeof why);
@@ -221,6 +208,30 @@ enum md_err md_pg_conn_reopen(struct pg_txn *t)
     fresh->pq = old;
     md_pg_conn_close(fresh);
     return MD_OK;
+}
+
+/* A reader's statement; its connection replaced once when found broken. */
+static enum md_err read_exec(struct pg_txn *t, enum pg_stmt id, const struct md_pg_params *p)
+{
+    if (t->fetched)
+        return t->fetched(t, id);
+    for (int attempt = 0;; attempt++) {
+        enum md_err e = md_pg_send(t, id, p);
+        if (!e)
+            e = md_pg_flush(t, id);
+        if (e != MD_EUNAVAIL || attempt > 0 || t->write)
+            return e;
+        if (reopen(t) != MD_OK)
+            return MD_EUNAVAIL;
+    }
+}
+
+enum md_err md_pg_exec(struct pg_txn *t, enum pg_stmt id, const struct md_pg_params *p)
+{
+    if (!t->write)
+        return read_exec(t, id, p);
+    enum md_err e = md_pg_send(t, id, p);
+    return e ? e : md_pg_flush(t, id);
 }
 
 /* ---- the writer and the pruner ---- */

@@ -10,11 +10,12 @@
  *              wire, watch; every file's statements gathered (handed down
  *              at open, md_pg_statement); the engine descriptor md_engine_pg
  *   conn.c     connections: opened (session settings, statements
- *              prepared), healed, closed; the reader pool
+ *              prepared), healed, closed; the reader pool; md_pg_exec
  *   pipe.c     the pipeline: statements queued, sent, results read
  *              (struct pg_pipe)
  *   txn.c      write transactions: BEGIN, COMMIT, ROLLBACK, savepoints,
- *              tenant locks, directory sizes (struct pg_writing)
+ *              tenant locks, directory sizes (struct pg_writing); the
+ *              parts of a write transaction made and freed
  *   tree.c     entries: locate, put_file, remove_tree, move_tree, get,
  *              list; tenant ids
  *   views.c    view, and view_async (struct pg_vjob)
@@ -298,7 +299,6 @@ struct pg_writing;
 struct pg_batch;
 struct pg_history;
 struct pg_load;
-struct pg_vjob;
 
 /* A transaction on a connection (each connection has one), or a view's
  * answers fetched asynchronously (views.c: no connection). Its parts are
@@ -314,7 +314,9 @@ struct pg_txn {
     struct pg_batch *batch;     /* batch.c: an optimistic batch (the writer's) */
     struct pg_history *history; /* history.c: versions, change feed (write txns) */
     struct pg_load *load;       /* load.c: rows of md_txn_load held (made at the first) */
-    struct pg_vjob *fetched;    /* views.c: the view whose results this txn answers from */
+    /* views.c: a view's txn answers its statements from the results its
+     * job fetched (NULL: none, the txn has a connection). */
+    enum md_err (*fetched)(struct pg_txn *t, enum pg_stmt id);
 };
 
 struct pg_conn {
@@ -330,6 +332,12 @@ struct pg_store {
     /* Every statement by id, each file's table handed down by store.c at
      * open (the files below it name no other file's statements). */
     const struct pg_stmt_def *stmts[P_COUNT];
+    /* The parts of a write transaction (writing, batch, history, load),
+     * made with a writer's connection and freed with any (txn.c's, handed
+     * down by store.c at open: conn.c knows no job). parts_new: 0, or -1
+     * when out of memory (the parts made are freed by parts_free). */
+    int (*parts_new)(struct pg_txn *t);
+    void (*parts_free)(struct pg_txn *t);
     struct md_store_config cfg;
     struct md_pg_config own; /* PostgreSQL's own settings */
     char *uri;
@@ -365,16 +373,20 @@ void md_pg_conn_close(struct pg_conn *c);
 /* Session settings and statements on a new connection (`write`: the
  * writer's statements too), then pipeline mode: 0, or -1 with `why`. */
 int md_pg_conn_setup(struct pg_store *s, PGconn *pq, int write, char *why, size_t why_len);
-/* A reader's broken connection replaced by a new one (the txn stays
- * where its caller holds it): MD_OK or MD_EUNAVAIL. */
-enum md_err md_pg_conn_reopen(struct pg_txn *t);
 /* Reopen a broken write connection (*slot: the writer's or the pruner's,
  * its mutex held); failures are logged the first time and then every
  * 1000th. */
 enum md_err md_pg_conn_heal(struct pg_store *s, struct pg_conn **slot, unsigned long *failures,
                             const char *what);
+/* A pooled reader's txn (a connection opened when none is idle). */
 enum md_err md_pg_read_begin(struct md_store *base, struct md_txn **out);
-void md_pg_txn_end(struct md_txn *base);
+/* Its end: the connection back to the pool (or closed). */
+void md_pg_read_end(struct md_txn *base);
+/* The one statement an operation needs, its rows in t->pipe.res: on a
+ * reader, a pooled connection found broken is replaced and the statement
+ * sent again, once; in a write transaction, queued after what is queued;
+ * a view's fetched txn answers from its results (t->fetched). */
+enum md_err md_pg_exec(struct pg_txn *t, enum pg_stmt id, const struct md_pg_params *p);
 
 /* ---- pipe.c ---- */
 
@@ -396,10 +408,6 @@ enum md_err md_pg_send_now(struct pg_txn *t, enum pg_stmt id, const struct md_pg
 enum md_err md_pg_flush_at(struct pg_txn *t, enum pg_stmt want, enum pg_stmt *failed);
 /* md_pg_flush_at; a failure gives an optimistic batch up. */
 enum md_err md_pg_flush(struct pg_txn *t, enum pg_stmt want);
-/* The one statement an operation needs, its rows in t->pipe.res: on a
- * reader, a pooled connection found broken is replaced and the statement
- * sent again, once; in a write transaction, queued after what is queued. */
-enum md_err md_pg_exec(struct pg_txn *t, enum pg_stmt id, const struct md_pg_params *p);
 /* Ready to add a row to bulk statement `id` whose columns have element
  * types `types` (sending the one gathered first when it is another or
  * full). */
@@ -413,8 +421,10 @@ size_t md_pg_pipe_unsent(const struct pg_pipe *p);
 
 /* ---- txn.c ---- */
 
-struct pg_writing *md_pg_writing_new(void);
-void md_pg_writing_free(struct pg_writing *w);
+/* The parts of a write transaction: made (0, or -1 when out of memory)
+ * and freed (pg_store's parts_new and parts_free). */
+int md_pg_txn_parts_new(struct pg_txn *t);
+void md_pg_txn_parts_free(struct pg_txn *t);
 enum md_err md_pg_write_begin(struct md_store *base, struct md_txn **out);
 enum md_err md_pg_prune_begin(struct md_store *base, struct md_txn **out);
 enum md_err md_pg_commit(struct md_txn *base);
@@ -463,10 +473,7 @@ enum md_err md_pg_view(struct md_txn *base, const char *tenant, const char *path
                        struct md_entry *e, size_t max_entries, md_list_cb cb, void *ctx,
                        int *complete);
 enum md_err md_pg_view_async(struct md_store *base, struct md_view_job *job);
-/* Statement `id` of md_pg_view answered from the results the view's job
- * fetched (t->fetched), into t->pipe.res. */
-enum md_err md_pg_use_fetched(struct pg_txn *t, enum pg_stmt id);
-/* The end of a fetched view's txn: the job freed. */
+/* The end of a fetched view's txn (t->fetched): the job freed. */
 void md_pg_vjob_end(struct pg_txn *t);
 
 /* ---- batch.c ---- */

@@ -271,27 +271,3 @@ enum md_err md_pg_flush(struct pg_txn *t, enum pg_stmt want)
         md_pg_batch_failed(t, e);
     return e;
 }
-
-/* A reader's statement; its connection replaced once when found broken. */
-static enum md_err read_exec(struct pg_txn *t, enum pg_stmt id, const struct md_pg_params *p)
-{
-    if (t->fetched)
-        return md_pg_use_fetched(t, id);
-    for (int attempt = 0;; attempt++) {
-        enum md_err e = md_pg_send(t, id, p);
-        if (!e)
-            e = md_pg_flush(t, id);
-        if (e != MD_EUNAVAIL || attempt > 0 || t->write)
-            return e;
-        if (md_pg_conn_reopen(t) != MD_OK)
-            return MD_EUNAVAIL;
-    }
-}
-
-enum md_err md_pg_exec(struct pg_txn *t, enum pg_stmt id, const struct md_pg_params *p)
-{
-    if (!t->write)
-        return read_exec(t, id, p);
-    enum md_err e = md_pg_send(t, id, p);
-    return e ? e : md_pg_flush(t, id);
-}

@@ -70,7 +70,7 @@ static enum md_err pg_ping(struct md_store *base)
     if (e)
         return e;
     e = md_pg_exec((struct pg_txn *)t, P_PING, NULL);
-    md_pg_txn_end(t);
+    md_pg_read_end(t);
     return e;
 }
 
@@ -86,7 +86,7 @@ static enum md_err pg_db_size(struct md_store *base, int64_t *bytes)
         *bytes = md_pg_r_i64(pt->pipe.res, 0, 0);
     else if (!e)
         e = MD_EDB;
-    md_pg_txn_end(t);
+    md_pg_read_end(t);
     return e;
 }
 
@@ -116,6 +116,20 @@ static enum md_err pg_flush(struct md_txn *base)
         return e ? e : md_pg_flush(t, P_COUNT);
     }
     return md_pg_batch_flush(base);
+}
+
+/* The end of a reader's txn, of a snapshot's (tenants.c) or of a fetched
+ * view's (views.c). */
+static void pg_txn_end(struct md_txn *base)
+{
+    struct pg_txn *t = (struct pg_txn *)base;
+    if (t->fetched) {
+        md_pg_vjob_end(t);
+        return;
+    }
+    if (t->snapshot)
+        md_pg_snapshot_end(t);
+    md_pg_read_end(base);
 }
 
 static enum md_err pg_watch(struct md_store *base, md_watch_cb cb, void *ctx)
@@ -158,7 +172,7 @@ static const struct md_store_ops pg_ops = {
     .close = pg_close,
     .read_begin = md_pg_read_begin,
     .write_begin = md_pg_write_begin,
-    .txn_end = md_pg_txn_end,
+    .txn_end = pg_txn_end,
     .commit = md_pg_commit,
     .rollback = md_pg_rollback,
     .batch_begin = md_pg_batch_begin,
@@ -240,6 +254,8 @@ static enum md_err pg_open(const struct md_store_config *cfg, const void *own,
     s->base.ops = &pg_ops;
     for (int i = 0; i < P_COUNT; i++)
         s->stmts[i] = stmt_find((enum pg_stmt)i);
+    s->parts_new = md_pg_txn_parts_new;
+    s->parts_free = md_pg_txn_parts_free;
     s->cfg = *cfg;
     s->uri = strdup(cfg->db);
     s->cfg.db = s->uri;

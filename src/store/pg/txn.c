@@ -13,7 +13,9 @@
  *
  * Owns: struct pg_writing, a write transaction's part (pending sizes,
  * tenants made); the writer's and the pruner's mutexes are held from
- * their BEGIN to their end.
+ * their BEGIN to their end. Makes and frees the parts of a write
+ * transaction (md_pg_txn_parts_new, md_pg_txn_parts_free: the functions
+ * store.c hands conn.c for a writer's connection).
  */
 #include <stdlib.h>
 
@@ -48,7 +50,7 @@ struct pg_writing {
     int tenant_made_txn, tenant_made_cmd;
 };
 
-struct pg_writing *md_pg_writing_new(void)
+static struct pg_writing *writing_new(void)
 {
     struct pg_writing *w = calloc(1, sizeof *w);
     if (w && !(w->sizes = md_dirsizes_new())) {
@@ -58,12 +60,30 @@ struct pg_writing *md_pg_writing_new(void)
     return w;
 }
 
-void md_pg_writing_free(struct pg_writing *w)
+static void writing_free(struct pg_writing *w)
 {
     if (!w)
         return;
     md_dirsizes_free(w->sizes);
     free(w);
+}
+
+/* ---- the parts of a write transaction ---- */
+
+int md_pg_txn_parts_new(struct pg_txn *t)
+{
+    t->writing = writing_new();
+    t->batch = md_pg_batch_new();
+    t->history = md_pg_history_new(md_pg_store_of(t)->touched);
+    return t->writing && t->batch && t->history ? 0 : -1;
+}
+
+void md_pg_txn_parts_free(struct pg_txn *t)
+{
+    writing_free(t->writing);
+    md_pg_batch_free(t->batch);
+    md_pg_history_free(t->history);
+    md_pg_load_free(t->load);
 }
 
 void md_pg_tenant_made(struct pg_txn *t)
