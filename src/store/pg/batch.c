@@ -31,6 +31,8 @@
 #define PREFETCH_CONTENT_MAX ((int64_t)64 << 10)
 
 static const struct pg_stmt_def stmts[] = {
+    /* A tenant's lock, for the transaction (md_store_tenant_key). */
+    {P_LOCK, "SELECT pg_advisory_xact_lock($1)", 1, {OID_INT8}, 0},
     /* An optimistic batch's rows: one row per wanted (tenant, path) whose
      * tenant exists, by its position in the arrays; a file's content when
      * wanted and at most $4 bytes (else `omitted`). The lateral subquery
@@ -557,13 +559,45 @@ static enum md_err prefetch(struct pg_txn *t, const struct md_batch_path *w, siz
     return MD_OK;
 }
 
+/* ---- tenant locks ---- */
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Queue the advisory locks of `n` tenants, in ascending key order: the
+ * instances writing the same tenants take turns and never deadlock. */
+static enum md_err lock_tenants(struct pg_txn *t, const char *const *names, size_t n)
+{
+    int64_t *keys = malloc((n ? n : 1) * sizeof *keys);
+    if (!keys)
+        return MD_ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        keys[i] = md_store_tenant_key(names[i]);
+    qsort(keys, n, sizeof *keys, cmp_i64);
+    enum md_err e = MD_OK;
+    for (size_t i = 0; i < n && !e; i++) {
+        if (i > 0 && keys[i] == keys[i - 1])
+            continue;
+        struct md_pg_params p = {.n = 0};
+        md_pg_i64(&p, keys[i]);
+        e = md_pg_send(t, P_LOCK, &p); /* run in order: ascending keys */
+    }
+    free(keys);
+    return e;
+}
+
+/* ---- the batch ---- */
+
 /* The batch's tenants locked (queued: they go with the first round trip);
  * with b->defer, its rows read at once and the batch optimistic (a failure
  * of the read abandons it: MD_EREDO, but for a lost connection). */
 enum md_err md_pg_batch_begin(struct md_txn *base, const struct md_batch *b)
 {
     struct pg_txn *t = (struct pg_txn *)base;
-    enum md_err e = md_pg_lock_tenants(t, b->tenants, b->ntenants);
+    enum md_err e = lock_tenants(t, b->tenants, b->ntenants);
     if (e || !b->defer)
         return e;
     e = prefetch(t, b->paths, b->npaths);

@@ -13,14 +13,16 @@
  *              prepared), healed, closed; the reader pool; md_pg_exec
  *   pipe.c     the pipeline: statements queued, sent, results read
  *              (struct pg_pipe)
- *   txn.c      write transactions: BEGIN, COMMIT, ROLLBACK, savepoints,
- *              tenant locks, directory sizes (struct pg_writing); the
- *              parts of a write transaction made and freed
+ *   txn.c      write transactions: BEGIN, COMMIT, ROLLBACK, savepoints;
+ *              the parts of a write transaction made, reset, freed
+ *   ids.c      the tenants' ids: cached per connection, looked up, made
+ *   sizes.c    directory sizes: pending, written (the txn's `sizes`)
  *   tree.c     entries: locate, put_file, remove_tree, move_tree, get,
- *              list; tenant ids
+ *              list; a tenant made
  *   views.c    view, and view_async (struct pg_vjob)
  *   batch.c    optimistic batches: the prefetched rows, the bulk
- *              statements, batch_begin, flush (struct pg_batch)
+ *              statements, batch_begin (the tenants' locks), flush
+ *              (struct pg_batch)
  *   history.c  recording versions and change-feed entries, the NOTIFY and
  *              the VACUUM after a commit (struct pg_history)
  *   history_read.c  reading history and the change feed; redaction
@@ -85,11 +87,11 @@ enum pg_stmt {
     P_SAVEPOINT,
     P_RELEASE,
     P_ROLLBACK_TO,
-    P_LOCK,
-    P_SIZES,
+    P_LOCK,  /* batch.c */
+    P_SIZES, /* sizes.c */
     /* tree.c */
     P_TENANT_NEW,
-    P_TENANT_ID,
+    P_TENANT_ID, /* ids.c */
     P_LOCATE,
     P_INSERT,
     P_SET_CONTENT,
@@ -188,10 +190,10 @@ struct pg_stmt_defs {
     {                                                                                              \
         (table), sizeof(table) / sizeof((table)[0])                                                \
     }
-extern const struct pg_stmt_defs md_pg_txn_stmts, md_pg_tree_stmts, md_pg_views_stmts,
-    md_pg_store_stmts, md_pg_batch_stmts, md_pg_history_stmts, md_pg_history_read_stmts,
-    md_pg_idem_stmts, md_pg_prune_stmts, md_pg_tenants_stmts, md_pg_search_stmts, md_pg_keys_stmts,
-    md_pg_load_stmts;
+extern const struct pg_stmt_defs md_pg_ids_stmts, md_pg_sizes_stmts, md_pg_txn_stmts,
+    md_pg_tree_stmts, md_pg_views_stmts, md_pg_store_stmts, md_pg_batch_stmts, md_pg_history_stmts,
+    md_pg_history_read_stmts, md_pg_idem_stmts, md_pg_prune_stmts, md_pg_tenants_stmts,
+    md_pg_search_stmts, md_pg_keys_stmts, md_pg_load_stmts;
 
 /* Statement `id`: its SQL, and the number and types of its parameters
  * (store.c, which gathers every file's table; NULL when no file defines
@@ -295,7 +297,6 @@ struct pg_pipe {
     struct md_buf arrays[3];
 };
 
-struct pg_writing;
 struct pg_batch;
 struct pg_history;
 struct pg_load;
@@ -306,11 +307,14 @@ struct pg_load;
  * the pipe. */
 struct pg_txn {
     struct md_txn base;
-    struct pg_conn *conn;       /* NULL: a view's fetched results (`fetched`) */
-    int write;                  /* the writer's or the pruner's */
-    int snapshot;               /* a reader in a transaction (tenants.c: md_store_snapshot_begin) */
-    struct pg_pipe pipe;        /* pipe.c */
-    struct pg_writing *writing; /* txn.c: directory sizes, tenants made (write txns) */
+    struct pg_conn *conn;      /* NULL: a view's fetched results (`fetched`) */
+    int write;                 /* the writer's or the pruner's */
+    int snapshot;              /* a reader in a transaction (tenants.c: md_store_snapshot_begin) */
+    struct pg_pipe pipe;       /* pipe.c */
+    struct md_dirsizes *sizes; /* sizes.c: directory size changes pending (write txns) */
+    /* ids.c: a tenant was made in this transaction / since the savepoint
+     * (a rollback forgets the ids cached since, txn.c). */
+    int tenant_made_txn, tenant_made_cmd;
     struct pg_batch *batch;     /* batch.c: an optimistic batch (the writer's) */
     struct pg_history *history; /* history.c: versions, change feed (write txns) */
     struct pg_load *load;       /* load.c: rows of md_txn_load held (made at the first) */
@@ -332,7 +336,7 @@ struct pg_store {
     /* Every statement by id, each file's table handed down by store.c at
      * open (the files below it name no other file's statements). */
     const struct pg_stmt_def *stmts[P_COUNT];
-    /* The parts of a write transaction (writing, batch, history, load),
+    /* The parts of a write transaction (sizes, batch, history, load),
      * made with a writer's connection and freed with any (txn.c's, handed
      * down by store.c at open: conn.c knows no job). parts_new: 0, or -1
      * when out of memory (the parts made are freed by parts_free). */
@@ -419,6 +423,26 @@ void md_pg_pipe_mark(struct pg_pipe *p);
 /* Statements queued and rows gathered since the mark, not sent yet. */
 size_t md_pg_pipe_unsent(const struct pg_pipe *p);
 
+/* ---- ids.c ---- */
+
+/* The tenant's id known to this connection (cached), 0 if none. */
+int64_t md_pg_known_tenant(struct pg_txn *t, const char *tenant);
+/* The tenant's id: cached, or asked; 0 when it has no data. */
+enum md_err md_pg_tenant_lookup(struct pg_txn *t, const char *tenant, int64_t *id);
+/* A tenant was made in this transaction: a rollback forgets the ids cached
+ * since. */
+void md_pg_tenant_made(struct pg_txn *t);
+
+/* ---- sizes.c ---- */
+
+/* Queue one statement writing every pending directory size change. */
+enum md_err md_pg_sizes_send(struct pg_txn *t);
+/* Add `delta` to the size of every ancestor of `path`, pending. */
+enum md_err md_pg_sizes_add(struct pg_txn *t, int64_t id, const char *path, size_t len,
+                            int64_t delta);
+/* The pending size change of a directory (0 for a reader). */
+int64_t md_pg_sizes_pending(const struct pg_txn *t, int64_t id, const char *path, size_t len);
+
 /* ---- txn.c ---- */
 
 /* The parts of a write transaction: made (0, or -1 when out of memory)
@@ -431,25 +455,9 @@ enum md_err md_pg_commit(struct md_txn *base);
 void md_pg_rollback(struct md_txn *base);
 enum md_err md_pg_savepoint(struct md_txn *base);
 enum md_err md_pg_release(struct md_txn *base, int rollback);
-/* Queue the advisory locks of `n` tenants, in ascending key order. */
-enum md_err md_pg_lock_tenants(struct pg_txn *t, const char *const *names, size_t n);
-/* Queue one statement writing every pending directory size change. */
-enum md_err md_pg_sizes_send(struct pg_txn *t);
-/* Add `delta` to the size of every ancestor of `path`, pending. */
-enum md_err md_pg_sizes_add(struct pg_txn *t, int64_t id, const char *path, size_t len,
-                            int64_t delta);
-/* The pending size change of a directory (0 for a reader). */
-int64_t md_pg_sizes_pending(const struct pg_txn *t, int64_t id, const char *path, size_t len);
-/* A tenant was made in this transaction: a rollback forgets the ids cached
- * since. */
-void md_pg_tenant_made(struct pg_txn *t);
 
 /* ---- tree.c ---- */
 
-/* The tenant's id known to this connection (cached), 0 if none. */
-int64_t md_pg_known_tenant(struct pg_txn *t, const char *tenant);
-/* The tenant's id: cached, or asked; 0 when it has no data. */
-enum md_err md_pg_tenant_lookup(struct pg_txn *t, const char *tenant, int64_t *id);
 /* Make the tenant (and its root) when it has none yet; its id. */
 enum md_err md_pg_ensure_tenant(struct pg_txn *t, const char *tenant, int64_t *id);
 enum md_err md_pg_locate(struct md_txn *base, const char *tenant, struct md_locate *l, size_t n,
