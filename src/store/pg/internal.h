@@ -484,7 +484,7 @@ enum md_err md_pg_view_async(struct md_store *base, struct md_view_job *job);
 /* The end of a fetched view's txn (t->fetched): the job freed. */
 void md_pg_vjob_end(struct pg_txn *t);
 
-/* ---- batch.c ---- */
+/* ---- attempt.c ---- */
 
 /* A prefetched (tenant, path) of an optimistic batch. */
 struct pg_prefetched {
@@ -508,31 +508,37 @@ struct pg_batch *md_pg_batch_new(void);
 void md_pg_batch_free(struct pg_batch *b);
 /* Forget the batch (a new transaction, or its end). */
 void md_pg_batch_reset(struct pg_txn *t);
-enum md_err md_pg_batch_begin(struct md_txn *base, const struct md_batch *b);
-enum md_err md_pg_batch_flush(struct md_txn *base);
 /* Whether the txn is in an optimistic batch: its writes queued, its
  * locates answered from the prefetched rows. */
 int md_pg_deferring(const struct pg_txn *t);
+/* The batch defers its writes from now on, its attempt not abandoned
+ * (`on`), or no more (its writes sent). */
+void md_pg_batch_defer(struct pg_txn *t, int on);
 /* An optimistic attempt that cannot go on: the batch will run again the
  * exact way (md_txn_release, md_txn_flush: MD_EREDO). MD_OK. */
 enum md_err md_pg_abandon_attempt(struct pg_txn *t);
-/* A flush failed with `e` (not MD_EUNAVAIL): in an optimistic batch, the
- * statement that failed may be another command's queued write, so the
- * attempt is abandoned. */
+/* A statement failed with `e` (a flush, not MD_EUNAVAIL; a bulk row): in
+ * an optimistic batch, the statement that failed may be another command's
+ * queued write, so the attempt is abandoned. */
 void md_pg_batch_failed(struct pg_txn *t, enum md_err e);
 /* At a command's savepoint, in an optimistic batch. */
 void md_pg_batch_command_begins(struct pg_txn *t);
 /* At its release (rolled back or not): MD_EREDO when the attempt is
  * abandoned (a command that wrote was rolled back abandons it). */
 enum md_err md_pg_batch_command_ends(struct pg_txn *t, int rollback);
+/* The rows to prefetch for the paths of a batch: every path of `w` and
+ * every ancestor of each, sorted, once each (wanted with its content when
+ * any command wants it). MD_OK or MD_ENOMEM. */
+enum md_err md_pg_pre_keys(struct pg_txn *t, const struct md_batch_path *w, size_t n);
+/* The rows, in order (*n of them): for the prefetch to send, and to fill
+ * in from its result. */
+struct pg_prefetched *md_pg_pre_rows(struct pg_txn *t, size_t *n);
+/* The prefetch's result, which the rows point into: held until the
+ * batch's reset. */
+void md_pg_pre_hold(struct pg_txn *t, PGresult *res);
 /* The prefetched row of (tenant, path), NULL when none. */
 const struct pg_prefetched *md_pg_prefetched(const struct pg_txn *t, const char *tenant,
                                              const char *path, size_t len);
-/* Answer a locate from the prefetched rows; 0 when they cannot. */
-int md_pg_pre_locate(struct pg_txn *t, const char *tenant, struct md_locate *l, size_t n,
-                     int *tenant_exists);
-/* An optimistic batch's usage of `tenant`; 0 when it cannot tell. */
-int md_pg_pre_usage(struct pg_txn *t, const char *tenant, struct md_usage *u);
 /* Queued writes in an optimistic batch: forget the prefetched rows they may
  * change (md_pg_pre_forget: the entry, with `below` everything under it,
  * its ancestors longer than `keep`), count the files they add or remove. */
@@ -541,9 +547,19 @@ void md_pg_pre_forget(struct pg_txn *t, const char *tenant, const char *path, si
 void md_pg_pre_forget_tenant(struct pg_txn *t, const char *tenant);
 void md_pg_pre_files_add(struct pg_txn *t, const char *tenant, const char *path, size_t len,
                          int delta);
-/* The pending size changes are being written: the prefetched sizes take
- * them in. */
+/* The pending size changes (the txn's `sizes`) are being written: the
+ * prefetched sizes take them in. */
 void md_pg_pre_fold_sizes(struct pg_txn *t);
+
+/* ---- batch.c ---- */
+
+enum md_err md_pg_batch_begin(struct md_txn *base, const struct md_batch *b);
+enum md_err md_pg_batch_flush(struct md_txn *base);
+/* Answer a locate from the prefetched rows; 0 when they cannot. */
+int md_pg_pre_locate(struct pg_txn *t, const char *tenant, struct md_locate *l, size_t n,
+                     int *tenant_exists);
+/* An optimistic batch's usage of `tenant`; 0 when it cannot tell. */
+int md_pg_pre_usage(struct pg_txn *t, const char *tenant, struct md_usage *u);
 /* Rows of the batch's bulk insert (directories between the ancestor of
  * length `from` and `path`, then the file) and bulk update. */
 enum md_err md_pg_bulk_insert(struct pg_txn *t, int64_t id, const char *path, size_t len,

@@ -168,6 +168,7 @@ enum md_err md_pg_savepoint(struct md_txn *base)
     md_pg_history_mark(t);
     t->tenant_made_cmd = 0;
     if (md_pg_deferring(t)) {
+        md_pg_pipe_mark(&t->pipe); /* what the command queues from now on is its own */
         md_pg_batch_command_begins(t);
         return MD_OK;
     }
