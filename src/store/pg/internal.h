@@ -1,42 +1,49 @@
 /*
  * internal.h — what the files of the PostgreSQL engine (src/store/pg/)
- * share. Not a public interface; two programs of the project reach into it
+ * share. Not a public interface; a program of the project reaches into it
  * all the same: bench/pg_history_floor.c replays the writer's statements
- * (md_pg_statement) and src/app/migrate.c uses the wire helpers.
+ * (md_pg_statement) with the wire helpers, on a schema md_pg_migrate
+ * made.
  *
  * The files, each with its job, its statements (their SQL is written where
- * they are used) and its part of a transaction (struct pg_txn):
- *   store.c    the md_store_ops table, open, close, ping, db_size, stats,
- *              wire, watch; every file's statements gathered (handed down
- *              at open, md_pg_statement); the engine descriptor md_engine_pg
- *   conn.c     connections: opened (session settings, statements
- *              prepared), healed, closed; the reader pool; md_pg_exec
+ * they are used) and its part of a transaction (struct pg_txn), bottom up:
+ * each calls only files listed before it (tests/tooling/layers.test.mjs
+ * checks that no two call each other in a circle). What a lower file needs
+ * of a higher one it is handed at open (pg_store's stmts, parts_new,
+ * parts_free) or by the txn (a fetched view's `fetched`).
+ *   wire.c     libpq helpers: connecting, error classes, binary values
+ *   schema.c   migrations
+ *   reads.c    views fetched without a thread waiting (md_pg_reads)
+ *   watch.c    other instances' commits (LISTEN)
+ *   attempt.c  an optimistic batch's state: deferring, the attempt
+ *              abandoned, the prefetched rows (struct pg_batch)
  *   pipe.c     the pipeline: statements queued, sent, results read
  *              (struct pg_pipe)
- *   txn.c      write transactions: BEGIN, COMMIT, ROLLBACK, savepoints;
- *              the parts of a write transaction made, reset, freed
+ *   conn.c     connections: opened (session settings, statements
+ *              prepared), healed, closed; the reader pool; md_pg_exec
  *   ids.c      the tenants' ids: cached per connection, looked up, made
  *   sizes.c    directory sizes: pending, written (the txn's `sizes`)
+ *   history.c  recording versions and change-feed entries, the NOTIFY and
+ *              the VACUUM after a commit (struct pg_history)
+ *   batch.c    optimistic batches: the tenants' locks, the prefetch, the
+ *              bulk statements, batch_begin, flush
  *   tree.c     entries: locate, put_file, remove_tree, move_tree, get,
  *              list; a tenant made
  *   views.c    view, and view_async (struct pg_vjob)
- *   batch.c    optimistic batches: the prefetched rows, the bulk
- *              statements, batch_begin (the tenants' locks), flush
- *              (struct pg_batch)
- *   history.c  recording versions and change-feed entries, the NOTIFY and
- *              the VACUUM after a commit (struct pg_history)
  *   history_read.c  reading history and the change feed; redaction
  *   idem.c     idempotency answers
- *   prune.c    retention
- *   search.c   full-text search
  *   tenants.c  usage, limits, the tenants listing, erasure, the export's
  *              snapshot and scan
- *   keys.c     API keys
+ *   search.c   full-text search
+ *   prune.c    retention
  *   load.c     md_txn_load and md_txn_totals (struct pg_load)
- *   reads.c    views fetched without a thread waiting (md_pg_reads)
- *   watch.c    other instances' commits (LISTEN)
- *   schema.c   migrations
- *   wire.c     libpq helpers: connecting, error classes, binary values
+ *   txn.c      write transactions: BEGIN, COMMIT, ROLLBACK, savepoints;
+ *              the parts of a write transaction made, reset, sent, freed
+ *   keys.c     API keys
+ *   store.c    the md_store_ops table, open, close, ping, db_size, stats,
+ *              wire, watch, a txn's end; every file's statements gathered
+ *              (handed down at open; md_pg_statement); the engine
+ *              descriptor md_engine_pg
  *
  * Errors: functions return enum md_err as the store interface does
  * (md_store.h); a server's error has been logged by the pipe.
@@ -262,6 +269,71 @@ static inline int64_t md_pg_now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* ---- schema.c ---- */
+
+/* Apply the migrations of sql/postgres/ not yet applied, under a session
+ * advisory lock; refuse a database whose schema is newer. 0, or -1 with a
+ * reason in `why`. `conn` is in normal (not pipeline) mode. */
+int md_pg_migrate(PGconn *conn, char *why, size_t why_len);
+
+/* After md_pg_migrate: --search off drops the trigram index entries_search
+ * (005_search.sql); --search on builds it when it is missing (a SHARE lock
+ * on entries meanwhile: other instances' writes wait); KEEP changes
+ * nothing. *off: whether the index is off now. 0, or -1 with the error in
+ * `why`. */
+int md_pg_search_setting(PGconn *conn, enum md_search_mode mode, int *off, char *why,
+                         size_t why_len);
+
+/* ---- reads.c ---- */
+
+/* Reads answered without a thread waiting for them: a thread of its own
+ * keeps up to `nconns` connections (opened as load needs them, each set up
+ * by `setup` and then made nonblocking) and sends each query it is given
+ * on the one with the fewest in flight, the queries given meanwhile
+ * together (one write and one Sync per connection). Each query's result
+ * goes to its callback, on that thread, in the order the connection
+ * answers. A query whose connection breaks before its answer is sent once
+ * more; a query the server refuses fails alone. */
+struct md_pg_reads;
+
+/* Make a new connection ready for the queries (session settings, the
+ * statements prepared, pipeline mode): 0, or -1 with a reason in `why`. */
+typedef int (*md_pg_setup_fn)(PGconn *pq, void *ctx, char *why, size_t why_len);
+
+struct md_pg_query {
+    const char *stmt;      /* a statement `setup` prepared (static) */
+    struct md_pg_params p; /* its parameters (p.v may point into p.num: the query must not move) */
+    /* Called once, on the thread: the result (the callback's, PQclear it;
+     * NULL on error) and MD_OK, MD_EUNAVAIL (the database cannot be
+     * reached) or the class of the server's error (logged). */
+    void (*done)(struct md_pg_query *q, PGresult *res, enum md_err e);
+    /* the thread's */
+    struct md_pg_query *next;
+    int resent, aborts;
+};
+
+/* NULL when the thread cannot be started. */
+struct md_pg_reads *md_pg_reads_start(const char *uri, unsigned nconns, md_pg_setup_fn setup,
+                                      void *ctx);
+/* Give the thread a query (from any thread, also from a callback). The
+ * query is the caller's again once its callback is called. */
+void md_pg_reads_submit(struct md_pg_reads *r, struct md_pg_query *q);
+/* Stop the thread: the queries not answered fail with MD_EUNAVAIL. No
+ * query may be submitted after. */
+void md_pg_reads_stop(struct md_pg_reads *r);
+
+/* ---- watch.c ---- */
+
+/* Called from the watcher's thread with the name of a tenant whose change
+ * some instance committed, or with NULL when notifications may have been
+ * missed (the connection was lost). */
+typedef void (*md_pg_watch_cb)(void *ctx, const char *tenant);
+struct md_pg_watch;
+/* LISTEN on memoryd_changes from a thread and connection of its own.
+ * NULL when the thread cannot be started. */
+struct md_pg_watch *md_pg_watch_start(const char *uri, md_pg_watch_cb cb, void *ctx);
+void md_pg_watch_stop(struct md_pg_watch *w);
+
 /* ---- the store, its connections and their transactions ---- */
 
 /* pipe.c: a bulk statement's rows gathered (an optimistic batch's inserts
@@ -303,8 +375,9 @@ struct pg_load;
 
 /* A transaction on a connection (each connection has one), or a view's
  * answers fetched asynchronously (views.c: no connection). Its parts are
- * each created, used and freed by the file that owns it; a reader has only
- * the pipe. */
+ * each used by the file that owns it, made and freed through that file by
+ * txn.c (md_pg_txn_parts_new, _free; load.c makes its part at its first
+ * row); a reader has only the pipe. */
 struct pg_txn {
     struct md_txn base;
     struct pg_conn *conn;      /* NULL: a view's fetched results (`fetched`) */
@@ -315,7 +388,7 @@ struct pg_txn {
     /* ids.c: a tenant was made in this transaction / since the savepoint
      * (a rollback forgets the ids cached since, txn.c). */
     int tenant_made_txn, tenant_made_cmd;
-    struct pg_batch *batch;     /* batch.c: an optimistic batch (the writer's) */
+    struct pg_batch *batch;     /* attempt.c: an optimistic batch's state (the writer's) */
     struct pg_history *history; /* history.c: versions, change feed (write txns) */
     struct pg_load *load;       /* load.c: rows of md_txn_load held (made at the first) */
     /* views.c: a view's txn answers its statements from the results its
@@ -367,122 +440,6 @@ static inline struct pg_store *md_pg_store_of(const struct pg_txn *t)
 {
     return (struct pg_store *)t->base.store;
 }
-
-/* ---- conn.c ---- */
-
-/* A connection set up (a writer's: every statement prepared; a reader's:
- * those that read); NULL with a reason in `why`. */
-struct pg_conn *md_pg_conn_open(struct pg_store *s, int write, char *why, size_t why_len);
-void md_pg_conn_close(struct pg_conn *c);
-/* Session settings and statements on a new connection (`write`: the
- * writer's statements too), then pipeline mode: 0, or -1 with `why`. */
-int md_pg_conn_setup(struct pg_store *s, PGconn *pq, int write, char *why, size_t why_len);
-/* Reopen a broken write connection (*slot: the writer's or the pruner's,
- * its mutex held); failures are logged the first time and then every
- * 1000th. */
-enum md_err md_pg_conn_heal(struct pg_store *s, struct pg_conn **slot, unsigned long *failures,
-                            const char *what);
-/* A pooled reader's txn (a connection opened when none is idle). */
-enum md_err md_pg_read_begin(struct md_store *base, struct md_txn **out);
-/* Its end: the connection back to the pool (or closed). */
-void md_pg_read_end(struct md_txn *base);
-/* The one statement an operation needs, its rows in t->pipe.res: on a
- * reader, a pooled connection found broken is replaced and the statement
- * sent again, once; in a write transaction, queued after what is queued;
- * a view's fetched txn answers from its results (t->fetched). */
-enum md_err md_pg_exec(struct pg_txn *t, enum pg_stmt id, const struct md_pg_params *p);
-
-/* ---- pipe.c ---- */
-
-void md_pg_pipe_init(struct pg_pipe *p);
-void md_pg_pipe_free(struct pg_pipe *p);
-/* Forget what was queued and not read (a new transaction). */
-void md_pg_pipe_reset(struct pg_pipe *p);
-/* Queue statement `id`; its result is read by the next flush. Statements
- * run in the order they are queued: the bulk statement gathered goes
- * first. */
-enum md_err md_pg_send(struct pg_txn *t, enum pg_stmt id, const struct md_pg_params *p);
-/* ... at once, ahead of the bulk statement gathered. */
-enum md_err md_pg_send_now(struct pg_txn *t, enum pg_stmt id, const struct md_pg_params *p);
-/* Send a Sync and read the result of every queued statement, in order (one
- * round trip). The rows of the first queued statement `want` (P_COUNT:
- * none) are kept in t->pipe.res. Returns the first error; *failed (unless
- * NULL) gets the statement that failed, P_COUNT when none did or the
- * connection went before any answered. */
-enum md_err md_pg_flush_at(struct pg_txn *t, enum pg_stmt want, enum pg_stmt *failed);
-/* md_pg_flush_at; a failure gives an optimistic batch up. */
-enum md_err md_pg_flush(struct pg_txn *t, enum pg_stmt want);
-/* Ready to add a row to bulk statement `id` whose columns have element
- * types `types` (sending the one gathered first when it is another or
- * full). */
-enum md_err md_pg_gather_row(struct pg_txn *t, enum pg_stmt id, const Oid *types);
-/* Forget the rows gathered. */
-void md_pg_gather_drop(struct pg_pipe *p);
-/* The running command begins: what it queues from now on is its own. */
-void md_pg_pipe_mark(struct pg_pipe *p);
-/* Statements queued and rows gathered since the mark, not sent yet. */
-size_t md_pg_pipe_unsent(const struct pg_pipe *p);
-
-/* ---- ids.c ---- */
-
-/* The tenant's id known to this connection (cached), 0 if none. */
-int64_t md_pg_known_tenant(struct pg_txn *t, const char *tenant);
-/* The tenant's id: cached, or asked; 0 when it has no data. */
-enum md_err md_pg_tenant_lookup(struct pg_txn *t, const char *tenant, int64_t *id);
-/* A tenant was made in this transaction: a rollback forgets the ids cached
- * since. */
-void md_pg_tenant_made(struct pg_txn *t);
-
-/* ---- sizes.c ---- */
-
-/* Queue one statement writing every pending directory size change. */
-enum md_err md_pg_sizes_send(struct pg_txn *t);
-/* Add `delta` to the size of every ancestor of `path`, pending. */
-enum md_err md_pg_sizes_add(struct pg_txn *t, int64_t id, const char *path, size_t len,
-                            int64_t delta);
-/* The pending size change of a directory (0 for a reader). */
-int64_t md_pg_sizes_pending(const struct pg_txn *t, int64_t id, const char *path, size_t len);
-
-/* ---- txn.c ---- */
-
-/* The parts of a write transaction: made (0, or -1 when out of memory)
- * and freed (pg_store's parts_new and parts_free). */
-int md_pg_txn_parts_new(struct pg_txn *t);
-void md_pg_txn_parts_free(struct pg_txn *t);
-enum md_err md_pg_write_begin(struct md_store *base, struct md_txn **out);
-enum md_err md_pg_prune_begin(struct md_store *base, struct md_txn **out);
-enum md_err md_pg_commit(struct md_txn *base);
-void md_pg_rollback(struct md_txn *base);
-enum md_err md_pg_savepoint(struct md_txn *base);
-enum md_err md_pg_release(struct md_txn *base, int rollback);
-
-/* ---- tree.c ---- */
-
-/* Make the tenant (and its root) when it has none yet; its id. */
-enum md_err md_pg_ensure_tenant(struct pg_txn *t, const char *tenant, int64_t *id);
-enum md_err md_pg_locate(struct md_txn *base, const char *tenant, struct md_locate *l, size_t n,
-                         int *tenant_exists);
-enum md_err md_pg_put_file(struct md_txn *base, const char *tenant, const char *path, size_t len,
-                           const char *content, size_t content_len,
-                           const unsigned char sha256[MD_SHA256_LEN], int64_t old_size,
-                           size_t parents_from);
-enum md_err md_pg_remove_tree(struct md_txn *base, const char *tenant, const char *path, size_t len,
-                              int64_t size);
-enum md_err md_pg_move_tree(struct md_txn *base, const char *tenant, const char *from, size_t flen,
-                            const char *to, size_t tlen, int64_t size, size_t parents_from);
-enum md_err md_pg_get(struct md_txn *base, const char *tenant, const char *path, size_t len,
-                      int want_content, struct md_entry *e);
-enum md_err md_pg_list(struct md_txn *base, const char *tenant, const char *dir, size_t len,
-                       md_list_cb cb, void *ctx);
-
-/* ---- views.c ---- */
-
-enum md_err md_pg_view(struct md_txn *base, const char *tenant, const char *path, size_t len,
-                       struct md_entry *e, size_t max_entries, md_list_cb cb, void *ctx,
-                       int *complete);
-enum md_err md_pg_view_async(struct md_store *base, struct md_view_job *job);
-/* The end of a fetched view's txn (t->fetched): the job freed. */
-void md_pg_vjob_end(struct pg_txn *t);
 
 /* ---- attempt.c ---- */
 
@@ -551,22 +508,80 @@ void md_pg_pre_files_add(struct pg_txn *t, const char *tenant, const char *path,
  * prefetched sizes take them in. */
 void md_pg_pre_fold_sizes(struct pg_txn *t);
 
-/* ---- batch.c ---- */
+/* ---- pipe.c ---- */
 
-enum md_err md_pg_batch_begin(struct md_txn *base, const struct md_batch *b);
-enum md_err md_pg_batch_flush(struct md_txn *base);
-/* Answer a locate from the prefetched rows; 0 when they cannot. */
-int md_pg_pre_locate(struct pg_txn *t, const char *tenant, struct md_locate *l, size_t n,
-                     int *tenant_exists);
-/* An optimistic batch's usage of `tenant`; 0 when it cannot tell. */
-int md_pg_pre_usage(struct pg_txn *t, const char *tenant, struct md_usage *u);
-/* Rows of the batch's bulk insert (directories between the ancestor of
- * length `from` and `path`, then the file) and bulk update. */
-enum md_err md_pg_bulk_insert(struct pg_txn *t, int64_t id, const char *path, size_t len,
-                              size_t from, const char *content, size_t content_len,
-                              const unsigned char *sha256);
-enum md_err md_pg_bulk_set(struct pg_txn *t, int64_t id, const char *path, size_t len,
-                           const char *content, size_t content_len, const unsigned char *sha256);
+void md_pg_pipe_init(struct pg_pipe *p);
+void md_pg_pipe_free(struct pg_pipe *p);
+/* Forget what was queued and not read (a new transaction). */
+void md_pg_pipe_reset(struct pg_pipe *p);
+/* Queue statement `id`; its result is read by the next flush. Statements
+ * run in the order they are queued: the bulk statement gathered goes
+ * first. */
+enum md_err md_pg_send(struct pg_txn *t, enum pg_stmt id, const struct md_pg_params *p);
+/* ... at once, ahead of the bulk statement gathered. */
+enum md_err md_pg_send_now(struct pg_txn *t, enum pg_stmt id, const struct md_pg_params *p);
+/* Send a Sync and read the result of every queued statement, in order (one
+ * round trip). The rows of the first queued statement `want` (P_COUNT:
+ * none) are kept in t->pipe.res. Returns the first error; *failed (unless
+ * NULL) gets the statement that failed, P_COUNT when none did or the
+ * connection went before any answered. */
+enum md_err md_pg_flush_at(struct pg_txn *t, enum pg_stmt want, enum pg_stmt *failed);
+/* md_pg_flush_at; a failure gives an optimistic batch up. */
+enum md_err md_pg_flush(struct pg_txn *t, enum pg_stmt want);
+/* Ready to add a row to bulk statement `id` whose columns have element
+ * types `types` (sending the one gathered first when it is another or
+ * full). */
+enum md_err md_pg_gather_row(struct pg_txn *t, enum pg_stmt id, const Oid *types);
+/* Forget the rows gathered. */
+void md_pg_gather_drop(struct pg_pipe *p);
+/* The running command begins: what it queues from now on is its own. */
+void md_pg_pipe_mark(struct pg_pipe *p);
+/* Statements queued and rows gathered since the mark, not sent yet. */
+size_t md_pg_pipe_unsent(const struct pg_pipe *p);
+
+/* ---- conn.c ---- */
+
+/* A connection set up (a writer's: every statement prepared; a reader's:
+ * those that read); NULL with a reason in `why`. */
+struct pg_conn *md_pg_conn_open(struct pg_store *s, int write, char *why, size_t why_len);
+void md_pg_conn_close(struct pg_conn *c);
+/* Session settings and statements on a new connection (`write`: the
+ * writer's statements too), then pipeline mode: 0, or -1 with `why`. */
+int md_pg_conn_setup(struct pg_store *s, PGconn *pq, int write, char *why, size_t why_len);
+/* Reopen a broken write connection (*slot: the writer's or the pruner's,
+ * its mutex held); failures are logged the first time and then every
+ * 1000th. */
+enum md_err md_pg_conn_heal(struct pg_store *s, struct pg_conn **slot, unsigned long *failures,
+                            const char *what);
+/* A pooled reader's txn (a connection opened when none is idle). */
+enum md_err md_pg_read_begin(struct md_store *base, struct md_txn **out);
+/* Its end: the connection back to the pool (or closed). */
+void md_pg_read_end(struct md_txn *base);
+/* The one statement an operation needs, its rows in t->pipe.res: on a
+ * reader, a pooled connection found broken is replaced and the statement
+ * sent again, once; in a write transaction, queued after what is queued;
+ * a view's fetched txn answers from its results (t->fetched). */
+enum md_err md_pg_exec(struct pg_txn *t, enum pg_stmt id, const struct md_pg_params *p);
+
+/* ---- ids.c ---- */
+
+/* The tenant's id known to this connection (cached), 0 if none. */
+int64_t md_pg_known_tenant(struct pg_txn *t, const char *tenant);
+/* The tenant's id: cached, or asked; 0 when it has no data. */
+enum md_err md_pg_tenant_lookup(struct pg_txn *t, const char *tenant, int64_t *id);
+/* A tenant was made in this transaction: a rollback forgets the ids cached
+ * since. */
+void md_pg_tenant_made(struct pg_txn *t);
+
+/* ---- sizes.c ---- */
+
+/* Queue one statement writing every pending directory size change. */
+enum md_err md_pg_sizes_send(struct pg_txn *t);
+/* Add `delta` to the size of every ancestor of `path`, pending. */
+enum md_err md_pg_sizes_add(struct pg_txn *t, int64_t id, const char *path, size_t len,
+                            int64_t delta);
+/* The pending size change of a directory (0 for a reader). */
+int64_t md_pg_sizes_pending(const struct pg_txn *t, int64_t id, const char *path, size_t len);
 
 /* ---- history.c ---- */
 
@@ -612,6 +627,51 @@ enum md_err md_pg_cmd_begin(struct md_txn *base, const char *tenant, const struc
 enum md_err md_pg_cmd_end(struct md_txn *base, const char *const *paths, const size_t *lens,
                           size_t n, struct md_change_rec *rec);
 
+/* ---- batch.c ---- */
+
+enum md_err md_pg_batch_begin(struct md_txn *base, const struct md_batch *b);
+enum md_err md_pg_batch_flush(struct md_txn *base);
+/* Answer a locate from the prefetched rows; 0 when they cannot. */
+int md_pg_pre_locate(struct pg_txn *t, const char *tenant, struct md_locate *l, size_t n,
+                     int *tenant_exists);
+/* An optimistic batch's usage of `tenant`; 0 when it cannot tell. */
+int md_pg_pre_usage(struct pg_txn *t, const char *tenant, struct md_usage *u);
+/* Rows of the batch's bulk insert (directories between the ancestor of
+ * length `from` and `path`, then the file) and bulk update. */
+enum md_err md_pg_bulk_insert(struct pg_txn *t, int64_t id, const char *path, size_t len,
+                              size_t from, const char *content, size_t content_len,
+                              const unsigned char *sha256);
+enum md_err md_pg_bulk_set(struct pg_txn *t, int64_t id, const char *path, size_t len,
+                           const char *content, size_t content_len, const unsigned char *sha256);
+
+/* ---- tree.c ---- */
+
+/* Make the tenant (and its root) when it has none yet; its id. */
+enum md_err md_pg_ensure_tenant(struct pg_txn *t, const char *tenant, int64_t *id);
+enum md_err md_pg_locate(struct md_txn *base, const char *tenant, struct md_locate *l, size_t n,
+                         int *tenant_exists);
+enum md_err md_pg_put_file(struct md_txn *base, const char *tenant, const char *path, size_t len,
+                           const char *content, size_t content_len,
+                           const unsigned char sha256[MD_SHA256_LEN], int64_t old_size,
+                           size_t parents_from);
+enum md_err md_pg_remove_tree(struct md_txn *base, const char *tenant, const char *path, size_t len,
+                              int64_t size);
+enum md_err md_pg_move_tree(struct md_txn *base, const char *tenant, const char *from, size_t flen,
+                            const char *to, size_t tlen, int64_t size, size_t parents_from);
+enum md_err md_pg_get(struct md_txn *base, const char *tenant, const char *path, size_t len,
+                      int want_content, struct md_entry *e);
+enum md_err md_pg_list(struct md_txn *base, const char *tenant, const char *dir, size_t len,
+                       md_list_cb cb, void *ctx);
+
+/* ---- views.c ---- */
+
+enum md_err md_pg_view(struct md_txn *base, const char *tenant, const char *path, size_t len,
+                       struct md_entry *e, size_t max_entries, md_list_cb cb, void *ctx,
+                       int *complete);
+enum md_err md_pg_view_async(struct md_store *base, struct md_view_job *job);
+/* The end of a fetched view's txn (t->fetched): the job freed. */
+void md_pg_vjob_end(struct pg_txn *t);
+
 /* ---- history_read.c ---- */
 
 enum md_err md_pg_history(struct md_txn *base, const char *tenant, const char *path, size_t len,
@@ -630,11 +690,6 @@ enum md_err md_pg_idem_get(struct md_txn *base, const char *tenant, const char *
                            struct md_idem *out);
 enum md_err md_pg_idem_put(struct md_txn *base, const char *tenant, const char *key, size_t key_len,
                            const struct md_idem *answer, const char *path, size_t path_len);
-
-/* ---- prune.c ---- */
-
-enum md_err md_pg_prune(struct md_txn *base, int64_t now_ms, size_t budget,
-                        struct md_pruned *deleted);
 
 /* ---- tenants.c ---- */
 
@@ -656,14 +711,10 @@ enum md_err md_pg_scan(struct md_txn *base, const char *tenant, const char *afte
 enum md_err md_pg_search(struct md_txn *base, const char *tenant, const struct md_search_terms *q,
                          md_search_cb cb, void *ctx);
 
-/* ---- keys.c ---- */
+/* ---- prune.c ---- */
 
-enum md_err md_pg_key_put(struct md_store *base, const struct md_key_info *k,
-                          const unsigned char *hash);
-enum md_err md_pg_key_list(struct md_store *base, const char *tenant, md_key_cb cb, void *ctx);
-enum md_err md_pg_key_revoke(struct md_store *base, const char *id, int64_t now);
-enum md_err md_pg_key_find(struct md_store *base, const unsigned char *hash,
-                           struct md_key_info *out);
+enum md_err md_pg_prune(struct md_txn *base, int64_t now_ms, size_t budget,
+                        struct md_pruned *deleted);
 
 /* ---- load.c ---- */
 
@@ -677,69 +728,26 @@ int md_pg_load_held(const struct pg_txn *t);
 enum md_err md_pg_load(struct md_txn *base, const struct md_dump_row *row);
 enum md_err md_pg_totals(struct md_txn *base, const char *tenant, struct md_totals *out);
 
-/* ---- reads.c ---- */
+/* ---- txn.c ---- */
 
-/* Reads answered without a thread waiting for them: a thread of its own
- * keeps up to `nconns` connections (opened as load needs them, each set up
- * by `setup` and then made nonblocking) and sends each query it is given
- * on the one with the fewest in flight, the queries given meanwhile
- * together (one write and one Sync per connection). Each query's result
- * goes to its callback, on that thread, in the order the connection
- * answers. A query whose connection breaks before its answer is sent once
- * more; a query the server refuses fails alone. */
-struct md_pg_reads;
+/* The parts of a write transaction: made (0, or -1 when out of memory)
+ * and freed (pg_store's parts_new and parts_free). */
+int md_pg_txn_parts_new(struct pg_txn *t);
+void md_pg_txn_parts_free(struct pg_txn *t);
+enum md_err md_pg_write_begin(struct md_store *base, struct md_txn **out);
+enum md_err md_pg_prune_begin(struct md_store *base, struct md_txn **out);
+enum md_err md_pg_commit(struct md_txn *base);
+void md_pg_rollback(struct md_txn *base);
+enum md_err md_pg_savepoint(struct md_txn *base);
+enum md_err md_pg_release(struct md_txn *base, int rollback);
 
-/* Make a new connection ready for the queries (session settings, the
- * statements prepared, pipeline mode): 0, or -1 with a reason in `why`. */
-typedef int (*md_pg_setup_fn)(PGconn *pq, void *ctx, char *why, size_t why_len);
+/* ---- keys.c ---- */
 
-struct md_pg_query {
-    const char *stmt;      /* a statement `setup` prepared (static) */
-    struct md_pg_params p; /* its parameters (p.v may point into p.num: the query must not move) */
-    /* Called once, on the thread: the result (the callback's, PQclear it;
-     * NULL on error) and MD_OK, MD_EUNAVAIL (the database cannot be
-     * reached) or the class of the server's error (logged). */
-    void (*done)(struct md_pg_query *q, PGresult *res, enum md_err e);
-    /* the thread's */
-    struct md_pg_query *next;
-    int resent, aborts;
-};
-
-/* NULL when the thread cannot be started. */
-struct md_pg_reads *md_pg_reads_start(const char *uri, unsigned nconns, md_pg_setup_fn setup,
-                                      void *ctx);
-/* Give the thread a query (from any thread, also from a callback). The
- * query is the caller's again once its callback is called. */
-void md_pg_reads_submit(struct md_pg_reads *r, struct md_pg_query *q);
-/* Stop the thread: the queries not answered fail with MD_EUNAVAIL. No
- * query may be submitted after. */
-void md_pg_reads_stop(struct md_pg_reads *r);
-
-/* ---- watch.c ---- */
-
-/* Called from the watcher's thread with the name of a tenant whose change
- * some instance committed, or with NULL when notifications may have been
- * missed (the connection was lost). */
-typedef void (*md_pg_watch_cb)(void *ctx, const char *tenant);
-struct md_pg_watch;
-/* LISTEN on memoryd_changes from a thread and connection of its own.
- * NULL when the thread cannot be started. */
-struct md_pg_watch *md_pg_watch_start(const char *uri, md_pg_watch_cb cb, void *ctx);
-void md_pg_watch_stop(struct md_pg_watch *w);
-
-/* ---- schema.c ---- */
-
-/* Apply the migrations of sql/postgres/ not yet applied, under a session
- * advisory lock; refuse a database whose schema is newer. 0, or -1 with a
- * reason in `why`. `conn` is in normal (not pipeline) mode. */
-int md_pg_migrate(PGconn *conn, char *why, size_t why_len);
-
-/* After md_pg_migrate: --search off drops the trigram index entries_search
- * (005_search.sql); --search on builds it when it is missing (a SHARE lock
- * on entries meanwhile: other instances' writes wait); KEEP changes
- * nothing. *off: whether the index is off now. 0, or -1 with the error in
- * `why`. */
-int md_pg_search_setting(PGconn *conn, enum md_search_mode mode, int *off, char *why,
-                         size_t why_len);
+enum md_err md_pg_key_put(struct md_store *base, const struct md_key_info *k,
+                          const unsigned char *hash);
+enum md_err md_pg_key_list(struct md_store *base, const char *tenant, md_key_cb cb, void *ctx);
+enum md_err md_pg_key_revoke(struct md_store *base, const char *id, int64_t now);
+enum md_err md_pg_key_find(struct md_store *base, const unsigned char *hash,
+                           struct md_key_info *out);
 
 #endif

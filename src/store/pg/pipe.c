@@ -11,7 +11,13 @@
  *
  * An optimistic batch (batch.c) gathers the rows of its inserts and file
  * updates into one bulk statement each: the pipe holds the rows gathered
- * and queues them before any other statement, or at the flush.
+ * and queues them before any other statement, or at the flush. A flush
+ * that fails in an optimistic batch abandons its attempt (attempt.c).
+ *
+ * Statements go by id; their definitions (the number of a bulk
+ * statement's parameters, the SQL a log line names) are read from the
+ * store's table (pg_store's stmts). Below every file but attempt.c and
+ * wire.c: it calls no other.
  *
  * Owns: struct pg_pipe (each txn's; init/free here). Failures: an error
  * from the server fails the operation and is logged here (but a unique

@@ -1,18 +1,22 @@
 /*
  * store.c — the PostgreSQL engine of md_store (see md_store_pg.h): its
  * operations table, open and close, and the operations of the store as a
- * whole (ping, db_size, stats, wire, watch); the engine's descriptor
- * md_engine_pg for the registry.
+ * whole (ping, db_size, stats, wire, watch, a txn's end); the engine's
+ * descriptor md_engine_pg for the registry.
  *
  * The operations themselves are in the files of their jobs (internal.h
  * lists them); this file, on top of them, is the one that knows every
- * job: it gathers each file's statements and hands them down at open
- * (pg_store's stmts, which conn.c prepares and pipe.c sends by id), and
- * answers md_pg_statement. Opening migrates the schema on a connection of
- * its own,
- * applies the --search setting, opens the writer's connection and starts
- * the reads thread (views fetched asynchronously); readers and the
- * pruner's connection are opened when first needed.
+ * job, and hands the files below what they need of the others at open:
+ * every file's statements (pg_store's stmts, which conn.c prepares and
+ * pipe.c sends by id; md_pg_statement answers from them too) and the
+ * functions that make and free a write transaction's parts (txn.c's, for
+ * conn.c). A txn's end is a snapshot's (tenants.c), a fetched view's
+ * (views.c) or a reader's (conn.c).
+ *
+ * Opening migrates the schema on a connection of its own, applies the
+ * --search setting, opens the writer's connection and starts the reads
+ * thread (views fetched asynchronously); readers and the pruner's
+ * connection are opened when first needed.
  *
  * Owns: struct pg_store (made here, freed by pg_close). Errors as
  * md_store.h.
