@@ -5,8 +5,9 @@
  * not cached. A tenant made in a write transaction (tree.c) is marked
  * here, so that a rollback forgets the ids cached since (txn.c).
  *
- * Owns the txn's tenant_made flags (cleared by txn.c at a rollback and at
- * the transaction's end). Errors as md_store.h.
+ * Owns the txn's tenant_made flags: set here; txn.c clears the command's
+ * at each savepoint and both at the transaction's end, and forgets the ids
+ * cached since at a rollback. Errors as md_store.h.
  */
 #include "internal.h"
 #include "store/md_tenant_cache.h"
