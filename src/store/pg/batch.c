@@ -2,22 +2,24 @@
  * batch.c — optimistic batches of the PostgreSQL writer (md_txn_batch_begin
  * with `defer`, md_txn_flush; see md_store_pg.h).
  *
- * The writer reads the rows of a whole batch in the round trip of its
- * locks (P_PREFETCH: every path its commands name, and their ancestors),
- * answers the commands' locates from them (md_pg_pre_locate), gathers
- * their inserts and file updates into one bulk statement each
- * (md_pg_bulk_insert, md_pg_bulk_set: P_INSERT_MANY, P_SET_MANY, held by
- * the pipe), and sends every write in one round trip before the COMMIT's:
- * three round trips per batch instead of two per command, and no
- * savepoints. A queued write marks the prefetched rows it may change
- * stale; a locate that needs one of those goes to the database.
+ * A batch begins with its tenants' advisory locks (P_LOCK, ascending keys;
+ * every batch). With `defer`, the writer reads the rows of the whole batch
+ * in the round trip of its locks (P_PREFETCH: every path its commands
+ * name, and their ancestors), answers the commands' locates from them
+ * (md_pg_pre_locate), gathers their inserts and file updates into one bulk
+ * statement each (md_pg_bulk_insert, md_pg_bulk_set: P_INSERT_MANY,
+ * P_SET_MANY, held by the pipe), and sends every write in one round trip
+ * before the COMMIT's: three round trips per batch instead of two per
+ * command, and no savepoints. A queued write marks the prefetched rows it
+ * may change stale; a locate that needs one of those goes to the database.
  *
  * Any failed statement, and anything the prefetched rows cannot answer
  * (md_pg_abandon_attempt), abandons the attempt: the writer then runs the
  * batch again the exact way (MD_EREDO), where a failing command fails
  * alone.
  *
- * Owns: struct pg_batch, the writer's part (made with its connection).
+ * Owns no part: the batch's state and its rows (struct pg_batch) are
+ * attempt.c's, which the files that write read too. Errors as md_store.h.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +33,8 @@
 #define PREFETCH_CONTENT_MAX ((int64_t)64 << 10)
 
 static const struct pg_stmt_def stmts[] = {
+    /* A tenant's lock, for the transaction (md_store_tenant_key). */
+    {P_LOCK, "SELECT pg_advisory_xact_lock($1)", 1, {OID_INT8}, 0},
     /* An optimistic batch's rows: one row per wanted (tenant, path) whose
      * tenant exists, by its position in the arrays; a file's content when
      * wanted and at most $4 bytes (else `omitted`). The lateral subquery
@@ -72,196 +76,20 @@ static const struct pg_stmt_def stmts[] = {
 };
 const struct pg_stmt_defs md_pg_batch_stmts = MD_PG_STMT_DEFS(stmts);
 
-struct pg_batch {
-    int deferring;              /* writes are queued, locates answered from `rows` */
-    enum md_err abandoned;      /* a statement failed: run the batch the exact way */
-    int cmd_wrote;              /* the running command queued a write */
-    PGresult *pre;              /* the prefetched rows */
-    struct pg_prefetched *rows; /* sorted by (tenant, path) */
-    size_t n, cap;
-};
-
-struct pg_batch *md_pg_batch_new(void)
-{
-    return calloc(1, sizeof(struct pg_batch));
-}
-
-void md_pg_batch_free(struct pg_batch *b)
-{
-    if (!b)
-        return;
-    PQclear(b->pre);
-    free(b->rows);
-    free(b);
-}
-
-void md_pg_batch_reset(struct pg_txn *t)
-{
-    struct pg_batch *b = t->batch;
-    PQclear(b->pre);
-    b->pre = NULL;
-    b->n = 0;
-    b->deferring = 0;
-    b->abandoned = MD_OK;
-}
-
-int md_pg_deferring(const struct pg_txn *t)
-{
-    return t->batch && t->batch->deferring;
-}
-
-enum md_err md_pg_abandon_attempt(struct pg_txn *t)
-{
-    if (!t->batch->abandoned)
-        t->batch->abandoned = MD_EDB;
-    return MD_OK;
-}
-
-void md_pg_batch_failed(struct pg_txn *t, enum md_err e)
-{
-    if (md_pg_deferring(t) && !t->batch->abandoned)
-        t->batch->abandoned = e;
-}
-
-void md_pg_batch_command_begins(struct pg_txn *t)
-{
-    md_pg_pipe_mark(&t->pipe);
-    t->batch->cmd_wrote = 0;
-}
-
-enum md_err md_pg_batch_command_ends(struct pg_txn *t, int rollback)
-{
-    struct pg_batch *b = t->batch;
-    if (rollback && b->cmd_wrote && !b->abandoned)
-        b->abandoned = MD_EDB;
-    return b->abandoned ? MD_EREDO : MD_OK;
-}
-
-/* ---- the prefetched rows ---- */
-
-static int key_cmp(const char *ta, const char *pa, size_t la, const char *tb, const char *pb,
-                   size_t lb)
-{
-    int c = strcmp(ta, tb);
-    if (!c)
-        c = memcmp(pa, pb, la < lb ? la : lb);
-    return c ? c : (la > lb) - (la < lb);
-}
-
-static int prefetched_cmp(const void *a, const void *b)
-{
-    const struct pg_prefetched *x = a, *y = b;
-    return key_cmp(x->tenant, x->path, x->len, y->tenant, y->path, y->len);
-}
-
-/* The first row at or after (tenant, path). */
-static size_t pre_lower(const struct pg_batch *b, const char *tenant, const char *path, size_t len)
-{
-    size_t lo = 0, hi = b->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        const struct pg_prefetched *m = &b->rows[mid];
-        if (key_cmp(m->tenant, m->path, m->len, tenant, path, len) < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-static struct pg_prefetched *pre_find(struct pg_batch *b, const char *tenant, const char *path,
-                                      size_t len)
-{
-    size_t i = pre_lower(b, tenant, path, len);
-    if (i < b->n &&
-        key_cmp(b->rows[i].tenant, b->rows[i].path, b->rows[i].len, tenant, path, len) == 0)
-        return &b->rows[i];
-    return NULL;
-}
-
-const struct pg_prefetched *md_pg_prefetched(const struct pg_txn *t, const char *tenant,
-                                             const char *path, size_t len)
-{
-    return t->batch ? pre_find(t->batch, tenant, path, len) : NULL;
-}
-
-/* Sizes of ancestors are not changed by a write: they are pending
- * (md_dirsizes) until md_pg_sizes_send. */
-void md_pg_pre_forget(struct pg_txn *t, const char *tenant, const char *path, size_t len, int below,
-                      size_t keep)
-{
-    struct pg_batch *b = t->batch;
-    b->cmd_wrote = 1;
-    if (b->n == 0)
-        return;
-    for (size_t i = pre_lower(b, tenant, path, len); i < b->n; i++) {
-        struct pg_prefetched *e = &b->rows[i];
-        if (strcmp(e->tenant, tenant) != 0 || e->len < len || memcmp(e->path, path, len) != 0)
-            break; /* past every path that begins with `path` */
-        if (e->len == len || (below && e->path[len] == '/'))
-            e->stale = 1;
-    }
-    for (size_t plen = len; plen > keep && plen > MD_ROOT_LEN;) {
-        plen = md_path_parent_len(path, plen);
-        struct pg_prefetched *e = plen > keep ? pre_find(b, tenant, path, plen) : NULL;
-        if (e)
-            e->stale = 1;
-    }
-}
-
-/* A queued write adds (+1) or removes (-1, with everything below `path`)
- * files of `tenant`: its root's count follows; the removal of what is not
- * a prefetched file makes the count unknown. */
-void md_pg_pre_files_add(struct pg_txn *t, const char *tenant, const char *path, size_t len,
-                         int delta)
-{
-    struct pg_prefetched *root = pre_find(t->batch, tenant, MD_ROOT, MD_ROOT_LEN);
-    if (!root)
-        return;
-    const struct pg_prefetched *e = delta < 0 ? pre_find(t->batch, tenant, path, len) : NULL;
-    if (delta < 0 && (!e || !e->found || e->stale || e->kind != MD_KIND_FILE))
-        root->files_unknown = 1;
-    else
-        root->files_delta += delta;
-}
-
-/* A tenant was created: whatever was read of it is not true any more. */
-void md_pg_pre_forget_tenant(struct pg_txn *t, const char *tenant)
-{
-    struct pg_batch *b = t->batch;
-    b->cmd_wrote = 1;
-    for (size_t i = pre_lower(b, tenant, "", 0); i < b->n; i++) {
-        if (strcmp(b->rows[i].tenant, tenant) != 0)
-            break;
-        b->rows[i].stale = 1;
-    }
-}
-
-/* (The pending ones become 0.) */
-void md_pg_pre_fold_sizes(struct pg_txn *t)
-{
-    struct pg_batch *b = t->batch;
-    for (size_t i = 0; i < b->n; i++) {
-        struct pg_prefetched *e = &b->rows[i];
-        if (e->found && e->kind == MD_KIND_DIR && e->id)
-            e->size += md_pg_sizes_pending(t, e->id, e->path, e->len);
-    }
-}
-
 /* Whether the rows can answer a locate of `l`: every path prefetched and
  * not changed since (with its content when wanted), and its ancestors when
  * wanted. */
-static int pre_can_locate(struct pg_batch *b, const char *tenant, const struct md_locate *l,
+static int pre_can_locate(const struct pg_txn *t, const char *tenant, const struct md_locate *l,
                           size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        const struct pg_prefetched *e = pre_find(b, tenant, l[i].path, l[i].len);
+        const struct pg_prefetched *e = md_pg_prefetched(t, tenant, l[i].path, l[i].len);
         if (!e || e->stale ||
             (l[i].want_content && e->found && e->kind == MD_KIND_FILE && !e->has_content))
             return 0;
         for (size_t plen = l[i].len; l[i].want_parent && plen > MD_ROOT_LEN;) {
             plen = md_path_parent_len(l[i].path, plen);
-            const struct pg_prefetched *a = pre_find(b, tenant, l[i].path, plen);
+            const struct pg_prefetched *a = md_pg_prefetched(t, tenant, l[i].path, plen);
             if (!a || a->stale)
                 return 0;
         }
@@ -272,8 +100,7 @@ static int pre_can_locate(struct pg_batch *b, const char *tenant, const struct m
 /* One path of a locate from the rows of a tenant `id` that exists. */
 static void pre_locate_one(struct pg_txn *t, const char *tenant, int64_t id, struct md_locate *q)
 {
-    struct pg_batch *b = t->batch;
-    const struct pg_prefetched *e = pre_find(b, tenant, q->path, q->len);
+    const struct pg_prefetched *e = md_pg_prefetched(t, tenant, q->path, q->len);
     if (e->found) {
         enum md_kind kind = e->kind == MD_KIND_DIR ? MD_KIND_DIR : MD_KIND_FILE;
         int64_t size = e->size;
@@ -293,7 +120,7 @@ static void pre_locate_one(struct pg_txn *t, const char *tenant, int64_t id, str
     /* The deepest ancestor there is (the root, at least). */
     for (size_t plen = q->len; q->want_parent && plen > MD_ROOT_LEN;) {
         plen = md_path_parent_len(q->path, plen);
-        const struct pg_prefetched *a = pre_find(b, tenant, q->path, plen);
+        const struct pg_prefetched *a = md_pg_prefetched(t, tenant, q->path, plen);
         if (a->found) {
             q->anc_len = plen;
             q->anc_kind = a->kind == MD_KIND_DIR ? MD_KIND_DIR : MD_KIND_FILE;
@@ -306,9 +133,9 @@ static void pre_locate_one(struct pg_txn *t, const char *tenant, int64_t id, str
 int md_pg_pre_locate(struct pg_txn *t, const char *tenant, struct md_locate *l, size_t n,
                      int *tenant_exists)
 {
-    if (!md_pg_deferring(t) || n == 0 || !pre_can_locate(t->batch, tenant, l, n))
+    if (!md_pg_deferring(t) || n == 0 || !pre_can_locate(t, tenant, l, n))
         return 0;
-    int64_t id = pre_find(t->batch, tenant, l[0].path, l[0].len)->id;
+    int64_t id = md_pg_prefetched(t, tenant, l[0].path, l[0].len)->id;
     *tenant_exists = id != 0;
     if (id)
         md_tenant_cache_put(t->conn->tenants, tenant, id);
@@ -332,7 +159,7 @@ int md_pg_pre_locate(struct pg_txn *t, const char *tenant, struct md_locate *l, 
 /* From the prefetched root and what the batch's queued writes changed. */
 int md_pg_pre_usage(struct pg_txn *t, const char *tenant, struct md_usage *u)
 {
-    const struct pg_prefetched *root = pre_find(t->batch, tenant, MD_ROOT, MD_ROOT_LEN);
+    const struct pg_prefetched *root = md_pg_prefetched(t, tenant, MD_ROOT, MD_ROOT_LEN);
     if (!root || root->stale || root->files_unknown || (root->id && !root->found))
         return 0;
     if (!root->id)
@@ -351,8 +178,7 @@ static enum md_err bulk_check(struct pg_txn *t, enum md_err e)
 {
     if (e) {
         md_pg_gather_drop(&t->pipe);
-        if (!t->batch->abandoned)
-            t->batch->abandoned = e;
+        md_pg_batch_failed(t, e);
     }
     return e;
 }
@@ -423,72 +249,23 @@ enum md_err md_pg_bulk_set(struct pg_txn *t, int64_t id, const char *path, size_
 
 /* ---- the prefetch ---- */
 
-/* Room for `n` more rows. */
-static enum md_err pre_reserve(struct pg_batch *b, size_t n)
-{
-    if (b->cap - b->n >= n)
-        return MD_OK;
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap - b->n < n)
-        cap *= 2;
-    struct pg_prefetched *rows = realloc(b->rows, cap * sizeof *rows);
-    if (!rows)
-        return MD_ENOMEM;
-    b->rows = rows;
-    b->cap = cap;
-    return MD_OK;
-}
-
-/* The rows to read: every path of `w` and every ancestor of each; sorted,
- * once each (wanted with its content when any command wants it). */
-static enum md_err prefetch_keys(struct pg_batch *b, const struct md_batch_path *w, size_t n)
-{
-    b->n = 0;
-    size_t count = 0;
-    for (size_t i = 0; i < n; i++)
-        count += 1 + (size_t)md_path_depth(w[i].path, w[i].len);
-    enum md_err e = pre_reserve(b, count);
-    if (e)
-        return e;
-    for (size_t i = 0; i < n; i++) {
-        for (size_t plen = w[i].len;;) {
-            b->rows[b->n++] = (struct pg_prefetched){.tenant = w[i].tenant,
-                                                     .path = w[i].path,
-                                                     .len = plen,
-                                                     .want = plen == w[i].len && w[i].content};
-            if (plen <= MD_ROOT_LEN)
-                break;
-            plen = md_path_parent_len(w[i].path, plen);
-        }
-    }
-    qsort(b->rows, b->n, sizeof *b->rows, prefetched_cmp);
-    size_t k = 0;
-    for (size_t i = 0; i < b->n; i++) {
-        if (k > 0 && prefetched_cmp(&b->rows[k - 1], &b->rows[i]) == 0)
-            b->rows[k - 1].want |= b->rows[i].want;
-        else
-            b->rows[k++] = b->rows[i];
-    }
-    b->n = k;
-    return MD_OK;
-}
-
 /* Queue P_PREFETCH of the rows to read. */
 static enum md_err prefetch_send(struct pg_txn *t)
 {
-    struct pg_batch *b = t->batch;
+    size_t n;
+    const struct pg_prefetched *rows = md_pg_pre_rows(t, &n);
     struct md_buf *arr = t->pipe.arrays;
-    enum md_err e = md_pg_arr_begin(&arr[0], OID_TEXT, b->n);
+    enum md_err e = md_pg_arr_begin(&arr[0], OID_TEXT, n);
     if (!e)
-        e = md_pg_arr_begin(&arr[1], OID_TEXT, b->n);
+        e = md_pg_arr_begin(&arr[1], OID_TEXT, n);
     if (!e)
-        e = md_pg_arr_begin(&arr[2], OID_INT2, b->n);
-    for (size_t i = 0; i < b->n && !e; i++) {
-        e = md_pg_arr_elem(&arr[0], b->rows[i].tenant, strlen(b->rows[i].tenant));
+        e = md_pg_arr_begin(&arr[2], OID_INT2, n);
+    for (size_t i = 0; i < n && !e; i++) {
+        e = md_pg_arr_elem(&arr[0], rows[i].tenant, strlen(rows[i].tenant));
         if (!e)
-            e = md_pg_arr_elem(&arr[1], b->rows[i].path, b->rows[i].len);
+            e = md_pg_arr_elem(&arr[1], rows[i].path, rows[i].len);
         if (!e)
-            e = md_pg_arr_i16(&arr[2], b->rows[i].want);
+            e = md_pg_arr_i16(&arr[2], rows[i].want);
     }
     struct md_pg_params p = {.n = 0};
     for (int i = 0; i < 3; i++)
@@ -499,15 +276,15 @@ static enum md_err prefetch_send(struct pg_txn *t)
 
 /* What the result of P_PREFETCH says of each row (and of each tenant's
  * counters). */
-static enum md_err prefetch_read(struct pg_txn *t)
+static enum md_err prefetch_read(struct pg_txn *t, const PGresult *r)
 {
-    struct pg_batch *b = t->batch;
-    const PGresult *r = b->pre;
+    size_t n;
+    struct pg_prefetched *rows = md_pg_pre_rows(t, &n);
     for (int row = 0; r && row < PQntuples(r); row++) {
         int64_t ord = md_pg_r_i64(r, row, 0);
-        if (ord < 1 || (uint64_t)ord > b->n)
+        if (ord < 1 || (uint64_t)ord > n)
             continue;
-        struct pg_prefetched *pe = &b->rows[ord - 1];
+        struct pg_prefetched *pe = &rows[ord - 1];
         pe->id = md_pg_r_i64(r, row, 1);
         if (md_pg_history_counters(t, pe->id, md_pg_r_i64(r, row, 7), md_pg_r_i64(r, row, 8)))
             return MD_ENOMEM;
@@ -535,27 +312,58 @@ static enum md_err prefetch_read(struct pg_txn *t)
  * round trip that takes the tenant locks; then the batch is optimistic. */
 static enum md_err prefetch(struct pg_txn *t, const struct md_batch_path *w, size_t n)
 {
-    struct pg_batch *b = t->batch;
-    enum md_err e = prefetch_keys(b, w, n);
+    enum md_err e = md_pg_pre_keys(t, w, n);
     if (e)
         return e;
     e = prefetch_send(t);
     if (!e)
         e = md_pg_flush(t, P_PREFETCH); /* with BEGIN and the tenant locks */
     if (e) {
-        b->n = 0;
+        md_pg_batch_reset(t); /* no rows: nothing was prefetched */
         return e;
     }
-    b->pre = t->pipe.res;
+    const PGresult *r = t->pipe.res;
+    md_pg_pre_hold(t, t->pipe.res); /* the rows point into it */
     t->pipe.res = NULL;
-    e = prefetch_read(t);
+    e = prefetch_read(t, r);
     if (e)
         return e;
-    b->deferring = 1;
-    b->abandoned = MD_OK;
+    md_pg_batch_defer(t, 1);
     md_pg_pipe_mark(&t->pipe);
     return MD_OK;
 }
+
+/* ---- tenant locks ---- */
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Queue the advisory locks of `n` tenants, in ascending key order: the
+ * instances writing the same tenants take turns and never deadlock. */
+static enum md_err lock_tenants(struct pg_txn *t, const char *const *names, size_t n)
+{
+    int64_t *keys = malloc((n ? n : 1) * sizeof *keys);
+    if (!keys)
+        return MD_ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        keys[i] = md_store_tenant_key(names[i]);
+    qsort(keys, n, sizeof *keys, cmp_i64);
+    enum md_err e = MD_OK;
+    for (size_t i = 0; i < n && !e; i++) {
+        if (i > 0 && keys[i] == keys[i - 1])
+            continue;
+        struct md_pg_params p = {.n = 0};
+        md_pg_i64(&p, keys[i]);
+        e = md_pg_send(t, P_LOCK, &p); /* run in order: ascending keys */
+    }
+    free(keys);
+    return e;
+}
+
+/* ---- the batch ---- */
 
 /* The batch's tenants locked (queued: they go with the first round trip);
  * with b->defer, its rows read at once and the batch optimistic (a failure
@@ -563,7 +371,7 @@ static enum md_err prefetch(struct pg_txn *t, const struct md_batch_path *w, siz
 enum md_err md_pg_batch_begin(struct md_txn *base, const struct md_batch *b)
 {
     struct pg_txn *t = (struct pg_txn *)base;
-    enum md_err e = md_pg_lock_tenants(t, b->tenants, b->ntenants);
+    enum md_err e = lock_tenants(t, b->tenants, b->ntenants);
     if (e || !b->defer)
         return e;
     e = prefetch(t, b->paths, b->npaths);
@@ -581,6 +389,6 @@ enum md_err md_pg_batch_flush(struct md_txn *base)
     enum md_err e = md_pg_history_send(t); /* the versions first: before the writes go */
     if (!e)
         e = t->pipe.nqueued || t->pipe.gather.rows ? md_pg_flush(t, P_COUNT) : MD_OK;
-    t->batch->deferring = 0;
+    md_pg_batch_defer(t, 0);
     return e == MD_OK || e == MD_EUNAVAIL ? e : MD_EREDO;
 }

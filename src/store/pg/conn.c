@@ -1,20 +1,25 @@
 /*
  * conn.c — the PostgreSQL engine's connections (see internal.h): opened
  * with memoryd's session settings and statements prepared, in pipeline
- * mode; the pool of reader connections; a broken connection healed.
+ * mode; the pool of reader connections; a broken connection healed; the
+ * one statement an operation needs (md_pg_exec).
  *
  * Plans are generic (plan_cache_mode): a custom plan per execution cost
  * the writer's session as much planning as running its statements. Every
- * statement is prepared once per connection as "m<id>" (enum pg_stmt): a
- * writer's all of them, a reader's those that only read.
+ * statement (the store's table, pg_store's stmts) is prepared once per
+ * connection as "m<id>" (enum pg_stmt): a writer's all of them, a reader's
+ * those that only read.
  *
  * A connection that breaks is marked (pipe.c); a reader is reconnected and
- * its operation run once more (md_pg_conn_reopen), the writer and the
- * pruner are reconnected at their next transaction (md_pg_conn_heal).
+ * its statement sent once more (md_pg_exec), the writer and the pruner are
+ * reconnected at their next transaction (md_pg_conn_heal).
  *
- * Owns: struct pg_conn and the transaction each holds, whose parts it
- * creates and frees through their files (pipe, writing, batch, history,
- * load).
+ * Knows no job: it runs statements by id, and a write transaction's parts
+ * are made and freed by the functions the store hands it at open
+ * (pg_store's parts_new and parts_free, txn.c's).
+ *
+ * Owns: struct pg_conn and the transaction each holds (its pipe made and
+ * freed here).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,44 +27,18 @@
 
 #include "base/md_log.h"
 #include "internal.h"
-#include "store/md_dirsizes.h"
 #include "store/md_tenant_cache.h"
-
-/* ---- the statements of every file ---- */
-
-static const struct pg_stmt_defs *const stmt_files[] = {
-    &md_pg_txn_stmts,   &md_pg_tree_stmts,    &md_pg_views_stmts,        &md_pg_store_stmts,
-    &md_pg_batch_stmts, &md_pg_history_stmts, &md_pg_history_read_stmts, &md_pg_idem_stmts,
-    &md_pg_prune_stmts, &md_pg_tenants_stmts, &md_pg_search_stmts,       &md_pg_keys_stmts,
-    &md_pg_load_stmts,
-};
-
-const struct pg_stmt_def *md_pg_stmt_def(enum pg_stmt id)
-{
-    for (size_t f = 0; f < sizeof stmt_files / sizeof stmt_files[0]; f++)
-        for (size_t i = 0; i < stmt_files[f]->n; i++)
-            if (stmt_files[f]->defs[i].id == id)
-                return &stmt_files[f]->defs[i];
-    return NULL;
-}
-
-const char *md_pg_statement(enum pg_stmt id, int *nparams, const Oid **types)
-{
-    const struct pg_stmt_def *d = md_pg_stmt_def(id);
-    *nparams = d ? d->nparams : 0;
-    *types = d ? d->types : NULL;
-    return d ? d->sql : NULL;
-}
 
 /* ---- opening ---- */
 
 /* Queue the preparation of the connection's statements: *prepared, how
  * many. 0, or -1 with the reason in `why`. */
-static int prepare_all(PGconn *pq, int write, int *prepared, char *why, size_t why_len)
+static int prepare_all(const struct pg_store *s, PGconn *pq, int write, int *prepared, char *why,
+                       size_t why_len)
 {
     *prepared = 0;
     for (int i = 0; i < P_COUNT; i++) {
-        const struct pg_stmt_def *d = md_pg_stmt_def((enum pg_stmt)i);
+        const struct pg_stmt_def *d = s->stmts[i];
         if (!d) {
             snprintf(why, why_len, "statement %d has no SQL", i);
             return -1;
@@ -128,7 +107,7 @@ int md_pg_conn_setup(struct pg_store *s, PGconn *pq, int write, char *why, size_
         return -1;
     }
     int prepared = 0;
-    if (prepare_all(pq, write, &prepared, why, why_len) != 0)
+    if (prepare_all(s, pq, write, &prepared, why, why_len) != 0)
         return -1;
     return prepared_ok(pq, prepared, why, why_len);
 }
@@ -138,10 +117,7 @@ void md_pg_conn_close(struct pg_conn *c)
     if (!c)
         return;
     md_pg_pipe_free(&c->txn.pipe);
-    md_pg_writing_free(c->txn.writing);
-    md_pg_batch_free(c->txn.batch);
-    md_pg_history_free(c->txn.history);
-    md_pg_load_free(c->txn.load);
+    md_pg_store_of(&c->txn)->parts_free(&c->txn);
     md_tenant_cache_free(c->tenants);
     if (c->pq)
         PQfinish(c->pq);
@@ -160,12 +136,7 @@ struct pg_conn *md_pg_conn_open(struct pg_store *s, int write, char *why, size_t
     c->txn.conn = c;
     c->txn.write = write;
     md_pg_pipe_init(&c->txn.pipe);
-    if (write) {
-        c->txn.writing = md_pg_writing_new();
-        c->txn.batch = md_pg_batch_new();
-        c->txn.history = md_pg_history_new(s->touched);
-    }
-    if (!c->tenants || (write && (!c->txn.writing || !c->txn.batch || !c->txn.history))) {
+    if (!c->tenants || (write && s->parts_new(&c->txn) != 0)) {
         snprintf(why, why_len, "out of memory");
         md_pg_conn_close(c);
         return NULL;
@@ -179,23 +150,6 @@ struct pg_conn *md_pg_conn_open(struct pg_store *s, int write, char *why, size_t
 }
 
 /* ---- readers ---- */
-
-static void reader_release(struct pg_store *s, struct pg_conn *c)
-{
-    PQclear(c->txn.pipe.res);
-    c->txn.pipe.res = NULL;
-    c->txn.pipe.nqueued = 0;
-    pthread_mutex_lock(&s->pool_mu);
-    int keep = !c->broken && s->nidle < s->own.readers;
-    if (keep) {
-        c->next_idle = s->idle;
-        s->idle = c;
-        s->nidle++;
-    }
-    pthread_mutex_unlock(&s->pool_mu);
-    if (!keep)
-        md_pg_conn_close(c);
-}
 
 enum md_err md_pg_read_begin(struct md_store *base, struct md_txn **out)
 {
@@ -220,19 +174,28 @@ enum md_err md_pg_read_begin(struct md_store *base, struct md_txn **out)
     return MD_OK;
 }
 
-void md_pg_txn_end(struct md_txn *base)
+void md_pg_read_end(struct md_txn *base)
 {
-    struct pg_txn *t = (struct pg_txn *)base;
-    if (t->fetched) {
-        md_pg_vjob_end(t);
-        return;
+    struct pg_store *s = (struct pg_store *)base->store;
+    struct pg_conn *c = ((struct pg_txn *)base)->conn;
+    PQclear(c->txn.pipe.res);
+    c->txn.pipe.res = NULL;
+    c->txn.pipe.nqueued = 0;
+    pthread_mutex_lock(&s->pool_mu);
+    int keep = !c->broken && s->nidle < s->own.readers;
+    if (keep) {
+        c->next_idle = s->idle;
+        s->idle = c;
+        s->nidle++;
     }
-    if (t->snapshot)
-        md_pg_snapshot_end(t);
-    reader_release((struct pg_store *)base->store, t->conn);
+    pthread_mutex_unlock(&s->pool_mu);
+    if (!keep)
+        md_pg_conn_close(c);
 }
 
-enum md_err md_pg_conn_reopen(struct pg_txn *t)
+/* A reader's broken connection replaced by a new one (the txn stays where
+ * its caller holds it): MD_OK or MD_EUNAVAIL. */
+static enum md_err reopen(struct pg_txn *t)
 {
     char why[512];
     struct pg_conn *fresh = md_pg_conn_open(md_pg_store_of(t), 0, why, sizeof why);
@@ -245,6 +208,30 @@ enum md_err md_pg_conn_reopen(struct pg_txn *t)
     fresh->pq = old;
     md_pg_conn_close(fresh);
     return MD_OK;
+}
+
+/* A reader's statement; its connection replaced once when found broken. */
+static enum md_err read_exec(struct pg_txn *t, enum pg_stmt id, const struct md_pg_params *p)
+{
+    if (t->fetched)
+        return t->fetched(t, id);
+    for (int attempt = 0;; attempt++) {
+        enum md_err e = md_pg_send(t, id, p);
+        if (!e)
+            e = md_pg_flush(t, id);
+        if (e != MD_EUNAVAIL || attempt > 0 || t->write)
+            return e;
+        if (reopen(t) != MD_OK)
+            return MD_EUNAVAIL;
+    }
+}
+
+enum md_err md_pg_exec(struct pg_txn *t, enum pg_stmt id, const struct md_pg_params *p)
+{
+    if (!t->write)
+        return read_exec(t, id, p);
+    enum md_err e = md_pg_send(t, id, p);
+    return e ? e : md_pg_flush(t, id);
 }
 
 /* ---- the writer and the pruner ---- */

@@ -18,7 +18,7 @@
  * at once, inside the command's savepoint.
  *
  * Owns: struct pg_history, a write transaction's part (made with the
- * writer's and the pruner's connections).
+ * writer's and the pruner's connections, txn.c's md_pg_txn_parts_new).
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,38 +1,49 @@
 /*
  * internal.h — what the files of the PostgreSQL engine (src/store/pg/)
- * share. Not a public interface; two programs of the project reach into it
+ * share. Not a public interface; a program of the project reaches into it
  * all the same: bench/pg_history_floor.c replays the writer's statements
- * (md_pg_statement) and src/app/migrate.c uses the wire helpers.
+ * (md_pg_statement) with the wire helpers, on a schema md_pg_migrate
+ * made.
  *
  * The files, each with its job, its statements (their SQL is written where
- * they are used) and its part of a transaction (struct pg_txn):
- *   store.c    the md_store_ops table, open, close, ping, db_size, stats,
- *              wire, watch; the engine descriptor md_engine_pg
- *   conn.c     connections: opened (session settings, statements
- *              prepared), healed, closed; the reader pool; md_pg_statement
- *   pipe.c     the pipeline: statements queued, sent, results read
- *              (struct pg_pipe)
- *   txn.c      write transactions: BEGIN, COMMIT, ROLLBACK, savepoints,
- *              tenant locks, directory sizes (struct pg_writing)
- *   tree.c     entries: locate, put_file, remove_tree, move_tree, get,
- *              list; tenant ids
- *   views.c    view, and view_async (struct pg_vjob)
- *   batch.c    optimistic batches: the prefetched rows, the bulk
- *              statements, batch_begin, flush (struct pg_batch)
- *   history.c  recording versions and change-feed entries, the NOTIFY and
- *              the VACUUM after a commit (struct pg_history)
- *   history_read.c  reading history and the change feed; redaction
- *   idem.c     idempotency answers
- *   prune.c    retention
- *   search.c   full-text search
- *   tenants.c  usage, limits, the tenants listing, erasure, the export's
- *              snapshot and scan
- *   keys.c     API keys
- *   load.c     md_txn_load and md_txn_totals (struct pg_load)
+ * they are used) and its part of a transaction (struct pg_txn), bottom up:
+ * each calls only files listed before it (tests/tooling/layers.test.mjs
+ * checks that no two call each other in a circle). What a lower file needs
+ * of a higher one it is handed at open (pg_store's stmts, parts_new,
+ * parts_free) or by the txn (a fetched view's `fetched`).
+ *   wire.c     libpq helpers: connecting, error classes, binary values
+ *   schema.c   migrations
  *   reads.c    views fetched without a thread waiting (md_pg_reads)
  *   watch.c    other instances' commits (LISTEN)
- *   schema.c   migrations
- *   wire.c     libpq helpers: connecting, error classes, binary values
+ *   attempt.c  an optimistic batch's state: deferring, the attempt
+ *              abandoned, the prefetched rows (struct pg_batch)
+ *   pipe.c     the pipeline: statements queued, sent, results read
+ *              (struct pg_pipe)
+ *   conn.c     connections: opened (session settings, statements
+ *              prepared), healed, closed; the reader pool; md_pg_exec
+ *   ids.c      the tenants' ids: cached per connection, looked up, made
+ *   sizes.c    directory sizes: pending, written (the txn's `sizes`)
+ *   history.c  recording versions and change-feed entries, the NOTIFY and
+ *              the VACUUM after a commit (struct pg_history)
+ *   batch.c    optimistic batches: the tenants' locks, the prefetch, the
+ *              bulk statements, batch_begin, flush
+ *   tree.c     entries: locate, put_file, remove_tree, move_tree, get,
+ *              list; a tenant made
+ *   views.c    view, and view_async (struct pg_vjob)
+ *   history_read.c  reading history and the change feed; redaction
+ *   idem.c     idempotency answers
+ *   tenants.c  usage, limits, the tenants listing, erasure, the export's
+ *              snapshot and scan
+ *   search.c   full-text search
+ *   prune.c    retention
+ *   load.c     md_txn_load and md_txn_totals (struct pg_load)
+ *   txn.c      write transactions: BEGIN, COMMIT, ROLLBACK, savepoints;
+ *              the parts of a write transaction made, reset, sent, freed
+ *   keys.c     API keys
+ *   store.c    the md_store_ops table, open, close, ping, db_size, stats,
+ *              wire, watch, a txn's end; every file's statements gathered
+ *              (handed down at open; md_pg_statement); the engine
+ *              descriptor md_engine_pg
  *
  * Errors: functions return enum md_err as the store interface does
  * (md_store.h); a server's error has been logged by the pipe.
@@ -83,11 +94,11 @@ enum pg_stmt {
     P_SAVEPOINT,
     P_RELEASE,
     P_ROLLBACK_TO,
-    P_LOCK,
-    P_SIZES,
+    P_LOCK,  /* batch.c */
+    P_SIZES, /* sizes.c */
     /* tree.c */
     P_TENANT_NEW,
-    P_TENANT_ID,
+    P_TENANT_ID, /* ids.c */
     P_LOCATE,
     P_INSERT,
     P_SET_CONTENT,
@@ -186,17 +197,16 @@ struct pg_stmt_defs {
     {                                                                                              \
         (table), sizeof(table) / sizeof((table)[0])                                                \
     }
-extern const struct pg_stmt_defs md_pg_txn_stmts, md_pg_tree_stmts, md_pg_views_stmts,
-    md_pg_store_stmts, md_pg_batch_stmts, md_pg_history_stmts, md_pg_history_read_stmts,
-    md_pg_idem_stmts, md_pg_prune_stmts, md_pg_tenants_stmts, md_pg_search_stmts, md_pg_keys_stmts,
-    md_pg_load_stmts;
+extern const struct pg_stmt_defs md_pg_ids_stmts, md_pg_sizes_stmts, md_pg_txn_stmts,
+    md_pg_tree_stmts, md_pg_views_stmts, md_pg_store_stmts, md_pg_batch_stmts, md_pg_history_stmts,
+    md_pg_history_read_stmts, md_pg_idem_stmts, md_pg_prune_stmts, md_pg_tenants_stmts,
+    md_pg_search_stmts, md_pg_keys_stmts, md_pg_load_stmts;
 
-/* Statement `id`'s definition (conn.c); NULL when no file defines it. */
-const struct pg_stmt_def *md_pg_stmt_def(enum pg_stmt id);
-
-/* Statement `id`: its SQL, and the number and types of its parameters.
- * For programs that replay memoryd's statements as memoryd sends them
- * (bench/pg_history_floor.c); the strings are static. */
+/* Statement `id`: its SQL, and the number and types of its parameters
+ * (store.c, which gathers every file's table; NULL when no file defines
+ * it). For programs that replay memoryd's statements as memoryd sends them
+ * (bench/pg_history_floor.c); the strings are static. The engine's own
+ * files read the statements from the store (pg_store's stmts). */
 const char *md_pg_statement(enum pg_stmt id, int *nparams, const Oid **types);
 
 /* ---- wire.c ---- */
@@ -259,389 +269,20 @@ static inline int64_t md_pg_now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* ---- the store, its connections and their transactions ---- */
+/* ---- schema.c ---- */
 
-/* pipe.c: a bulk statement's rows gathered (an optimistic batch's inserts
- * or file updates, batch.c), one array parameter per column. */
-struct pg_gather {
-    enum pg_stmt id; /* P_COUNT: none */
-    size_t rows, bytes;
-    struct md_buf cols[8];
-};
-/* pipe.c: the statements of a connection's pipeline whose results are not
- * read yet, the last result wanted, and what went over the connection. */
-struct pg_pipe {
-    enum pg_stmt *queued; /* statements sent whose results are not read yet */
-    size_t nqueued, capqueued;
-    PGresult *res; /* the last wanted result; borrowed out until the next flush */
-    /* What the txn's operations cost (a locate answered from a prefetch
-     * counts its statement and round trip), and what went over the
-     * connection. */
-    struct md_txn_stats st, wire;
-    /* Rows answered by every statement `counted_id` read by a flush, added
-     * up in `counted` (P_COUNT: none). */
-    enum pg_stmt counted_id;
-    size_t counted;
-    /* The rows of a bulk statement gathered and not queued yet: it is
-     * queued before any other statement, or at the flush. */
-    struct pg_gather gather;
-    /* Where the running command began (md_pg_pipe_mark): statements queued
-     * and rows gathered since, not sent yet. */
-    size_t mark;
-    int gathered_since_mark;
-    /* Array parameters of the statement being built, any file's: valid
-     * until it is queued. */
-    struct md_buf arrays[3];
-};
+/* Apply the migrations of sql/postgres/ not yet applied, under a session
+ * advisory lock; refuse a database whose schema is newer. 0, or -1 with a
+ * reason in `why`. `conn` is in normal (not pipeline) mode. */
+int md_pg_migrate(PGconn *conn, char *why, size_t why_len);
 
-struct pg_writing;
-struct pg_batch;
-struct pg_history;
-struct pg_load;
-struct pg_vjob;
-
-/* A transaction on a connection (each connection has one), or a view's
- * answers fetched asynchronously (views.c: no connection). Its parts are
- * each created, used and freed by the file that owns it; a reader has only
- * the pipe. */
-struct pg_txn {
-    struct md_txn base;
-    struct pg_conn *conn;       /* NULL: a view's fetched results (`fetched`) */
-    int write;                  /* the writer's or the pruner's */
-    int snapshot;               /* a reader in a transaction (tenants.c: md_store_snapshot_begin) */
-    struct pg_pipe pipe;        /* pipe.c */
-    struct pg_writing *writing; /* txn.c: directory sizes, tenants made (write txns) */
-    struct pg_batch *batch;     /* batch.c: an optimistic batch (the writer's) */
-    struct pg_history *history; /* history.c: versions, change feed (write txns) */
-    struct pg_load *load;       /* load.c: rows of md_txn_load held (made at the first) */
-    struct pg_vjob *fetched;    /* views.c: the view whose results this txn answers from */
-};
-
-struct pg_conn {
-    PGconn *pq;
-    int broken;
-    struct md_tenant_cache *tenants;
-    struct pg_txn txn;
-    struct pg_conn *next_idle;
-};
-
-struct pg_store {
-    struct md_store base;
-    struct md_store_config cfg;
-    struct md_pg_config own; /* PostgreSQL's own settings */
-    char *uri;
-    pthread_mutex_t pool_mu;
-    struct pg_conn *idle; /* reader connections not in use */
-    unsigned nidle;
-    struct pg_conn *writer;
-    pthread_mutex_t write_mu; /* one write transaction at a time; guards writer */
-    unsigned long heal_failures;
-    /* Retention's own connection (md_pg_prune_begin), beside the writer's;
-     * the paths to prune, queued by the writer, taken by the pruner. */
-    struct pg_conn *pruner;
-    pthread_mutex_t prune_mu; /* guards pruner */
-    unsigned long prune_heal_failures;
-    struct md_touched *touched;
-    struct md_pg_watch *watch; /* LISTENs for other instances' commits */
-    int64_t prune_next_tenant; /* the pruner's: where pruning by age goes on */
-    int search_off;            /* no full-text index (--search off), set at open */
-    struct md_pg_reads *reads; /* views fetched asynchronously (reads.c) */
-};
-
-static inline struct pg_store *md_pg_store_of(const struct pg_txn *t)
-{
-    return (struct pg_store *)t->base.store;
-}
-
-/* ---- conn.c ---- */
-
-/* A connection set up (a writer's: every statement prepared; a reader's:
- * those that read); NULL with a reason in `why`. */
-struct pg_conn *md_pg_conn_open(struct pg_store *s, int write, char *why, size_t why_len);
-void md_pg_conn_close(struct pg_conn *c);
-/* Session settings and statements on a new connection (`write`: the
- * writer's statements too), then pipeline mode: 0, or -1 with `why`. */
-int md_pg_conn_setup(struct pg_store *s, PGconn *pq, int write, char *why, size_t why_len);
-/* A reader's broken connection replaced by a new one (the txn stays
- * where its caller holds it): MD_OK or MD_EUNAVAIL. */
-enum md_err md_pg_conn_reopen(struct pg_txn *t);
-/* Reopen a broken write connection (*slot: the writer's or the pruner's,
- * its mutex held); failures are logged the first time and then every
- * 1000th. */
-enum md_err md_pg_conn_heal(struct pg_store *s, struct pg_conn **slot, unsigned long *failures,
-                            const char *what);
-enum md_err md_pg_read_begin(struct md_store *base, struct md_txn **out);
-void md_pg_txn_end(struct md_txn *base);
-
-/* ---- pipe.c ---- */
-
-void md_pg_pipe_init(struct pg_pipe *p);
-void md_pg_pipe_free(struct pg_pipe *p);
-/* Forget what was queued and not read (a new transaction). */
-void md_pg_pipe_reset(struct pg_pipe *p);
-/* Queue statement `id`; its result is read by the next flush. Statements
- * run in the order they are queued: the bulk statement gathered goes
- * first. */
-enum md_err md_pg_send(struct pg_txn *t, enum pg_stmt id, const struct md_pg_params *p);
-/* ... at once, ahead of the bulk statement gathered. */
-enum md_err md_pg_send_now(struct pg_txn *t, enum pg_stmt id, const struct md_pg_params *p);
-/* Send a Sync and read the result of every queued statement, in order (one
- * round trip). The rows of the first queued statement `want` (P_COUNT:
- * none) are kept in t->pipe.res. Returns the first error; *failed (unless
- * NULL) gets the statement that failed, P_COUNT when none did or the
- * connection went before any answered. */
-enum md_err md_pg_flush_at(struct pg_txn *t, enum pg_stmt want, enum pg_stmt *failed);
-/* md_pg_flush_at; a failure gives an optimistic batch up. */
-enum md_err md_pg_flush(struct pg_txn *t, enum pg_stmt want);
-/* The one statement an operation needs, its rows in t->pipe.res: on a
- * reader, a pooled connection found broken is replaced and the statement
- * sent again, once; in a write transaction, queued after what is queued. */
-enum md_err md_pg_exec(struct pg_txn *t, enum pg_stmt id, const struct md_pg_params *p);
-/* Ready to add a row to bulk statement `id` whose columns have element
- * types `types` (sending the one gathered first when it is another or
- * full). */
-enum md_err md_pg_gather_row(struct pg_txn *t, enum pg_stmt id, const Oid *types);
-/* Forget the rows gathered. */
-void md_pg_gather_drop(struct pg_pipe *p);
-/* The running command begins: what it queues from now on is its own. */
-void md_pg_pipe_mark(struct pg_pipe *p);
-/* Statements queued and rows gathered since the mark, not sent yet. */
-size_t md_pg_pipe_unsent(const struct pg_pipe *p);
-
-/* ---- txn.c ---- */
-
-struct pg_writing *md_pg_writing_new(void);
-void md_pg_writing_free(struct pg_writing *w);
-enum md_err md_pg_write_begin(struct md_store *base, struct md_txn **out);
-enum md_err md_pg_prune_begin(struct md_store *base, struct md_txn **out);
-enum md_err md_pg_commit(struct md_txn *base);
-void md_pg_rollback(struct md_txn *base);
-enum md_err md_pg_savepoint(struct md_txn *base);
-enum md_err md_pg_release(struct md_txn *base, int rollback);
-/* Queue the advisory locks of `n` tenants, in ascending key order. */
-enum md_err md_pg_lock_tenants(struct pg_txn *t, const char *const *names, size_t n);
-/* Queue one statement writing every pending directory size change. */
-enum md_err md_pg_sizes_send(struct pg_txn *t);
-/* Add `delta` to the size of every ancestor of `path`, pending. */
-enum md_err md_pg_sizes_add(struct pg_txn *t, int64_t id, const char *path, size_t len,
-                            int64_t delta);
-/* The pending size change of a directory (0 for a reader). */
-int64_t md_pg_sizes_pending(const struct pg_txn *t, int64_t id, const char *path, size_t len);
-/* A tenant was made in this transaction: a rollback forgets the ids cached
- * since. */
-void md_pg_tenant_made(struct pg_txn *t);
-
-/* ---- tree.c ---- */
-
-/* The tenant's id known to this connection (cached), 0 if none. */
-int64_t md_pg_known_tenant(struct pg_txn *t, const char *tenant);
-/* The tenant's id: cached, or asked; 0 when it has no data. */
-enum md_err md_pg_tenant_lookup(struct pg_txn *t, const char *tenant, int64_t *id);
-/* Make the tenant (and its root) when it has none yet; its id. */
-enum md_err md_pg_ensure_tenant(struct pg_txn *t, const char *tenant, int64_t *id);
-enum md_err md_pg_locate(struct md_txn *base, const char *tenant, struct md_locate *l, size_t n,
-                         int *tenant_exists);
-enum md_err md_pg_put_file(struct md_txn *base, const char *tenant, const char *path, size_t len,
-                           const char *content, size_t content_len,
-                           const unsigned char sha256[MD_SHA256_LEN], int64_t old_size,
-                           size_t parents_from);
-enum md_err md_pg_remove_tree(struct md_txn *base, const char *tenant, const char *path, size_t len,
-                              int64_t size);
-enum md_err md_pg_move_tree(struct md_txn *base, const char *tenant, const char *from, size_t flen,
-                            const char *to, size_t tlen, int64_t size, size_t parents_from);
-enum md_err md_pg_get(struct md_txn *base, const char *tenant, const char *path, size_t len,
-                      int want_content, struct md_entry *e);
-enum md_err md_pg_list(struct md_txn *base, const char *tenant, const char *dir, size_t len,
-                       md_list_cb cb, void *ctx);
-
-/* ---- views.c ---- */
-
-enum md_err md_pg_view(struct md_txn *base, const char *tenant, const char *path, size_t len,
-                       struct md_entry *e, size_t max_entries, md_list_cb cb, void *ctx,
-                       int *complete);
-enum md_err md_pg_view_async(struct md_store *base, struct md_view_job *job);
-/* Statement `id` of md_pg_view answered from the results the view's job
- * fetched (t->fetched), into t->pipe.res. */
-enum md_err md_pg_use_fetched(struct pg_txn *t, enum pg_stmt id);
-/* The end of a fetched view's txn: the job freed. */
-void md_pg_vjob_end(struct pg_txn *t);
-
-/* ---- batch.c ---- */
-
-/* A prefetched (tenant, path) of an optimistic batch. */
-struct pg_prefetched {
-    const char *tenant, *path; /* borrowed from the batch's commands */
-    size_t len;
-    int64_t id; /* the tenant's; 0: the tenant has no data */
-    int64_t size;
-    const char *content; /* in the prefetch result, when has_content */
-    size_t content_len;
-    const unsigned char *sha256; /* in the prefetch result; NULL when none */
-    int kind;
-    unsigned char want, found, has_content, stale;
-    /* The tenant's file count and overrides (md_txn_usage), on every row;
-     * on its root's row, the files the batch's queued writes add or remove
-     * (unknown: a directory removed). */
-    int64_t files, max_bytes, max_files, files_delta;
-    unsigned char files_unknown;
-};
-
-struct pg_batch *md_pg_batch_new(void);
-void md_pg_batch_free(struct pg_batch *b);
-/* Forget the batch (a new transaction, or its end). */
-void md_pg_batch_reset(struct pg_txn *t);
-enum md_err md_pg_batch_begin(struct md_txn *base, const struct md_batch *b);
-enum md_err md_pg_batch_flush(struct md_txn *base);
-/* Whether the txn is in an optimistic batch: its writes queued, its
- * locates answered from the prefetched rows. */
-int md_pg_deferring(const struct pg_txn *t);
-/* An optimistic attempt that cannot go on: the batch will run again the
- * exact way (md_txn_release, md_txn_flush: MD_EREDO). MD_OK. */
-enum md_err md_pg_abandon_attempt(struct pg_txn *t);
-/* A flush failed with `e` (not MD_EUNAVAIL): in an optimistic batch, the
- * statement that failed may be another command's queued write, so the
- * attempt is abandoned. */
-void md_pg_batch_failed(struct pg_txn *t, enum md_err e);
-/* At a command's savepoint, in an optimistic batch. */
-void md_pg_batch_command_begins(struct pg_txn *t);
-/* At its release (rolled back or not): MD_EREDO when the attempt is
- * abandoned (a command that wrote was rolled back abandons it). */
-enum md_err md_pg_batch_command_ends(struct pg_txn *t, int rollback);
-/* The prefetched row of (tenant, path), NULL when none. */
-const struct pg_prefetched *md_pg_prefetched(const struct pg_txn *t, const char *tenant,
-                                             const char *path, size_t len);
-/* Answer a locate from the prefetched rows; 0 when they cannot. */
-int md_pg_pre_locate(struct pg_txn *t, const char *tenant, struct md_locate *l, size_t n,
-                     int *tenant_exists);
-/* An optimistic batch's usage of `tenant`; 0 when it cannot tell. */
-int md_pg_pre_usage(struct pg_txn *t, const char *tenant, struct md_usage *u);
-/* Queued writes in an optimistic batch: forget the prefetched rows they may
- * change (md_pg_pre_forget: the entry, with `below` everything under it,
- * its ancestors longer than `keep`), count the files they add or remove. */
-void md_pg_pre_forget(struct pg_txn *t, const char *tenant, const char *path, size_t len, int below,
-                      size_t keep);
-void md_pg_pre_forget_tenant(struct pg_txn *t, const char *tenant);
-void md_pg_pre_files_add(struct pg_txn *t, const char *tenant, const char *path, size_t len,
-                         int delta);
-/* The pending size changes are being written: the prefetched sizes take
- * them in. */
-void md_pg_pre_fold_sizes(struct pg_txn *t);
-/* Rows of the batch's bulk insert (directories between the ancestor of
- * length `from` and `path`, then the file) and bulk update. */
-enum md_err md_pg_bulk_insert(struct pg_txn *t, int64_t id, const char *path, size_t len,
-                              size_t from, const char *content, size_t content_len,
-                              const unsigned char *sha256);
-enum md_err md_pg_bulk_set(struct pg_txn *t, int64_t id, const char *path, size_t len,
-                           const char *content, size_t content_len, const unsigned char *sha256);
-
-/* ---- history.c ---- */
-
-/* What a commit VACUUMs after it (md_pg_vacuum_after_commit). */
-enum { MD_PG_VACUUM_REDACTED = 1, MD_PG_VACUUM_ERASED = 2 };
-
-struct pg_history *md_pg_history_new(struct md_touched *shared);
-void md_pg_history_free(struct pg_history *h);
-/* Forget the transaction's counters, rows and notifications. */
-void md_pg_history_reset(struct pg_txn *t);
-void md_pg_history_mark(struct pg_txn *t);
-void md_pg_history_restore(struct pg_txn *t);
-/* The counters of tenant `id` as read in this transaction (no-op for a
- * reader): MD_OK or MD_ENOMEM. */
-enum md_err md_pg_history_counters(struct pg_txn *t, int64_t id, int64_t last_version,
-                                   int64_t last_seq);
-/* The md_hist bookkeeping of a write txn (the pruner's touched paths). */
-struct md_hist *md_pg_history_hist(struct pg_txn *t);
-/* Record the version(s) a write is about to replace (before it is queued):
- * a file (old_size -1: it did not exist), or a subtree (moving to `to`
- * unless NULL; *counted: the caller's flush brings the count, for
- * md_pg_subtree_counted). */
-enum md_err md_pg_record_file(struct pg_txn *t, int64_t id, const char *tenant, const char *path,
-                              size_t len, int64_t old_size);
-enum md_err md_pg_record_subtree(struct pg_txn *t, int64_t id, const char *tenant, const char *path,
-                                 size_t len, int64_t size, const char *to, size_t tlen,
-                                 int *counted);
-enum md_err md_pg_subtree_counted(struct pg_txn *t);
-/* Queue the versions and change-feed rows gathered (before the writes). */
-enum md_err md_pg_history_send(struct pg_txn *t);
-/* Before the commit: the changed counters and the NOTIFY of the tenants
- * written. */
-enum md_err md_pg_history_commit_send(struct pg_txn *t);
-/* Remember to NOTIFY `payload` at the commit (once). */
-enum md_err md_pg_notify_at_commit(struct pg_txn *t, const char *payload);
-/* VACUUM after the commit (MD_PG_VACUUM_*: the most asked for). */
-void md_pg_vacuum_after_commit(struct pg_txn *t, int what);
-/* What the transaction asked to VACUUM (0: nothing). */
-int md_pg_vacuum_asked(const struct pg_txn *t);
-/* The VACUUM, on a connection of its own, under the pruner's mutex. */
-void md_pg_vacuum(struct pg_store *s, int what);
-enum md_err md_pg_cmd_begin(struct md_txn *base, const char *tenant, const struct md_write_meta *m);
-enum md_err md_pg_cmd_end(struct md_txn *base, const char *const *paths, const size_t *lens,
-                          size_t n, struct md_change_rec *rec);
-
-/* ---- history_read.c ---- */
-
-enum md_err md_pg_history(struct md_txn *base, const char *tenant, const char *path, size_t len,
-                          int64_t below, size_t limit, md_version_cb cb, void *ctx);
-enum md_err md_pg_version_get(struct md_txn *base, const char *tenant, int64_t version,
-                              int want_content, struct md_version *v);
-enum md_err md_pg_state_before(struct md_txn *base, const char *tenant, const char *dir, size_t len,
-                               int64_t *before, md_version_cb cb, void *ctx);
-enum md_err md_pg_changes(struct md_txn *base, const char *tenant, int64_t after, size_t limit,
-                          md_change_cb cb, void *ctx, int64_t *oldest, int64_t *last_seq);
-enum md_err md_pg_redact(struct md_txn *base, const char *tenant, int64_t version);
-
-/* ---- idem.c ---- */
-
-enum md_err md_pg_idem_get(struct md_txn *base, const char *tenant, const char *key, size_t key_len,
-                           struct md_idem *out);
-enum md_err md_pg_idem_put(struct md_txn *base, const char *tenant, const char *key, size_t key_len,
-                           const struct md_idem *answer, const char *path, size_t path_len);
-
-/* ---- prune.c ---- */
-
-enum md_err md_pg_prune(struct md_txn *base, int64_t now_ms, size_t budget,
-                        struct md_pruned *deleted);
-
-/* ---- tenants.c ---- */
-
-enum md_err md_pg_usage(struct md_txn *base, const char *tenant, struct md_usage *u);
-enum md_err md_pg_set_limits(struct md_txn *base, const char *tenant, int64_t max_bytes,
-                             int64_t max_files);
-enum md_err md_pg_tenants(struct md_txn *base, const char *after, size_t limit, md_tenant_cb cb,
-                          void *ctx);
-enum md_err md_pg_erase(struct md_txn *base, const char *tenant, struct md_erased *out);
-enum md_err md_pg_snapshot_begin(struct md_store *base, struct md_txn **out);
-/* The end of a snapshot's transaction, before its reader goes back to the
- * pool. */
-void md_pg_snapshot_end(struct pg_txn *t);
-enum md_err md_pg_scan(struct md_txn *base, const char *tenant, const char *after, size_t after_len,
-                       size_t max_rows, int64_t max_bytes, md_scan_cb cb, void *ctx, int *more);
-
-/* ---- search.c ---- */
-
-enum md_err md_pg_search(struct md_txn *base, const char *tenant, const struct md_search_terms *q,
-                         md_search_cb cb, void *ctx);
-
-/* ---- keys.c ---- */
-
-enum md_err md_pg_key_put(struct md_store *base, const struct md_key_info *k,
-                          const unsigned char *hash);
-enum md_err md_pg_key_list(struct md_store *base, const char *tenant, md_key_cb cb, void *ctx);
-enum md_err md_pg_key_revoke(struct md_store *base, const char *id, int64_t now);
-enum md_err md_pg_key_find(struct md_store *base, const unsigned char *hash,
-                           struct md_key_info *out);
-
-/* ---- load.c ---- */
-
-void md_pg_load_free(struct pg_load *l);
-/* Forget the rows held (a rollback). */
-void md_pg_load_reset(struct pg_txn *t);
-/* Queue the rows held (they go with the next flush). */
-enum md_err md_pg_load_send(struct pg_txn *t);
-/* Whether rows are held. */
-int md_pg_load_held(const struct pg_txn *t);
-enum md_err md_pg_load(struct md_txn *base, const struct md_dump_row *row);
-enum md_err md_pg_totals(struct md_txn *base, const char *tenant, struct md_totals *out);
+/* After md_pg_migrate: --search off drops the trigram index entries_search
+ * (005_search.sql); --search on builds it when it is missing (a SHARE lock
+ * on entries meanwhile: other instances' writes wait); KEEP changes
+ * nothing. *off: whether the index is off now. 0, or -1 with the error in
+ * `why`. */
+int md_pg_search_setting(PGconn *conn, enum md_search_mode mode, int *off, char *why,
+                         size_t why_len);
 
 /* ---- reads.c ---- */
 
@@ -693,19 +334,420 @@ struct md_pg_watch;
 struct md_pg_watch *md_pg_watch_start(const char *uri, md_pg_watch_cb cb, void *ctx);
 void md_pg_watch_stop(struct md_pg_watch *w);
 
-/* ---- schema.c ---- */
+/* ---- the store, its connections and their transactions ---- */
 
-/* Apply the migrations of sql/postgres/ not yet applied, under a session
- * advisory lock; refuse a database whose schema is newer. 0, or -1 with a
- * reason in `why`. `conn` is in normal (not pipeline) mode. */
-int md_pg_migrate(PGconn *conn, char *why, size_t why_len);
+/* pipe.c: a bulk statement's rows gathered (an optimistic batch's inserts
+ * or file updates, batch.c), one array parameter per column. */
+struct pg_gather {
+    enum pg_stmt id; /* P_COUNT: none */
+    size_t rows, bytes;
+    struct md_buf cols[8];
+};
+/* pipe.c: the statements of a connection's pipeline whose results are not
+ * read yet, the last result wanted, and what went over the connection. */
+struct pg_pipe {
+    enum pg_stmt *queued; /* statements sent whose results are not read yet */
+    size_t nqueued, capqueued;
+    PGresult *res; /* the last wanted result; borrowed out until the next flush */
+    /* What the txn's operations cost (a locate answered from a prefetch
+     * counts its statement and round trip), and what went over the
+     * connection. */
+    struct md_txn_stats st, wire;
+    /* Rows answered by every statement `counted_id` read by a flush, added
+     * up in `counted` (P_COUNT: none). */
+    enum pg_stmt counted_id;
+    size_t counted;
+    /* The rows of a bulk statement gathered and not queued yet: it is
+     * queued before any other statement, or at the flush. */
+    struct pg_gather gather;
+    /* Where the running command began (md_pg_pipe_mark): statements queued
+     * and rows gathered since, not sent yet. */
+    size_t mark;
+    int gathered_since_mark;
+    /* Array parameters of the statement being built, any file's: valid
+     * until it is queued. */
+    struct md_buf arrays[3];
+};
 
-/* After md_pg_migrate: --search off drops the trigram index entries_search
- * (005_search.sql); --search on builds it when it is missing (a SHARE lock
- * on entries meanwhile: other instances' writes wait); KEEP changes
- * nothing. *off: whether the index is off now. 0, or -1 with the error in
- * `why`. */
-int md_pg_search_setting(PGconn *conn, enum md_search_mode mode, int *off, char *why,
-                         size_t why_len);
+struct pg_batch;
+struct pg_history;
+struct pg_load;
+
+/* A transaction on a connection (each connection has one), or a view's
+ * answers fetched asynchronously (views.c: no connection). Its parts are
+ * each used by the file that owns it, made and freed through that file by
+ * txn.c (md_pg_txn_parts_new, _free; load.c makes its part at its first
+ * row); a reader has only the pipe. */
+struct pg_txn {
+    struct md_txn base;
+    struct pg_conn *conn;      /* NULL: a view's fetched results (`fetched`) */
+    int write;                 /* the writer's or the pruner's */
+    int snapshot;              /* a reader in a transaction (tenants.c: md_store_snapshot_begin) */
+    struct pg_pipe pipe;       /* pipe.c */
+    struct md_dirsizes *sizes; /* sizes.c: directory size changes pending (write txns) */
+    /* ids.c: a tenant was made in this transaction / since the savepoint
+     * (a rollback forgets the ids cached since, txn.c). */
+    int tenant_made_txn, tenant_made_cmd;
+    struct pg_batch *batch;     /* attempt.c: an optimistic batch's state (the writer's) */
+    struct pg_history *history; /* history.c: versions, change feed (write txns) */
+    struct pg_load *load;       /* load.c: rows of md_txn_load held (made at the first) */
+    /* views.c: a view's txn answers its statements from the results its
+     * job fetched (NULL: none, the txn has a connection). */
+    enum md_err (*fetched)(struct pg_txn *t, enum pg_stmt id);
+};
+
+struct pg_conn {
+    PGconn *pq;
+    int broken;
+    struct md_tenant_cache *tenants;
+    struct pg_txn txn;
+    struct pg_conn *next_idle;
+};
+
+struct pg_store {
+    struct md_store base;
+    /* Every statement by id, each file's table handed down by store.c at
+     * open (the files below it name no other file's statements). */
+    const struct pg_stmt_def *stmts[P_COUNT];
+    /* The parts of a write transaction (sizes, batch, history, load),
+     * made with a writer's connection and freed with any (txn.c's, handed
+     * down by store.c at open: conn.c knows no job). parts_new: 0, or -1
+     * when out of memory (the parts made are freed by parts_free). */
+    int (*parts_new)(struct pg_txn *t);
+    void (*parts_free)(struct pg_txn *t);
+    struct md_store_config cfg;
+    struct md_pg_config own; /* PostgreSQL's own settings */
+    char *uri;
+    pthread_mutex_t pool_mu;
+    struct pg_conn *idle; /* reader connections not in use */
+    unsigned nidle;
+    struct pg_conn *writer;
+    pthread_mutex_t write_mu; /* one write transaction at a time; guards writer */
+    unsigned long heal_failures;
+    /* Retention's own connection (md_pg_prune_begin), beside the writer's;
+     * the paths to prune, queued by the writer, taken by the pruner. */
+    struct pg_conn *pruner;
+    pthread_mutex_t prune_mu; /* guards pruner */
+    unsigned long prune_heal_failures;
+    struct md_touched *touched;
+    struct md_pg_watch *watch; /* LISTENs for other instances' commits */
+    int64_t prune_next_tenant; /* the pruner's: where pruning by age goes on */
+    int search_off;            /* no full-text index (--search off), set at open */
+    struct md_pg_reads *reads; /* views fetched asynchronously (reads.c) */
+};
+
+static inline struct pg_store *md_pg_store_of(const struct pg_txn *t)
+{
+    return (struct pg_store *)t->base.store;
+}
+
+/* ---- attempt.c ---- */
+
+/* A prefetched (tenant, path) of an optimistic batch. */
+struct pg_prefetched {
+    const char *tenant, *path; /* borrowed from the batch's commands */
+    size_t len;
+    int64_t id; /* the tenant's; 0: the tenant has no data */
+    int64_t size;
+    const char *content; /* in the prefetch result, when has_content */
+    size_t content_len;
+    const unsigned char *sha256; /* in the prefetch result; NULL when none */
+    int kind;
+    unsigned char want, found, has_content, stale;
+    /* The tenant's file count and overrides (md_txn_usage), on every row;
+     * on its root's row, the files the batch's queued writes add or remove
+     * (unknown: a directory removed). */
+    int64_t files, max_bytes, max_files, files_delta;
+    unsigned char files_unknown;
+};
+
+struct pg_batch *md_pg_batch_new(void);
+void md_pg_batch_free(struct pg_batch *b);
+/* Forget the batch (a new transaction, or its end). */
+void md_pg_batch_reset(struct pg_txn *t);
+/* Whether the txn is in an optimistic batch: its writes queued, its
+ * locates answered from the prefetched rows. */
+int md_pg_deferring(const struct pg_txn *t);
+/* The batch defers its writes from now on, its attempt not abandoned
+ * (`on`), or no more (its writes sent). */
+void md_pg_batch_defer(struct pg_txn *t, int on);
+/* An optimistic attempt that cannot go on: the batch will run again the
+ * exact way (md_txn_release, md_txn_flush: MD_EREDO). MD_OK. */
+enum md_err md_pg_abandon_attempt(struct pg_txn *t);
+/* A statement failed with `e` (a flush, not MD_EUNAVAIL; a bulk row): in
+ * an optimistic batch, the statement that failed may be another command's
+ * queued write, so the attempt is abandoned. */
+void md_pg_batch_failed(struct pg_txn *t, enum md_err e);
+/* At a command's savepoint, in an optimistic batch. */
+void md_pg_batch_command_begins(struct pg_txn *t);
+/* At its release (rolled back or not): MD_EREDO when the attempt is
+ * abandoned (a command that wrote was rolled back abandons it). */
+enum md_err md_pg_batch_command_ends(struct pg_txn *t, int rollback);
+/* The rows to prefetch for the paths of a batch: every path of `w` and
+ * every ancestor of each, sorted, once each (wanted with its content when
+ * any command wants it). MD_OK or MD_ENOMEM. */
+enum md_err md_pg_pre_keys(struct pg_txn *t, const struct md_batch_path *w, size_t n);
+/* The rows, in order (*n of them): for the prefetch to send, and to fill
+ * in from its result. */
+struct pg_prefetched *md_pg_pre_rows(struct pg_txn *t, size_t *n);
+/* The prefetch's result, which the rows point into: held until the
+ * batch's reset. */
+void md_pg_pre_hold(struct pg_txn *t, PGresult *res);
+/* The prefetched row of (tenant, path), NULL when none. */
+const struct pg_prefetched *md_pg_prefetched(const struct pg_txn *t, const char *tenant,
+                                             const char *path, size_t len);
+/* Queued writes in an optimistic batch: forget the prefetched rows they may
+ * change (md_pg_pre_forget: the entry, with `below` everything under it,
+ * its ancestors longer than `keep`), count the files they add or remove. */
+void md_pg_pre_forget(struct pg_txn *t, const char *tenant, const char *path, size_t len, int below,
+                      size_t keep);
+void md_pg_pre_forget_tenant(struct pg_txn *t, const char *tenant);
+void md_pg_pre_files_add(struct pg_txn *t, const char *tenant, const char *path, size_t len,
+                         int delta);
+/* The pending size changes (the txn's `sizes`) are being written: the
+ * prefetched sizes take them in. */
+void md_pg_pre_fold_sizes(struct pg_txn *t);
+
+/* ---- pipe.c ---- */
+
+void md_pg_pipe_init(struct pg_pipe *p);
+void md_pg_pipe_free(struct pg_pipe *p);
+/* Forget what was queued and not read (a new transaction). */
+void md_pg_pipe_reset(struct pg_pipe *p);
+/* Queue statement `id`; its result is read by the next flush. Statements
+ * run in the order they are queued: the bulk statement gathered goes
+ * first. */
+enum md_err md_pg_send(struct pg_txn *t, enum pg_stmt id, const struct md_pg_params *p);
+/* ... at once, ahead of the bulk statement gathered. */
+enum md_err md_pg_send_now(struct pg_txn *t, enum pg_stmt id, const struct md_pg_params *p);
+/* Send a Sync and read the result of every queued statement, in order (one
+ * round trip). The rows of the first queued statement `want` (P_COUNT:
+ * none) are kept in t->pipe.res. Returns the first error; *failed (unless
+ * NULL) gets the statement that failed, P_COUNT when none did or the
+ * connection went before any answered. */
+enum md_err md_pg_flush_at(struct pg_txn *t, enum pg_stmt want, enum pg_stmt *failed);
+/* md_pg_flush_at; a failure gives an optimistic batch up. */
+enum md_err md_pg_flush(struct pg_txn *t, enum pg_stmt want);
+/* Ready to add a row to bulk statement `id` whose columns have element
+ * types `types` (sending the one gathered first when it is another or
+ * full). */
+enum md_err md_pg_gather_row(struct pg_txn *t, enum pg_stmt id, const Oid *types);
+/* Forget the rows gathered. */
+void md_pg_gather_drop(struct pg_pipe *p);
+/* The running command begins: what it queues from now on is its own. */
+void md_pg_pipe_mark(struct pg_pipe *p);
+/* Statements queued and rows gathered since the mark, not sent yet. */
+size_t md_pg_pipe_unsent(const struct pg_pipe *p);
+
+/* ---- conn.c ---- */
+
+/* A connection set up (a writer's: every statement prepared; a reader's:
+ * those that read); NULL with a reason in `why`. */
+struct pg_conn *md_pg_conn_open(struct pg_store *s, int write, char *why, size_t why_len);
+void md_pg_conn_close(struct pg_conn *c);
+/* Session settings and statements on a new connection (`write`: the
+ * writer's statements too), then pipeline mode: 0, or -1 with `why`. */
+int md_pg_conn_setup(struct pg_store *s, PGconn *pq, int write, char *why, size_t why_len);
+/* Reopen a broken write connection (*slot: the writer's or the pruner's,
+ * its mutex held); failures are logged the first time and then every
+ * 1000th. */
+enum md_err md_pg_conn_heal(struct pg_store *s, struct pg_conn **slot, unsigned long *failures,
+                            const char *what);
+/* A pooled reader's txn (a connection opened when none is idle). */
+enum md_err md_pg_read_begin(struct md_store *base, struct md_txn **out);
+/* Its end: the connection back to the pool (or closed). */
+void md_pg_read_end(struct md_txn *base);
+/* The one statement an operation needs, its rows in t->pipe.res: on a
+ * reader, a pooled connection found broken is replaced and the statement
+ * sent again, once; in a write transaction, queued after what is queued;
+ * a view's fetched txn answers from its results (t->fetched). */
+enum md_err md_pg_exec(struct pg_txn *t, enum pg_stmt id, const struct md_pg_params *p);
+
+/* ---- ids.c ---- */
+
+/* The tenant's id known to this connection (cached), 0 if none. */
+int64_t md_pg_known_tenant(struct pg_txn *t, const char *tenant);
+/* The tenant's id: cached, or asked; 0 when it has no data. */
+enum md_err md_pg_tenant_lookup(struct pg_txn *t, const char *tenant, int64_t *id);
+/* A tenant was made in this transaction: a rollback forgets the ids cached
+ * since. */
+void md_pg_tenant_made(struct pg_txn *t);
+
+/* ---- sizes.c ---- */
+
+/* Queue one statement writing every pending directory size change. */
+enum md_err md_pg_sizes_send(struct pg_txn *t);
+/* Add `delta` to the size of every ancestor of `path`, pending. */
+enum md_err md_pg_sizes_add(struct pg_txn *t, int64_t id, const char *path, size_t len,
+                            int64_t delta);
+/* The pending size change of a directory (0 for a reader). */
+int64_t md_pg_sizes_pending(const struct pg_txn *t, int64_t id, const char *path, size_t len);
+
+/* ---- history.c ---- */
+
+/* What a commit VACUUMs after it (md_pg_vacuum_after_commit). */
+enum { MD_PG_VACUUM_REDACTED = 1, MD_PG_VACUUM_ERASED = 2 };
+
+struct pg_history *md_pg_history_new(struct md_touched *shared);
+void md_pg_history_free(struct pg_history *h);
+/* Forget the transaction's counters, rows and notifications. */
+void md_pg_history_reset(struct pg_txn *t);
+void md_pg_history_mark(struct pg_txn *t);
+void md_pg_history_restore(struct pg_txn *t);
+/* The counters of tenant `id` as read in this transaction (no-op for a
+ * reader): MD_OK or MD_ENOMEM. */
+enum md_err md_pg_history_counters(struct pg_txn *t, int64_t id, int64_t last_version,
+                                   int64_t last_seq);
+/* The md_hist bookkeeping of a write txn (the pruner's touched paths). */
+struct md_hist *md_pg_history_hist(struct pg_txn *t);
+/* Record the version(s) a write is about to replace (before it is queued):
+ * a file (old_size -1: it did not exist), or a subtree (moving to `to`
+ * unless NULL; *counted: the caller's flush brings the count, for
+ * md_pg_subtree_counted). */
+enum md_err md_pg_record_file(struct pg_txn *t, int64_t id, const char *tenant, const char *path,
+                              size_t len, int64_t old_size);
+enum md_err md_pg_record_subtree(struct pg_txn *t, int64_t id, const char *tenant, const char *path,
+                                 size_t len, int64_t size, const char *to, size_t tlen,
+                                 int *counted);
+enum md_err md_pg_subtree_counted(struct pg_txn *t);
+/* Queue the versions and change-feed rows gathered (before the writes). */
+enum md_err md_pg_history_send(struct pg_txn *t);
+/* Before the commit: the changed counters and the NOTIFY of the tenants
+ * written. */
+enum md_err md_pg_history_commit_send(struct pg_txn *t);
+/* Remember to NOTIFY `payload` at the commit (once). */
+enum md_err md_pg_notify_at_commit(struct pg_txn *t, const char *payload);
+/* VACUUM after the commit (MD_PG_VACUUM_*: the most asked for). */
+void md_pg_vacuum_after_commit(struct pg_txn *t, int what);
+/* What the transaction asked to VACUUM (0: nothing). */
+int md_pg_vacuum_asked(const struct pg_txn *t);
+/* The VACUUM, on a connection of its own, under the pruner's mutex. */
+void md_pg_vacuum(struct pg_store *s, int what);
+enum md_err md_pg_cmd_begin(struct md_txn *base, const char *tenant, const struct md_write_meta *m);
+enum md_err md_pg_cmd_end(struct md_txn *base, const char *const *paths, const size_t *lens,
+                          size_t n, struct md_change_rec *rec);
+
+/* ---- batch.c ---- */
+
+enum md_err md_pg_batch_begin(struct md_txn *base, const struct md_batch *b);
+enum md_err md_pg_batch_flush(struct md_txn *base);
+/* Answer a locate from the prefetched rows; 0 when they cannot. */
+int md_pg_pre_locate(struct pg_txn *t, const char *tenant, struct md_locate *l, size_t n,
+                     int *tenant_exists);
+/* An optimistic batch's usage of `tenant`; 0 when it cannot tell. */
+int md_pg_pre_usage(struct pg_txn *t, const char *tenant, struct md_usage *u);
+/* Rows of the batch's bulk insert (directories between the ancestor of
+ * length `from` and `path`, then the file) and bulk update. */
+enum md_err md_pg_bulk_insert(struct pg_txn *t, int64_t id, const char *path, size_t len,
+                              size_t from, const char *content, size_t content_len,
+                              const unsigned char *sha256);
+enum md_err md_pg_bulk_set(struct pg_txn *t, int64_t id, const char *path, size_t len,
+                           const char *content, size_t content_len, const unsigned char *sha256);
+
+/* ---- tree.c ---- */
+
+/* Make the tenant (and its root) when it has none yet; its id. */
+enum md_err md_pg_ensure_tenant(struct pg_txn *t, const char *tenant, int64_t *id);
+enum md_err md_pg_locate(struct md_txn *base, const char *tenant, struct md_locate *l, size_t n,
+                         int *tenant_exists);
+enum md_err md_pg_put_file(struct md_txn *base, const char *tenant, const char *path, size_t len,
+                           const char *content, size_t content_len,
+                           const unsigned char sha256[MD_SHA256_LEN], int64_t old_size,
+                           size_t parents_from);
+enum md_err md_pg_remove_tree(struct md_txn *base, const char *tenant, const char *path, size_t len,
+                              int64_t size);
+enum md_err md_pg_move_tree(struct md_txn *base, const char *tenant, const char *from, size_t flen,
+                            const char *to, size_t tlen, int64_t size, size_t parents_from);
+enum md_err md_pg_get(struct md_txn *base, const char *tenant, const char *path, size_t len,
+                      int want_content, struct md_entry *e);
+enum md_err md_pg_list(struct md_txn *base, const char *tenant, const char *dir, size_t len,
+                       md_list_cb cb, void *ctx);
+
+/* ---- views.c ---- */
+
+enum md_err md_pg_view(struct md_txn *base, const char *tenant, const char *path, size_t len,
+                       struct md_entry *e, size_t max_entries, md_list_cb cb, void *ctx,
+                       int *complete);
+enum md_err md_pg_view_async(struct md_store *base, struct md_view_job *job);
+/* The end of a fetched view's txn (t->fetched): the job freed. */
+void md_pg_vjob_end(struct pg_txn *t);
+
+/* ---- history_read.c ---- */
+
+enum md_err md_pg_history(struct md_txn *base, const char *tenant, const char *path, size_t len,
+                          int64_t below, size_t limit, md_version_cb cb, void *ctx);
+enum md_err md_pg_version_get(struct md_txn *base, const char *tenant, int64_t version,
+                              int want_content, struct md_version *v);
+enum md_err md_pg_state_before(struct md_txn *base, const char *tenant, const char *dir, size_t len,
+                               int64_t *before, md_version_cb cb, void *ctx);
+enum md_err md_pg_changes(struct md_txn *base, const char *tenant, int64_t after, size_t limit,
+                          md_change_cb cb, void *ctx, int64_t *oldest, int64_t *last_seq);
+enum md_err md_pg_redact(struct md_txn *base, const char *tenant, int64_t version);
+
+/* ---- idem.c ---- */
+
+enum md_err md_pg_idem_get(struct md_txn *base, const char *tenant, const char *key, size_t key_len,
+                           struct md_idem *out);
+enum md_err md_pg_idem_put(struct md_txn *base, const char *tenant, const char *key, size_t key_len,
+                           const struct md_idem *answer, const char *path, size_t path_len);
+
+/* ---- tenants.c ---- */
+
+enum md_err md_pg_usage(struct md_txn *base, const char *tenant, struct md_usage *u);
+enum md_err md_pg_set_limits(struct md_txn *base, const char *tenant, int64_t max_bytes,
+                             int64_t max_files);
+enum md_err md_pg_tenants(struct md_txn *base, const char *after, size_t limit, md_tenant_cb cb,
+                          void *ctx);
+enum md_err md_pg_erase(struct md_txn *base, const char *tenant, struct md_erased *out);
+enum md_err md_pg_snapshot_begin(struct md_store *base, struct md_txn **out);
+/* The end of a snapshot's transaction, before its reader goes back to the
+ * pool. */
+void md_pg_snapshot_end(struct pg_txn *t);
+enum md_err md_pg_scan(struct md_txn *base, const char *tenant, const char *after, size_t after_len,
+                       size_t max_rows, int64_t max_bytes, md_scan_cb cb, void *ctx, int *more);
+
+/* ---- search.c ---- */
+
+enum md_err md_pg_search(struct md_txn *base, const char *tenant, const struct md_search_terms *q,
+                         md_search_cb cb, void *ctx);
+
+/* ---- prune.c ---- */
+
+enum md_err md_pg_prune(struct md_txn *base, int64_t now_ms, size_t budget,
+                        struct md_pruned *deleted);
+
+/* ---- load.c ---- */
+
+void md_pg_load_free(struct pg_load *l);
+/* Forget the rows held (a rollback). */
+void md_pg_load_reset(struct pg_txn *t);
+/* Queue the rows held (they go with the next flush). */
+enum md_err md_pg_load_send(struct pg_txn *t);
+/* Whether rows are held. */
+int md_pg_load_held(const struct pg_txn *t);
+enum md_err md_pg_load(struct md_txn *base, const struct md_dump_row *row);
+enum md_err md_pg_totals(struct md_txn *base, const char *tenant, struct md_totals *out);
+
+/* ---- txn.c ---- */
+
+/* The parts of a write transaction: made (0, or -1 when out of memory)
+ * and freed (pg_store's parts_new and parts_free). */
+int md_pg_txn_parts_new(struct pg_txn *t);
+void md_pg_txn_parts_free(struct pg_txn *t);
+enum md_err md_pg_write_begin(struct md_store *base, struct md_txn **out);
+enum md_err md_pg_prune_begin(struct md_store *base, struct md_txn **out);
+enum md_err md_pg_commit(struct md_txn *base);
+void md_pg_rollback(struct md_txn *base);
+enum md_err md_pg_savepoint(struct md_txn *base);
+enum md_err md_pg_release(struct md_txn *base, int rollback);
+
+/* ---- keys.c ---- */
+
+enum md_err md_pg_key_put(struct md_store *base, const struct md_key_info *k,
+                          const unsigned char *hash);
+enum md_err md_pg_key_list(struct md_store *base, const char *tenant, md_key_cb cb, void *ctx);
+enum md_err md_pg_key_revoke(struct md_store *base, const char *id, int64_t now);
+enum md_err md_pg_key_find(struct md_store *base, const unsigned char *hash,
+                           struct md_key_info *out);
 
 #endif

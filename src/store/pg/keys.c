@@ -125,7 +125,7 @@ enum md_err md_pg_key_list(struct md_store *base, const char *tenant, md_key_cb 
         key_of(r, i, &k);
         cb(ctx, &k);
     }
-    md_pg_txn_end(txn);
+    md_pg_read_end(txn);
     return e;
 }
 
@@ -150,6 +150,6 @@ enum md_err md_pg_key_find(struct md_store *base, const unsigned char *hash,
         else
             e = MD_ENOENT;
     }
-    md_pg_txn_end(txn);
+    md_pg_read_end(txn);
     return e;
 }

@@ -11,7 +11,13 @@
  *
  * An optimistic batch (batch.c) gathers the rows of its inserts and file
  * updates into one bulk statement each: the pipe holds the rows gathered
- * and queues them before any other statement, or at the flush.
+ * and queues them before any other statement, or at the flush. A flush
+ * that fails in an optimistic batch abandons its attempt (attempt.c).
+ *
+ * Statements go by id; their definitions (the number of a bulk
+ * statement's parameters, the SQL a log line names) are read from the
+ * store's table (pg_store's stmts). Below every file but attempt.c and
+ * wire.c: it calls no other.
  *
  * Owns: struct pg_pipe (each txn's; init/free here). Failures: an error
  * from the server fails the operation and is logged here (but a unique
@@ -29,13 +35,19 @@
 /* A bulk statement is sent when its contents reach this many bytes. */
 #define BULK_MAX_BYTES ((size_t)1 << 20)
 
-static void log_pg(struct pg_conn *c, const PGresult *res, enum pg_stmt id)
+/* Statement `id` as its file wrote it (the store's table). */
+static const struct pg_stmt_def *def_of(const struct pg_txn *t, enum pg_stmt id)
 {
-    int n_unused;
-    const Oid *types_unused;
+    return md_pg_store_of(t)->stmts[id];
+}
+
+static void log_pg(const struct pg_txn *t, const PGresult *res, enum pg_stmt id)
+{
+    const struct pg_conn *c = t->conn;
+    const struct pg_stmt_def *def = def_of(t, id);
     struct md_logline l;
     md_log_begin(&l, MD_LOG_ERROR, "postgres error");
-    md_log_str(&l, "op", md_pg_statement(id, &n_unused, &types_unused));
+    md_log_str(&l, "op", def ? def->sql : NULL);
     const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
     if (state)
         md_log_str(&l, "sqlstate", state);
@@ -117,7 +129,7 @@ static enum md_err queue(struct pg_txn *t, enum pg_stmt id, const struct md_pg_p
     if (!p)
         p = &none;
     if (!PQsendQueryPrepared(c->pq, name, p->n, p->v, p->len, p->fmt, 1)) {
-        log_pg(c, NULL, id);
+        log_pg(t, NULL, id);
         c->broken = 1;
         return MD_EUNAVAIL;
     }
@@ -140,7 +152,7 @@ static enum md_err gather_send(struct pg_txn *t)
     if (g->rows == 0)
         return MD_OK;
     enum pg_stmt id = g->id;
-    const struct pg_stmt_def *def = md_pg_stmt_def(id);
+    const struct pg_stmt_def *def = def_of(t, id);
     struct md_pg_params p = {.n = 0};
     for (int i = 0; i < def->nparams; i++) {
         md_pg_arr_count(&g->cols[i], g->rows);
@@ -165,7 +177,7 @@ enum md_err md_pg_gather_row(struct pg_txn *t, enum pg_stmt id, const Oid *types
             return e;
     }
     if (g->rows == 0) {
-        const struct pg_stmt_def *def = md_pg_stmt_def(id);
+        const struct pg_stmt_def *def = def_of(t, id);
         for (int i = 0; i < def->nparams; i++) {
             enum md_err e = md_pg_arr_begin(&g->cols[i], types[i], 1); /* counted when sent */
             if (e)
@@ -188,7 +200,7 @@ static int read_one(struct pg_txn *t, size_t i, enum pg_stmt want, enum pg_stmt 
     PGresult *r = PQgetResult(c->pq);
     if (!r) { /* the connection broke */
         if (!*err)
-            log_pg(c, NULL, id);
+            log_pg(t, NULL, id);
         c->broken = 1;
         return -1;
     }
@@ -196,13 +208,13 @@ static int read_one(struct pg_txn *t, size_t i, enum pg_stmt want, enum pg_stmt 
     if (st == PGRES_FATAL_ERROR && !*err) {
         *err = md_pg_classify(c->pq, r);
         if (*err != MD_EEXIST)
-            log_pg(c, r, id);
+            log_pg(t, r, id);
         /* The server's own error (not libpq's for a lost connection). */
         if (failed && PQresultErrorField(r, PG_DIAG_SQLSTATE) && PQstatus(c->pq) == CONNECTION_OK)
             *failed = id;
     } else if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK && st != PGRES_FATAL_ERROR &&
                st != PGRES_PIPELINE_ABORTED && !*err) {
-        log_pg(c, r, id);
+        log_pg(t, r, id);
         *err = MD_EDB;
     }
     if (!*err && id == P_COMMIT && strcmp(PQcmdStatus(r), "COMMIT") != 0)
@@ -264,28 +276,4 @@ enum md_err md_pg_flush(struct pg_txn *t, enum pg_stmt want)
     if (e && e != MD_EUNAVAIL)
         md_pg_batch_failed(t, e);
     return e;
-}
-
-/* A reader's statement; its connection replaced once when found broken. */
-static enum md_err read_exec(struct pg_txn *t, enum pg_stmt id, const struct md_pg_params *p)
-{
-    if (t->fetched)
-        return md_pg_use_fetched(t, id);
-    for (int attempt = 0;; attempt++) {
-        enum md_err e = md_pg_send(t, id, p);
-        if (!e)
-            e = md_pg_flush(t, id);
-        if (e != MD_EUNAVAIL || attempt > 0 || t->write)
-            return e;
-        if (md_pg_conn_reopen(t) != MD_OK)
-            return MD_EUNAVAIL;
-    }
-}
-
-enum md_err md_pg_exec(struct pg_txn *t, enum pg_stmt id, const struct md_pg_params *p)
-{
-    if (!t->write)
-        return read_exec(t, id, p);
-    enum md_err e = md_pg_send(t, id, p);
-    return e ? e : md_pg_flush(t, id);
 }

@@ -1,14 +1,22 @@
 /*
  * store.c — the PostgreSQL engine of md_store (see md_store_pg.h): its
  * operations table, open and close, and the operations of the store as a
- * whole (ping, db_size, stats, wire, watch); the engine's descriptor
- * md_engine_pg for the registry.
+ * whole (ping, db_size, stats, wire, watch, a txn's end); the engine's
+ * descriptor md_engine_pg for the registry.
  *
  * The operations themselves are in the files of their jobs (internal.h
- * lists them). Opening migrates the schema on a connection of its own,
- * applies the --search setting, opens the writer's connection and starts
- * the reads thread (views fetched asynchronously); readers and the
- * pruner's connection are opened when first needed.
+ * lists them); this file, on top of them, is the one that knows every
+ * job, and hands the files below what they need of the others at open:
+ * every file's statements (pg_store's stmts, which conn.c prepares and
+ * pipe.c sends by id; md_pg_statement answers from them too) and the
+ * functions that make and free a write transaction's parts (txn.c's, for
+ * conn.c). A txn's end is a snapshot's (tenants.c), a fetched view's
+ * (views.c) or a reader's (conn.c).
+ *
+ * Opening migrates the schema on a connection of its own, applies the
+ * --search setting, opens the writer's connection and starts the reads
+ * thread (views fetched asynchronously); readers and the pruner's
+ * connection are opened when first needed.
  *
  * Owns: struct pg_store (made here, freed by pg_close). Errors as
  * md_store.h.
@@ -29,6 +37,36 @@ static const struct pg_stmt_def stmts[] = {
 };
 const struct pg_stmt_defs md_pg_store_stmts = MD_PG_STMT_DEFS(stmts);
 
+/* ---- the statements of every file ---- */
+
+/* Each file writes its own statements; this one, which knows every job,
+ * gathers their tables and hands them down at open (pg_store's stmts). */
+static const struct pg_stmt_defs *const stmt_files[] = {
+    &md_pg_ids_stmts,          &md_pg_sizes_stmts, &md_pg_txn_stmts,   &md_pg_tree_stmts,
+    &md_pg_views_stmts,        &md_pg_store_stmts, &md_pg_batch_stmts, &md_pg_history_stmts,
+    &md_pg_history_read_stmts, &md_pg_idem_stmts,  &md_pg_prune_stmts, &md_pg_tenants_stmts,
+    &md_pg_search_stmts,       &md_pg_keys_stmts,  &md_pg_load_stmts,
+};
+
+static const struct pg_stmt_def *stmt_find(enum pg_stmt id)
+{
+    for (size_t f = 0; f < sizeof stmt_files / sizeof stmt_files[0]; f++)
+        for (size_t i = 0; i < stmt_files[f]->n; i++)
+            if (stmt_files[f]->defs[i].id == id)
+                return &stmt_files[f]->defs[i];
+    return NULL;
+}
+
+const char *md_pg_statement(enum pg_stmt id, int *nparams, const Oid **types)
+{
+    const struct pg_stmt_def *d = stmt_find(id);
+    *nparams = d ? d->nparams : 0;
+    *types = d ? d->types : NULL;
+    return d ? d->sql : NULL;
+}
+
+/* ---- the store as a whole ---- */
+
 static enum md_err pg_ping(struct md_store *base)
 {
     struct md_txn *t;
@@ -36,7 +74,7 @@ static enum md_err pg_ping(struct md_store *base)
     if (e)
         return e;
     e = md_pg_exec((struct pg_txn *)t, P_PING, NULL);
-    md_pg_txn_end(t);
+    md_pg_read_end(t);
     return e;
 }
 
@@ -52,7 +90,7 @@ static enum md_err pg_db_size(struct md_store *base, int64_t *bytes)
         *bytes = md_pg_r_i64(pt->pipe.res, 0, 0);
     else if (!e)
         e = MD_EDB;
-    md_pg_txn_end(t);
+    md_pg_read_end(t);
     return e;
 }
 
@@ -82,6 +120,20 @@ static enum md_err pg_flush(struct md_txn *base)
         return e ? e : md_pg_flush(t, P_COUNT);
     }
     return md_pg_batch_flush(base);
+}
+
+/* The end of a reader's txn, of a snapshot's (tenants.c) or of a fetched
+ * view's (views.c). */
+static void pg_txn_end(struct md_txn *base)
+{
+    struct pg_txn *t = (struct pg_txn *)base;
+    if (t->fetched) {
+        md_pg_vjob_end(t);
+        return;
+    }
+    if (t->snapshot)
+        md_pg_snapshot_end(t);
+    md_pg_read_end(base);
 }
 
 static enum md_err pg_watch(struct md_store *base, md_watch_cb cb, void *ctx)
@@ -124,7 +176,7 @@ static const struct md_store_ops pg_ops = {
     .close = pg_close,
     .read_begin = md_pg_read_begin,
     .write_begin = md_pg_write_begin,
-    .txn_end = md_pg_txn_end,
+    .txn_end = pg_txn_end,
     .commit = md_pg_commit,
     .rollback = md_pg_rollback,
     .batch_begin = md_pg_batch_begin,
@@ -204,6 +256,10 @@ static enum md_err pg_open(const struct md_store_config *cfg, const void *own,
         return MD_ENOMEM;
     }
     s->base.ops = &pg_ops;
+    for (int i = 0; i < P_COUNT; i++)
+        s->stmts[i] = stmt_find((enum pg_stmt)i);
+    s->parts_new = md_pg_txn_parts_new;
+    s->parts_free = md_pg_txn_parts_free;
     s->cfg = *cfg;
     s->uri = strdup(cfg->db);
     s->cfg.db = s->uri;

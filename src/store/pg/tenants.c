@@ -188,7 +188,7 @@ enum md_err md_pg_snapshot_begin(struct md_store *base, struct md_txn **out)
     struct pg_txn *t = (struct pg_txn *)*out;
     e = md_pg_exec(t, P_SNAPSHOT, NULL);
     if (e) {
-        md_pg_txn_end(*out);
+        md_pg_read_end(*out);
         *out = NULL;
         return e;
     }

@@ -1,15 +1,15 @@
 /*
  * tree.c — a tenant's tree of entries on PostgreSQL (see internal.h):
- * md_txn_locate, put_file, remove_tree, move_tree, get and list, and the
- * tenants' ids (made with their root by a tenant's first write, cached per
- * connection).
+ * md_txn_locate, put_file, remove_tree, move_tree, get and list, and a
+ * tenant made with its root by its first write (its id then cached,
+ * ids.c).
  *
  * In an optimistic batch (batch.c) a locate is answered from the
  * prefetched rows when they tell, and writes are gathered into the
  * batch's bulk statements instead of being sent; otherwise a write is sent
  * with its locate's flush, one round trip. The versions a write replaces
  * are recorded first (history.c), the directory sizes it changes kept
- * pending (txn.c).
+ * pending (sizes.c).
  *
  * Owns no part of the transaction; the tenant id cache is the
  * connection's. Errors as md_store.h.
@@ -27,7 +27,6 @@ static const struct pg_stmt_def stmts[] = {
      2,
      {OID_TEXT, OID_INT8},
      0},
-    {P_TENANT_ID, "SELECT id FROM tenants WHERE name = $1", 1, {OID_TEXT}, 0},
     /* Several paths at once; the tenant's id (one row with no entry when it
      * has none of the paths; no row when the tenant has no data). */
     {P_LOCATE,
@@ -98,29 +97,6 @@ static const struct pg_stmt_def stmts[] = {
 const struct pg_stmt_defs md_pg_tree_stmts = MD_PG_STMT_DEFS(stmts);
 
 /* ---- tenants ---- */
-
-int64_t md_pg_known_tenant(struct pg_txn *t, const char *tenant)
-{
-    return md_tenant_cache_get(t->conn->tenants, tenant);
-}
-
-/* (The cache is emptied by any rollback.) */
-enum md_err md_pg_tenant_lookup(struct pg_txn *t, const char *tenant, int64_t *id)
-{
-    *id = md_pg_known_tenant(t, tenant);
-    if (*id)
-        return MD_OK;
-    struct md_pg_params p = {.n = 0};
-    md_pg_text(&p, tenant);
-    enum md_err e = md_pg_send(t, P_TENANT_ID, &p);
-    if (!e)
-        e = md_pg_flush(t, P_TENANT_ID);
-    if (!e && t->pipe.res && PQntuples(t->pipe.res) == 1) {
-        *id = md_pg_r_i64(t->pipe.res, 0, 0);
-        md_tenant_cache_put(t->conn->tenants, tenant, *id);
-    }
-    return e;
-}
 
 /* Queue the making of `tenant`'s row (its id comes back as the result of
  * P_TENANT_NEW). */

@@ -1,23 +1,26 @@
 /*
  * txn.c — write transactions of the PostgreSQL engine (see internal.h):
- * BEGIN, the tenants' advisory locks, a savepoint per command, COMMIT or
- * ROLLBACK, on the writer's connection or the pruner's.
+ * BEGIN, a savepoint per command, COMMIT or ROLLBACK, on the writer's
+ * connection or the pruner's; the parts of a write transaction made and
+ * freed, reset at its ends, marked at each command's savepoint and
+ * restored at its rollback, and sent before the COMMIT (the rows of
+ * md_txn_load held, the versions and change-feed rows, the counters and
+ * the NOTIFY, the directory sizes), in the round trip of the COMMIT.
  *
- * Directory sizes: a write transaction keeps the changes pending
- * (md_dirsizes.h) and writes them in one statement before the commit, or
- * before a subtree moves or goes; a size read in it adds what is pending.
+ * It sits above the parts' files (history.c, batch.c, load.c, sizes.c,
+ * ids.c), which name none of its functions: the tenants' locks are
+ * batch.c's, the pending directory sizes sizes.c's.
  *
  * Failures: an error from the server inside the transaction block aborts
  * it until the writer rolls back to the command's savepoint, which the
  * next flush sends first. A COMMIT whose answer never came is MD_EUNSURE.
  *
- * Owns: struct pg_writing, a write transaction's part (pending sizes,
- * tenants made); the writer's and the pruner's mutexes are held from
- * their BEGIN to their end.
+ * Owns: the parts of a write transaction (md_pg_txn_parts_new and
+ * md_pg_txn_parts_free, which store.c hands conn.c for a writer's
+ * connection; each part made and freed by its file, the pending sizes
+ * here with md_dirsizes.h); the writer's and the pruner's mutexes are held
+ * from their BEGIN to their end.
  */
-#include <stdlib.h>
-
-#include "base/md_path.h"
 #include "internal.h"
 #include "store/md_dirsizes.h"
 #include "store/md_tenant_cache.h"
@@ -30,50 +33,25 @@ static const struct pg_stmt_def stmts[] = {
     {P_SAVEPOINT, "SAVEPOINT cmd", 0, {0}, 0},
     {P_RELEASE, "RELEASE cmd", 0, {0}, 0},
     {P_ROLLBACK_TO, "ROLLBACK TO cmd", 0, {0}, 0},
-    {P_LOCK, "SELECT pg_advisory_xact_lock($1)", 1, {OID_INT8}, 0},
-    {P_SIZES,
-     "UPDATE entries e SET size = e.size + u.delta"
-     " FROM unnest($1::int8[], $2::text[], $3::int8[]) AS u(tenant, path, delta)"
-     " WHERE e.tenant = u.tenant AND e.path = u.path",
-     3,
-     {OID_INT8ARRAY, OID_TEXTARRAY, OID_INT8ARRAY},
-     0},
 };
 const struct pg_stmt_defs md_pg_txn_stmts = MD_PG_STMT_DEFS(stmts);
 
-struct pg_writing {
-    struct md_dirsizes *sizes; /* directory size changes not written yet */
-    /* A tenant was made in this transaction / since the savepoint: a
-     * rollback must forget the ids cached since. */
-    int tenant_made_txn, tenant_made_cmd;
-};
+/* ---- the parts of a write transaction ---- */
 
-struct pg_writing *md_pg_writing_new(void)
+int md_pg_txn_parts_new(struct pg_txn *t)
 {
-    struct pg_writing *w = calloc(1, sizeof *w);
-    if (w && !(w->sizes = md_dirsizes_new())) {
-        free(w);
-        w = NULL;
-    }
-    return w;
+    t->sizes = md_dirsizes_new();
+    t->batch = md_pg_batch_new();
+    t->history = md_pg_history_new(md_pg_store_of(t)->touched);
+    return t->sizes && t->batch && t->history ? 0 : -1;
 }
 
-void md_pg_writing_free(struct pg_writing *w)
+void md_pg_txn_parts_free(struct pg_txn *t)
 {
-    if (!w)
-        return;
-    md_dirsizes_free(w->sizes);
-    free(w);
-}
-
-void md_pg_tenant_made(struct pg_txn *t)
-{
-    t->writing->tenant_made_txn = t->writing->tenant_made_cmd = 1;
-}
-
-int64_t md_pg_sizes_pending(const struct pg_txn *t, int64_t id, const char *path, size_t len)
-{
-    return t->writing ? md_dirsizes_pending(t->writing->sizes, id, path, len) : 0;
+    md_dirsizes_free(t->sizes);
+    md_pg_batch_free(t->batch);
+    md_pg_history_free(t->history);
+    md_pg_load_free(t->load);
 }
 
 /* ---- begin and end ---- */
@@ -87,11 +65,11 @@ static void writer_done(struct pg_store *s, struct pg_txn *t, int failed)
     md_pg_batch_reset(t);
     md_pg_gather_drop(&t->pipe);
     md_pg_load_reset(t);
-    md_dirsizes_reset(t->writing->sizes);
+    md_dirsizes_reset(t->sizes);
     md_pg_history_reset(t);
-    if (failed && t->writing->tenant_made_txn)
+    if (failed && t->tenant_made_txn)
         md_tenant_cache_clear(t->conn->tenants);
-    t->writing->tenant_made_txn = t->writing->tenant_made_cmd = 0;
+    t->tenant_made_txn = t->tenant_made_cmd = 0;
     pthread_mutex_unlock(t->conn == s->pruner ? &s->prune_mu : &s->write_mu);
 }
 
@@ -99,7 +77,7 @@ static void writer_done(struct pg_store *s, struct pg_txn *t, int failed)
 static enum md_err txn_start(struct pg_conn *c, struct md_txn **out)
 {
     struct pg_txn *t = &c->txn;
-    md_dirsizes_reset(t->writing->sizes);
+    md_dirsizes_reset(t->sizes);
     md_pg_history_reset(t);
     md_pg_pipe_reset(&t->pipe);
     md_pg_batch_reset(t);
@@ -178,34 +156,6 @@ void md_pg_rollback(struct md_txn *base)
     writer_done((struct pg_store *)base->store, t, 1);
 }
 
-/* ---- tenant locks ---- */
-
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-enum md_err md_pg_lock_tenants(struct pg_txn *t, const char *const *names, size_t n)
-{
-    int64_t *keys = malloc((n ? n : 1) * sizeof *keys);
-    if (!keys)
-        return MD_ENOMEM;
-    for (size_t i = 0; i < n; i++)
-        keys[i] = md_store_tenant_key(names[i]);
-    qsort(keys, n, sizeof *keys, cmp_i64);
-    enum md_err e = MD_OK;
-    for (size_t i = 0; i < n && !e; i++) {
-        if (i > 0 && keys[i] == keys[i - 1])
-            continue;
-        struct md_pg_params p = {.n = 0};
-        md_pg_i64(&p, keys[i]);
-        e = md_pg_send(t, P_LOCK, &p); /* run in order: ascending keys */
-    }
-    free(keys);
-    return e;
-}
-
 /* ---- savepoints ---- */
 
 /* In an optimistic batch, no savepoint is sent: a command that fails
@@ -214,10 +164,11 @@ enum md_err md_pg_lock_tenants(struct pg_txn *t, const char *const *names, size_
 enum md_err md_pg_savepoint(struct md_txn *base)
 {
     struct pg_txn *t = (struct pg_txn *)base;
-    md_dirsizes_mark(t->writing->sizes);
+    md_dirsizes_mark(t->sizes);
     md_pg_history_mark(t);
-    t->writing->tenant_made_cmd = 0;
+    t->tenant_made_cmd = 0;
     if (md_pg_deferring(t)) {
+        md_pg_pipe_mark(&t->pipe); /* what the command queues from now on is its own */
         md_pg_batch_command_begins(t);
         return MD_OK;
     }
@@ -229,9 +180,9 @@ enum md_err md_pg_release(struct md_txn *base, int rollback)
     struct pg_txn *t = (struct pg_txn *)base;
     enum md_err e = MD_OK;
     if (rollback) {
-        if (t->writing->tenant_made_cmd)
+        if (t->tenant_made_cmd)
             md_tenant_cache_clear(t->conn->tenants);
-        md_dirsizes_restore(t->writing->sizes);
+        md_dirsizes_restore(t->sizes);
         md_pg_history_restore(t);
         if (md_pg_deferring(t))
             return md_pg_batch_command_ends(t, 1);
@@ -240,76 +191,4 @@ enum md_err md_pg_release(struct md_txn *base, int rollback)
     if (md_pg_deferring(t))
         return md_pg_batch_command_ends(t, 0);
     return e ? e : md_pg_send(t, P_RELEASE, NULL);
-}
-
-/* ---- directory sizes ---- */
-
-enum md_err md_pg_sizes_send(struct pg_txn *t)
-{
-    struct md_dirsizes *z = t->writing->sizes;
-    struct md_buf *arr = t->pipe.arrays;
-    size_t n = md_dirsizes_count(z), live = 0;
-    for (size_t i = 0; i < n; i++) {
-        int64_t tenant, delta;
-        const char *path;
-        size_t len;
-        md_dirsizes_entry(z, i, &tenant, &path, &len, &delta);
-        live += delta != 0;
-    }
-    if (live == 0)
-        return MD_OK;
-    enum md_err e = md_pg_arr_begin(&arr[0], OID_INT8, live);
-    if (!e)
-        e = md_pg_arr_begin(&arr[1], OID_TEXT, live);
-    if (!e)
-        e = md_pg_arr_begin(&arr[2], OID_INT8, live);
-    for (size_t i = 0; i < n && !e; i++) {
-        int64_t tenant, delta;
-        const char *path;
-        size_t len;
-        md_dirsizes_entry(z, i, &tenant, &path, &len, &delta);
-        if (delta == 0)
-            continue;
-        e = md_pg_arr_i64(&arr[0], tenant);
-        if (!e)
-            e = md_pg_arr_elem(&arr[1], path, len);
-        if (!e)
-            e = md_pg_arr_i64(&arr[2], delta);
-    }
-    if (e)
-        return e;
-    struct md_pg_params p = {.n = 0};
-    for (int i = 0; i < 3; i++)
-        md_pg_bytes(&p, arr[i].data, arr[i].len);
-    e = md_pg_send(t, P_SIZES, &p);
-    if (!e && md_pg_deferring(t))
-        md_pg_pre_fold_sizes(t);
-    if (!e)
-        md_dirsizes_written(z);
-    return e;
-}
-
-enum md_err md_pg_sizes_add(struct pg_txn *t, int64_t id, const char *path, size_t len,
-                            int64_t delta)
-{
-    if (delta == 0 || len == MD_ROOT_LEN)
-        return MD_OK;
-    struct md_dirsizes *z = t->writing->sizes;
-    size_t plen = len;
-    do {
-        plen = md_path_parent_len(path, plen);
-        if (md_dirsizes_add(z, id, path, plen, delta) != 0) {
-            /* The pending table is full: write it, then keep this one. */
-            enum md_err e = md_pg_sizes_send(t);
-            if (!e && !md_pg_deferring(t)) /* optimistic: it goes with the batch's writes */
-                e = md_pg_flush(t, P_COUNT);
-            if (e)
-                return e;
-            md_dirsizes_reset(z);
-            md_dirsizes_mark(z);
-            if (md_dirsizes_add(z, id, path, plen, delta) != 0)
-                return MD_ENOMEM;
-        }
-    } while (plen > MD_ROOT_LEN);
-    return MD_OK;
 }

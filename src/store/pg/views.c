@@ -8,7 +8,8 @@
  * Views fetched asynchronously: a view's statements go to the reads thread
  * (reads.c) instead of a pooled connection the HTTP thread waits on, in
  * the order md_pg_view would send them; the job's txn then answers
- * md_pg_view from those results (md_pg_use_fetched), without a connection.
+ * md_pg_view from those results (its `fetched`, which md_pg_exec asks),
+ * without a connection.
  *
  * Owns: struct pg_vjob (a fetched view; made by md_pg_view_async, freed at
  * its txn's end). Errors as md_store.h.
@@ -268,7 +269,7 @@ enum md_err md_pg_view(struct md_txn *base, const char *tenant, const char *path
 /* ---- views fetched asynchronously (md_store_view_async) ---- */
 
 struct pg_vjob {
-    struct pg_txn t; /* t.fetched is this job */
+    struct pg_txn t; /* its `fetched` answers from this job's results */
     struct md_view_job *job;
     struct md_pg_query q;
     enum pg_stmt sent; /* the statement of q */
@@ -285,14 +286,22 @@ static void vjob_free(struct pg_vjob *j)
     free(j);
 }
 
-void md_pg_vjob_end(struct pg_txn *t)
+/* The job whose txn is `t`. */
+static struct pg_vjob *vjob_of(struct pg_txn *t)
 {
-    vjob_free(t->fetched);
+    return (struct pg_vjob *)((char *)t - offsetof(struct pg_vjob, t));
 }
 
-enum md_err md_pg_use_fetched(struct pg_txn *t, enum pg_stmt id)
+void md_pg_vjob_end(struct pg_txn *t)
 {
-    struct pg_vjob *j = t->fetched;
+    vjob_free(vjob_of(t));
+}
+
+/* Statement `id` of md_pg_view answered from the results the view's job
+ * fetched, into t->pipe.res (the txn's `fetched`). */
+static enum md_err use_fetched(struct pg_txn *t, enum pg_stmt id)
+{
+    struct pg_vjob *j = vjob_of(t);
     PGresult *r = id == P_GET ? j->get : id == P_VIEW ? j->view : NULL;
     if (!r) {
         md_log_msg(MD_LOG_ERROR, "internal error", "a view asked for a statement not fetched");
@@ -348,7 +357,7 @@ enum md_err md_pg_view_async(struct md_store *base, struct md_view_job *job)
     if (!j)
         return MD_ENOMEM;
     j->t.base.store = base;
-    j->t.fetched = j;
+    j->t.fetched = use_fetched;
     md_pg_pipe_init(&j->t.pipe);
     j->job = job;
     j->q.done = vjob_done;
