@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "app/md_engines.h"
+#include "store/md_store_admin.h"
 
 /* How long a busy source may hold the backup up (the store's busy
  * timeout; the engine waits as long for its steps). */

@@ -9,6 +9,7 @@
 
 #include "app/md_engines.h"
 #include "base/md_apikey.h"
+#include "store/md_store_admin.h"
 
 static const char usage[] =
     "Usage: memoryd keys create --db PATH|URI --tenant T --scope read|write|admin [--name N]\n"

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "app/md_engines.h"
+#include "store/md_store_admin.h"
 
 static const char usage[] =
     "Usage: memoryd migrate --from SQLITE_PATH --to URI\n"

@@ -26,6 +26,7 @@
 #include "base/md_netaddr.h"
 #include "http/md_authfail.h"
 #include "internal.h"
+#include "store/md_store_admin.h"
 
 /* 10 failures within 60 s block an address for the rest of the 60 s. */
 #define FAIL_MAX    10

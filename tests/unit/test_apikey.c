@@ -15,6 +15,7 @@
 #include "base/md_apikey.h"
 #include "check.h"
 #include "http/md_authfail.h"
+#include "store/md_store_admin.h"
 
 static void test_key_form(void)
 {

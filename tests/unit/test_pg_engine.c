@@ -22,6 +22,7 @@
 #include "base/md_sha256.h"
 #include "check.h"
 #include "pg_db.h"
+#include "store/md_store_admin.h"
 #include "store/pg/md_store_pg.h"
 
 /* Strings of run-time length. */

@@ -29,6 +29,7 @@
 #include "base/md_path.h"
 #include "base/md_sha256.h"
 #include "check.h"
+#include "store/md_store_admin.h"
 #include "store/sqlite/md_store_sqlite.h"
 
 static char g_dir[64];

@@ -60,6 +60,7 @@
 #include "base/md_buf.h"
 #include "base/md_err.h"
 #include "store/md_store.h"
+#include "store/md_store_admin.h"
 #include "store/pg/md_store_pg.h"
 
 /* The payload of an erasure's notification on memoryd_changes: this, then

@@ -56,6 +56,7 @@
 
 #include "store/md_dirsizes.h"
 #include "store/md_history.h"
+#include "store/md_store_admin.h"
 #include "store/md_tenant_cache.h"
 #include "store/sqlite/md_store_sqlite.h"
 
