@@ -47,8 +47,11 @@ struct command {
 /* The command table, from md_commands.def. */
 static const struct command commands[MD_CMD_COUNT] = {
 #define MD_FIELD(n, type, req, member) {n, F_##type, req, offsetof(struct md_cmd, member)},
+/* `fields` is a list of initializers (MD_FIELD rows), not an expression. */
+/* NOLINTBEGIN(bugprone-macro-parentheses) */
 #define MD_COMMAND(kind, n, scope, writes, handler, fields)                                        \
     [MD_CMD_##kind] = {n, MD_CMD_##kind, writes, handler, {fields{0}}},
+/* NOLINTEND(bugprone-macro-parentheses) */
 #include "cmd/md_commands.def"
 };
 

@@ -20,12 +20,12 @@ static const struct route routes[R_COUNT] = {
 };
 
 /* The memory tool's commands (scope TOOL), then the MD_LABEL rows. */
-#define TOOL_LABEL_TOOL(kind, name) [MD_CMD_##kind] = name,
+#define TOOL_LABEL_TOOL(kind, name) [MD_CMD_##kind] = (name),
 #define TOOL_LABEL_OP(kind, name)
 static const char *const label_names[L_COUNT] = {
 #define MD_COMMAND(kind, name, scope, writes, handler, fields) TOOL_LABEL_##scope(kind, name)
 #include "cmd/md_commands.def"
-#define MD_LABEL(id, name) [L_##id] = name,
+#define MD_LABEL(id, name) [L_##id] = (name),
 #include "http/md_routes.def"
 };
 
