@@ -119,7 +119,7 @@ static void allow_of(struct req *r)
 static enum md_err paths_of(struct md_buf *out, int (*pick)(const struct route *, const void *),
                             const void *ctx, int methods, int or_last)
 {
-    const struct route *seen[R_COUNT];
+    const struct route *seen[R_COUNT] = {0};
     size_t n = 0;
     for (size_t i = 0; i < R_COUNT; i++) {
         if (!pick(&routes[i], ctx))
