@@ -305,7 +305,8 @@
 #define MD_R_IMPORT_BYTES_OVER                                                                     \
     MD_EFULL, "Nothing was imported: the tenant would hold %s, over its limit of %s"
 
-/* ---- tenant administration, search (src/cmd/limits.c, search.c) ---- */
+/* ---- tenant administration, search (src/cmd/limits.c, search.c;
+ * `limit`: MD_R_PARAM_INT) ---- */
 
 #define MD_R_NO_SUCH_TENANT   MD_ENOENT, "No such tenant: %s"
 #define MD_R_SEARCH_OFF       MD_ENOENT, "Search is turned off on this server (memoryd --search off)"
