@@ -12,15 +12,25 @@
  *
  * A text beginning with "Error: " is a tool_result's (the memory tool's
  * envelope, POST /memory and the MCP tool); the reply path leaves the
- * prefix out where it answers {"error": ...} or a JSON-RPC error. The texts
- * the commands answer with (src/cmd/: the memory tool's own results and
- * errors, restore, redact, import, search) are the commands' own and stay
- * with them. The OpenAPI and docs tests read this file.
+ * prefix out where it answers {"error": ...} or a JSON-RPC error.
+ *
+ * Every refusal of memoryd's own is here, those of the commands
+ * (src/cmd/) too. The only texts outside it are the memory tool's own
+ * results and errors, which reproduce the SDK's (tests/conformance/
+ * oracle.mjs checks them): those of view, create, str_replace, insert,
+ * delete and rename (src/cmd/view.c, edit.c, tree.c, src/base/text.c,
+ * path.c) and of their command and its fields (src/cmd/parse.c: a
+ * missing or unknown command, a missing or mistyped parameter).
+ * The OpenAPI and docs tests read this file.
  */
 #ifndef MD_REFUSALS_H
 #define MD_REFUSALS_H
 
 #include "base/md_err.h"
+
+/* How a tool_result's refusal begins (see above); the commands also write
+ * it before a text that has none (restore: MD_R_VERSION_NOT_KEPT; import). */
+#define MD_ERROR_PREFIX "Error: "
 
 /* ---- the request: its framing, body and connection ---- */
 
@@ -162,6 +172,153 @@
 /* ---- the MCP tools' arguments ---- */
 
 #define MD_R_TOOL_ARG_TYPE MD_EINVAL, "Error: Parameter `%s` must be %s"
+
+/* ---- the body of a command (src/cmd/parse.c) ---- */
+
+#define MD_R_BODY_EMPTY                                                                            \
+    MD_EINVAL, "Error: The request body is empty; send a memory command as JSON, e.g. "            \
+               "{\"command\": \"view\", \"path\": \"/memories\"}"
+/* jansson's text (bytes that are not UTF-8 as U+FFFD), line, column. */
+#define MD_R_BODY_NOT_JSON   MD_EINVAL, "Error: Invalid JSON in request body: %s (line %d, column %d)"
+#define MD_R_BODY_NOT_OBJECT MD_EINVAL, "Error: The request body must be a JSON object"
+/* A "type" other than "tool_use". */
+#define MD_R_BODY_UNSUPPORTED                                                                      \
+    MD_EINVAL, "Error: Unsupported request: send a memory command object ({\"command\": ...}) "    \
+               "or a tool_use block ({\"type\": \"tool_use\", ...})"
+#define MD_R_TOOL_USE_ID    MD_EINVAL, "Error: A tool_use block needs a string `id`"
+#define MD_R_TOOL_USE_INPUT MD_EINVAL, "Error: A tool_use block needs an object `input`"
+
+/* ---- the memory tool's commands: memoryd's limits (src/cmd/edit.c, say.c, quota.c) ---- */
+
+#define MD_R_FILE_TOO_BIG                                                                          \
+    MD_ETOOBIG, "Error: File %.*s would be %zu bytes, over the %zu-byte file size limit"
+/* Follows a "does not exist" error whose path is not in Unicode
+ * Normalization Form C. */
+#define MD_R_PATH_NOT_NFC                                                                          \
+    MD_ENOENT, " (Note: this path is not in Unicode Normalization Form C (NFC); memoryd compares " \
+               "paths byte for byte, so a name that looks the same but is encoded differently "    \
+               "is a different path.)"
+/* The tenant's quota (any write that adds): files, then bytes (used and
+ * the limit as md_quota_size writes them). */
+#define MD_R_QUOTA_FILES MD_EFULL, "Memory is full: %lld of %lld files used; delete files first."
+#define MD_R_QUOTA_BYTES MD_EFULL, "Memory is full: %s of %s used; delete or shorten files first."
+
+/* ---- preconditions (src/cmd/precond.c) ---- */
+
+#define MD_R_IF_MATCH_SYNTAX                                                                       \
+    MD_EINVAL, "Error: The If-Match header must be `*` or entity tags \"sha256-<64 hex digits>\" " \
+               "as sent in ETag"
+#define MD_R_IF_NONE_MATCH_SYNTAX MD_EINVAL, "Error: The If-None-Match header must be `*`"
+/* Each: the header's name. */
+#define MD_R_PRECOND_TOO_MANY MD_EINVAL, "Error: The %s header lists more than 8 entity tags"
+#define MD_R_PRECOND_EMPTY    MD_EINVAL, "Error: The %s header is empty"
+#define MD_R_PRECOND_ANY_AND_TAGS                                                                  \
+    MD_EINVAL, "Error: The %s header must be `*` alone or a list of entity tags"
+#define MD_R_PRECOND_EXISTS                                                                        \
+    MD_EPRECOND, "The file %.*s already exists (the request asked for If-None-Match: *); view it " \
+                 "before changing it."
+#define MD_R_PRECOND_CHANGED                                                                       \
+    MD_EPRECOND, "The file %.*s changed since you viewed it; view it again before editing."
+
+/* ---- restore and redact (src/cmd/history.c) ----
+ * A version that is not kept: MD_ERROR_PREFIX, then MD_R_VERSION_NOT_KEPT. */
+
+#define MD_R_RESTORE_PRECOND                                                                       \
+    MD_EINVAL, "Error: If-Match and If-None-Match apply to the restore of one version "            \
+               "(`version`), not to `before`"
+#define MD_R_RESTORE_EITHER                                                                        \
+    MD_EINVAL, "Error: Give either `version` (a positive integer: put that version of the file "   \
+               "back) or `before` (a positive integer: put every file at or below the path back "  \
+               "as it stood just before that version), not both"
+#define MD_R_VERSION_OTHER_PATH MD_ECONFLICT, "Error: Version %lld is of %.*s, not of %.*s"
+#define MD_R_VERSION_REDACTED                                                                      \
+    MD_ECONFLICT, "Error: Version %lld of %.*s was redacted: its content is gone"
+#define MD_R_RESTORE_NOT_EXISTED                                                                   \
+    MD_ECONFLICT, "Error: Version %lld records that %.*s did not exist before the write that "     \
+                  "created it: there is no content to restore (delete the file to go back to "     \
+                  "that state)"
+#define MD_R_RESTORE_DIRECTORY MD_ECONFLICT, "Error: Cannot restore %.*s: it is a directory now"
+/* The path, then the file above it. */
+#define MD_R_RESTORE_UNDER_FILE                                                                    \
+    MD_ECONFLICT, "Error: Cannot restore %.*s: %.*s is a file, not a directory"
+#define MD_R_RESTORE_TOO_BIG                                                                       \
+    MD_ETOOBIG, "Error: Cannot restore %.*s: %zu bytes, over the %zu-byte file size limit"
+/* `before` reaches past what retention kept of a file's history. */
+#define MD_R_RESTORE_PRUNED                                                                        \
+    MD_ECONFLICT, "Error: The history of %.*s before version %lld was pruned (retention keeps "    \
+                  "the newest versions of each file): restore its files one version at a time"
+#define MD_R_REDACT_VERSION MD_EINVAL, "Error: `version` must be a positive integer"
+#define MD_R_REDACT_PRECOND                                                                        \
+    MD_EINVAL, "Error: If-Match and If-None-Match do not apply to a redaction"
+#define MD_R_REDACT_NOT_EXISTED                                                                    \
+    MD_ECONFLICT, "Error: Version %lld of %.*s holds no content: it records that the file did "    \
+                  "not exist"
+
+/* ---- import (src/cmd/import.c) ----
+ * Each written after MD_ERROR_PREFIX (which the reply leaves out again),
+ * cut at 1045 bytes; an entry's name is shown cut at 256 bytes, or as one
+ * of these when it cannot be shown: */
+
+#define MD_IMPORT_NAME_CONTROL  "(a name with control characters)"
+#define MD_IMPORT_NAME_NOT_UTF8 "(a name that is not UTF-8)"
+
+#define MD_R_IMPORT_NOT_TAR                                                                        \
+    MD_EINVAL, "Nothing was imported: the body is not a tar archive, or it is damaged (send the "  \
+               "tar, as GET /v1/tenants/{tenant}/export writes it: ustar, pax or GNU tar, not "    \
+               "compressed)"
+#define MD_R_IMPORT_NOT_EMPTY                                                                      \
+    MD_ECONFLICT, "Nothing was imported: tenant %s already has entries in /memories (import "      \
+                  "with ?mode=replace to replace them, or ?mode=merge to write the archive's "     \
+                  "files over them)"
+#define MD_R_IMPORT_NAME_NOT_UTF8                                                                  \
+    MD_EINVAL, "Nothing was imported: an entry has a name that is not UTF-8"
+#define MD_R_IMPORT_HARD_LINK                                                                      \
+    MD_EINVAL, "Nothing was imported: entry %s is a hard link: only files and directories are "    \
+               "imported"
+#define MD_R_IMPORT_SYMLINK                                                                        \
+    MD_EINVAL, "Nothing was imported: entry %s is a symbolic link: only files and directories "    \
+               "are imported"
+#define MD_R_IMPORT_SPECIAL                                                                        \
+    MD_EINVAL, "Nothing was imported: entry %s is a special file: only files and directories "     \
+               "are imported"
+#define MD_R_IMPORT_OUTSIDE                                                                        \
+    MD_EINVAL, "Nothing was imported: entry %s is not under memories/ (the archive holds the "     \
+               "memories/ tree, as GET /v1/tenants/{tenant}/export writes it)"
+/* The name, then the path's refusal (md_path_errmsg) without "Error: ". */
+#define MD_R_IMPORT_BAD_PATH MD_EINVAL, "Nothing was imported: entry %s: %s"
+#define MD_R_IMPORT_ROOT     MD_ECONFLICT, "Nothing was imported: entry %s: /memories is a directory"
+#define MD_R_IMPORT_FILE_TOO_BIG                                                                   \
+    MD_ETOOBIG, "Nothing was imported: file %s, %lld bytes, is over the %zu-byte file size limit"
+#define MD_R_IMPORT_CUT_SHORT                                                                      \
+    MD_EINVAL, "Nothing was imported: the archive is damaged or cut short at %s"
+#define MD_R_IMPORT_NOT_TEXT                                                                       \
+    MD_EINVAL, "Nothing was imported: file %s is not UTF-8 text (memory files are text)"
+/* Each: the entry's name, then the path in the tenant. */
+#define MD_R_IMPORT_FILE_ON_DIR MD_ECONFLICT, "Nothing was imported: file %s: %.*s is a directory"
+#define MD_R_IMPORT_FILE_UNDER_FILE                                                                \
+    MD_ECONFLICT, "Nothing was imported: file %s: %.*s is a file, not a directory"
+#define MD_R_IMPORT_DIR_ON_FILE MD_ECONFLICT, "Nothing was imported: directory %s: %.*s is a file"
+#define MD_R_IMPORT_FILES_OVER                                                                     \
+    MD_EFULL, "Nothing was imported: the tenant would hold %lld files, over its limit of %lld "    \
+              "files"
+/* Sizes as md_quota_size writes them. */
+#define MD_R_IMPORT_BYTES_OVER                                                                     \
+    MD_EFULL, "Nothing was imported: the tenant would hold %s, over its limit of %s"
+
+/* ---- tenant administration, search (src/cmd/limits.c, search.c;
+ * `limit`: MD_R_PARAM_INT) ---- */
+
+#define MD_R_NO_SUCH_TENANT   MD_ENOENT, "No such tenant: %s"
+#define MD_R_SEARCH_OFF       MD_ENOENT, "Search is turned off on this server (memoryd --search off)"
+#define MD_R_SEARCH_Q_LONG    MD_EINVAL, "Parameter `q` is too long: at most 256 bytes"
+#define MD_R_SEARCH_Q_UTF8    MD_EINVAL, "Parameter `q` must be UTF-8"
+#define MD_R_SEARCH_Q_CONTROL MD_EINVAL, "Parameter `q` must not contain control characters"
+#define MD_R_SEARCH_Q_QUOTE   MD_EINVAL, "Parameter `q` has a double quote without its closing one"
+#define MD_R_SEARCH_Q_TERMS   MD_EINVAL, "Parameter `q` has too many terms: at most 8"
+#define MD_R_SEARCH_Q_EMPTY   MD_EINVAL, "Parameter `q` is required: the words to search for"
+#define MD_R_SEARCH_CURSOR                                                                         \
+    MD_EINVAL, "Parameter `cursor` must be the next_cursor of a page of this same search (the "    \
+               "same q and path)"
 
 /* ---- storage failures (any request that reached the store) ---- */
 

@@ -41,7 +41,8 @@ void md_quota_size(int64_t bytes, char *buf, size_t len);
 
 /* May `tenant` grow by `add_bytes` bytes of content and `add_files` files
  * now? MD_OK (also without asking the store when it adds nothing), or
- * MD_EFULL with one of these texts in `out` (replacing what was there):
+ * MD_EFULL with one of these texts in `out` (replacing what was there;
+ * md_refusals.h: MD_R_QUOTA_BYTES, MD_R_QUOTA_FILES):
  *   "Memory is full: 63.9 MiB of 64 MiB used; delete or shorten files first."
  *   "Memory is full: 10000 of 10000 files used; delete files first."
  * (the files limit is checked first). */

@@ -1,17 +1,15 @@
 /* edit.c — commands that write one file: create, str_replace, insert. */
 #include <string.h>
 
+#include "base/md_refusals.h"
 #include "cmd/md_quota.h"
 #include "internal.h"
 
 static enum md_err too_big(struct cmd_ctx *c, size_t size)
 {
+    const struct md_str *raw = &c->cmd->path.raw; /* md_path_canon took it: no NUL */
     md_buf_reset(c->out);
-    enum md_err e = cmd_say1(c->out, MD_OK, "Error: File ", c->cmd->path.raw, NULL);
-    if (!e)
-        e = md_buf_printf(c->out, " would be %zu bytes, over the %zu-byte file size limit", size,
-                          c->lim->max_file);
-    return e ? e : MD_ETOOBIG;
+    return md_buf_say(c->out, MD_R_FILE_TOO_BIG, (int)raw->n, raw->p, size, c->lim->max_file);
 }
 
 enum md_err cmd_create(struct cmd_ctx *c)

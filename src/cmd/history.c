@@ -1,63 +1,46 @@
 /* history.c — operations on history that run as writes: restore and
- * redact (POST /v1/restore, /v1/redact). */
+ * redact (POST /v1/restore, /v1/redact).
+ *
+ * Refusals: the texts of md_refusals.h. The paths in them, canonical or
+ * as sent (md_path_canon took them), hold no NUL: they go in as %.*s. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/md_refusals.h"
 #include "cmd/md_quota.h"
 #include "internal.h"
 
 /* A version is not kept: never given out, or pruned. */
 static enum md_err not_kept(struct cmd_ctx *c, int64_t version)
 {
-    enum md_err e = md_buf_printf(c->out,
-                                  "Error: Version %lld is not kept (there is no such version of "
-                                  "this tenant, or retention has pruned it)",
-                                  (long long)version);
-    return e ? e : MD_ENOENT;
+    enum md_err e = md_buf_puts(c->out, MD_ERROR_PREFIX);
+    return e ? e : md_buf_say(c->out, MD_R_VERSION_NOT_KEPT, (long long)version);
 }
 
 /* The version, asked for `path`, is of another path. */
 static enum md_err other_path(struct cmd_ctx *c, const struct md_version *v)
 {
-    enum md_err e = md_buf_printf(c->out, "Error: Version %lld is of ", (long long)v->version);
-    if (!e)
-        e = md_buf_append(c->out, v->path, v->path_len);
-    return cmd_say1(c->out, e ? e : MD_ECONFLICT, ", not of ", c->cmd->path.raw, NULL);
+    const struct md_str *raw = &c->cmd->path.raw;
+    return md_buf_say(c->out, MD_R_VERSION_OTHER_PATH, (long long)v->version, (int)v->path_len,
+                      v->path, (int)raw->n, raw->p);
 }
 
 static enum md_err redacted(struct cmd_ctx *c, int64_t version, const char *p, size_t n)
 {
-    enum md_err e = md_buf_printf(c->out, "Error: Version %lld of ", (long long)version);
-    if (!e)
-        e = md_buf_append(c->out, p, n);
-    if (!e)
-        e = md_buf_puts(c->out, " was redacted: its content is gone");
-    return e ? e : MD_ECONFLICT;
+    return md_buf_say(c->out, MD_R_VERSION_REDACTED, (long long)version, (int)n, p);
 }
 
 static enum md_err is_a_directory(struct cmd_ctx *c, const char *p, size_t n)
 {
-    enum md_err e = md_buf_puts(c->out, "Error: Cannot restore ");
-    if (!e)
-        e = md_buf_append(c->out, p, n);
-    if (!e)
-        e = md_buf_puts(c->out, ": it is a directory now");
-    return e ? e : MD_ECONFLICT;
+    return md_buf_say(c->out, MD_R_RESTORE_DIRECTORY, (int)n, p);
 }
 
 /* Put `content` back at canonical path p (a file now, or nothing). */
 static enum md_err write_back(struct cmd_ctx *c, const char *p, size_t n, const char *content,
                               size_t len, int64_t *restored, int64_t *unchanged)
 {
-    if (len > c->lim->max_file) {
-        enum md_err e = md_buf_puts(c->out, "Error: Cannot restore ");
-        if (!e)
-            e = md_buf_append(c->out, p, n);
-        if (!e)
-            e = md_buf_printf(c->out, ": %zu bytes, over the %zu-byte file size limit", len,
-                              c->lim->max_file);
-        return e ? e : MD_ETOOBIG;
-    }
+    if (len > c->lim->max_file)
+        return md_buf_say(c->out, MD_R_RESTORE_TOO_BIG, (int)n, p, len, c->lim->max_file);
     struct md_locate l = {.path = p, .len = n, .want_parent = 1};
     int exists;
     enum md_err e = md_txn_locate(c->t, c->tenant, &l, 1, &exists);
@@ -65,13 +48,8 @@ static enum md_err write_back(struct cmd_ctx *c, const char *p, size_t n, const 
         return e;
     if (l.found && l.e.kind == MD_KIND_DIR)
         return is_a_directory(c, p, n);
-    if (!l.found && l.anc_kind == MD_KIND_FILE) {
-        e = md_buf_puts(c->out, "Error: Cannot restore ");
-        if (!e)
-            e = md_buf_append(c->out, p, n);
-        return cmd_say1(c->out, e ? e : MD_ECONFLICT, ": ", (struct md_str){p, l.anc_len},
-                        " is a file, not a directory");
-    }
+    if (!l.found && l.anc_kind == MD_KIND_FILE)
+        return md_buf_say(c->out, MD_R_RESTORE_UNDER_FILE, (int)n, p, (int)l.anc_len, p);
     unsigned char sha[MD_SHA256_LEN];
     if ((e = cmd_hash(c, content, len, sha)) != MD_OK)
         return e;
@@ -113,12 +91,9 @@ static enum md_err restore_version(struct cmd_ctx *c)
         return other_path(c, &v);
     if (v.redacted)
         return redacted(c, v.version, p->canon, p->canon_len);
-    if (!v.existed) {
-        e = md_buf_printf(c->out, "Error: Version %lld records that ", (long long)v.version);
-        return cmd_say1(c->out, e ? e : MD_ECONFLICT, NULL, p->raw,
-                        " did not exist before the write that created it: there is no content "
-                        "to restore (delete the file to go back to that state)");
-    }
+    if (!v.existed)
+        return md_buf_say(c->out, MD_R_RESTORE_NOT_EXISTED, (long long)v.version, (int)p->raw.n,
+                          p->raw.p);
     /* The content is borrowed from the store until its next call. */
     char *content = malloc(v.content_len ? v.content_len : 1);
     if (!content)
@@ -151,15 +126,8 @@ static int collect_state(void *ctx, const struct md_version *v)
 {
     struct states *ss = ctx;
     if (v->pruned_through >= ss->before) {
-        enum md_err e = md_buf_puts(ss->c->out, "Error: The history of ");
-        if (!e)
-            e = md_buf_append(ss->c->out, v->path, v->path_len);
-        if (!e)
-            e = md_buf_printf(ss->c->out,
-                              " before version %lld was pruned (retention keeps the newest "
-                              "versions of each file): restore its files one version at a time",
-                              (long long)ss->before);
-        ss->err = e ? e : MD_ECONFLICT;
+        ss->err = md_buf_say(ss->c->out, MD_R_RESTORE_PRUNED, (int)v->path_len, v->path,
+                             (long long)ss->before);
         return 1;
     }
     if (v->existed && v->redacted) {
@@ -313,20 +281,10 @@ static enum md_err restore_before(struct cmd_ctx *c)
 enum md_err cmd_restore(struct cmd_ctx *c)
 {
     const struct md_cmd *cmd = c->cmd;
-    if (cmd->before > 0 && (cmd->pre.if_match_any || cmd->pre.n_match || cmd->pre.if_none_match)) {
-        enum md_err e = md_buf_puts(c->out, "Error: If-Match and If-None-Match apply to the "
-                                            "restore of one version (`version`), not to "
-                                            "`before`");
-        return e ? e : MD_EINVAL;
-    }
-    if ((cmd->version > 0) == (cmd->before > 0) || cmd->version < 0 || cmd->before < 0) {
-        enum md_err e =
-            md_buf_puts(c->out, "Error: Give either `version` (a positive integer: put that "
-                                "version of the file back) or `before` (a positive integer: "
-                                "put every file at or below the path back as it stood just "
-                                "before that version), not both");
-        return e ? e : MD_EINVAL;
-    }
+    if (cmd->before > 0 && (cmd->pre.if_match_any || cmd->pre.n_match || cmd->pre.if_none_match))
+        return md_buf_say(c->out, MD_R_RESTORE_PRECOND);
+    if ((cmd->version > 0) == (cmd->before > 0) || cmd->version < 0 || cmd->before < 0)
+        return md_buf_say(c->out, MD_R_RESTORE_EITHER);
     if (cmd_is_root(&cmd->path) && cmd->version > 0)
         return is_a_directory(c, cmd->path.canon, cmd->path.canon_len);
     return cmd->version > 0 ? restore_version(c) : restore_before(c);
@@ -335,15 +293,10 @@ enum md_err cmd_restore(struct cmd_ctx *c)
 enum md_err cmd_redact(struct cmd_ctx *c)
 {
     const struct md_patharg *p = &c->cmd->path;
-    if (c->cmd->version <= 0) {
-        enum md_err e = md_buf_puts(c->out, "Error: `version` must be a positive integer");
-        return e ? e : MD_EINVAL;
-    }
-    if (c->cmd->pre.if_match_any || c->cmd->pre.n_match || c->cmd->pre.if_none_match) {
-        enum md_err e = md_buf_puts(c->out, "Error: If-Match and If-None-Match do not apply to "
-                                            "a redaction");
-        return e ? e : MD_EINVAL;
-    }
+    if (c->cmd->version <= 0)
+        return md_buf_say(c->out, MD_R_REDACT_VERSION);
+    if (c->cmd->pre.if_match_any || c->cmd->pre.n_match || c->cmd->pre.if_none_match)
+        return md_buf_say(c->out, MD_R_REDACT_PRECOND);
     struct md_version v;
     enum md_err e = md_txn_version_get(c->t, c->tenant, c->cmd->version, 0, &v);
     if (e == MD_ENOENT)
@@ -352,11 +305,9 @@ enum md_err cmd_redact(struct cmd_ctx *c)
         return e;
     if (v.path_len != p->canon_len || memcmp(v.path, p->canon, p->canon_len) != 0)
         return other_path(c, &v);
-    if (!v.existed) {
-        e = md_buf_printf(c->out, "Error: Version %lld of ", (long long)v.version);
-        return cmd_say1(c->out, e ? e : MD_ECONFLICT, NULL, p->raw,
-                        " holds no content: it records that the file did not exist");
-    }
+    if (!v.existed)
+        return md_buf_say(c->out, MD_R_REDACT_NOT_EXISTED, (long long)v.version, (int)p->raw.n,
+                          p->raw.p);
     if (v.redacted)
         return MD_OK; /* already: nothing left to erase */
     return md_txn_redact(c->t, c->tenant, c->cmd->version);

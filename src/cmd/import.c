@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "base/md_log.h"
+#include "base/md_refusals.h"
 #include "cmd/md_quota.h"
 #include "internal.h"
 
@@ -32,15 +33,19 @@
 static enum md_err refused(struct cmd_ctx *c, enum md_err e, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* A refusal (MD_R_IMPORT_... of md_refusals.h and its values) in c->out,
+ * alone, after MD_ERROR_PREFIX. */
 static enum md_err refused(struct cmd_ctx *c, enum md_err e, const char *fmt, ...)
 {
-    char msg[1024]; /* the texts are short: a name is shown cut at 256 bytes */
+    /* The texts are short (a name is shown cut at 256 bytes): one is cut
+     * at 1045 bytes ("Nothing was imported: " and 1023 more) all the same. */
+    char msg[1046];
     va_list ap;
     va_start(ap, fmt);
     int n = vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     md_buf_reset(c->out);
-    enum md_err be = n < 0 ? MD_EINVAL : md_buf_puts(c->out, "Error: Nothing was imported: ");
+    enum md_err be = n < 0 ? MD_EINVAL : md_buf_puts(c->out, MD_ERROR_PREFIX);
     if (!be)
         be = md_buf_append(c->out, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
     return be ? be : e;
@@ -59,9 +64,7 @@ static void log_archive_error(struct cmd_ctx *c, struct archive *a)
 static enum md_err not_tar(struct cmd_ctx *c, struct archive *a)
 {
     log_archive_error(c, a);
-    return refused(c, MD_EINVAL,
-                   "the body is not a tar archive, or it is damaged (send the tar, as GET "
-                   "/v1/tenants/{tenant}/export writes it: ustar, pax or GNU tar, not compressed)");
+    return refused(c, MD_R_IMPORT_NOT_TAR);
 }
 
 /* An entry's name as it may be shown: printable UTF-8, cut at 256 bytes. */
@@ -72,11 +75,21 @@ static const char *shown(const char *name, char *buf, size_t len)
         n = md_utf8_cut(name, 256);
     for (size_t i = 0; i < n; i++)
         if ((unsigned char)name[i] < 0x20 || name[i] == 0x7f)
-            return "(a name with control characters)";
+            return MD_IMPORT_NAME_CONTROL;
     if (!md_utf8_valid(name, n))
-        return "(a name that is not UTF-8)";
+        return MD_IMPORT_NAME_NOT_UTF8;
     snprintf(buf, len, "%.*s%s", (int)n, name, n < strlen(name) ? "..." : "");
     return buf;
+}
+
+/* An entry that is neither a file nor a directory (`name`: as shown). */
+static enum md_err refused_type(struct cmd_ctx *c, struct archive_entry *en, const char *name)
+{
+    if (archive_entry_hardlink(en))
+        return refused(c, MD_R_IMPORT_HARD_LINK, name);
+    if (archive_entry_filetype(en) == AE_IFLNK)
+        return refused(c, MD_R_IMPORT_SYMLINK, name);
+    return refused(c, MD_R_IMPORT_SPECIAL, name);
 }
 
 /* The canonical path of an archive entry's name into *canon (malloc'd),
@@ -101,10 +114,7 @@ static enum md_err entry_path(struct cmd_ctx *c, const char *name, char **canon,
         n--; /* a directory's trailing slash */
     if (n < sizeof root - 1 || memcmp(p, root, sizeof root - 1) != 0 ||
         (n > sizeof root - 1 && p[sizeof root - 1] != '/'))
-        return refused(c, MD_EINVAL,
-                       "entry %s is not under memories/ (the archive holds the memories/ tree, "
-                       "as GET /v1/tenants/{tenant}/export writes it)",
-                       shown(name, buf, sizeof buf));
+        return refused(c, MD_R_IMPORT_OUTSIDE, shown(name, buf, sizeof buf));
     /* "/memories/..." as a client would send it, then canonical. */
     char *in = malloc(n + 2);
     char *out = malloc(n + 2 + MD_ROOT_LEN);
@@ -122,10 +132,10 @@ static enum md_err entry_path(struct cmd_ctx *c, const char *name, char **canon,
         md_buf_init(&why, (size_t)64 * 1024);
         enum md_err e = md_path_errmsg(&why, st, in, n + 1, &c->lim->path);
         const char *text = why.data ? why.data : "";
-        if (strncmp(text, "Error: ", 7) == 0)
-            text += 7;
+        if (strncmp(text, MD_ERROR_PREFIX, sizeof MD_ERROR_PREFIX - 1) == 0)
+            text += sizeof MD_ERROR_PREFIX - 1;
         if (!e)
-            e = refused(c, MD_EINVAL, "entry %s: %s", shown(name, buf, sizeof buf), text);
+            e = refused(c, MD_R_IMPORT_BAD_PATH, shown(name, buf, sizeof buf), text);
         md_buf_free(&why);
         free(in);
         free(out);
@@ -142,8 +152,8 @@ static enum md_err read_content(struct cmd_ctx *c, struct archive *a, const char
 {
     char buf[300];
     if (size < 0 || (uint64_t)size > c->lim->max_file)
-        return refused(c, MD_ETOOBIG, "file %s, %lld bytes, is over the %zu-byte file size limit",
-                       shown(name, buf, sizeof buf), (long long)size, c->lim->max_file);
+        return refused(c, MD_R_IMPORT_FILE_TOO_BIG, shown(name, buf, sizeof buf), (long long)size,
+                       c->lim->max_file);
     md_buf_reset(content);
     enum md_err e = md_buf_reserve(content, (size_t)size + 1);
     while (!e) {
@@ -153,16 +163,14 @@ static enum md_err read_content(struct cmd_ctx *c, struct archive *a, const char
             break;
         if (got < 0 || content->len + (size_t)got > (size_t)size) {
             log_archive_error(c, a);
-            return refused(c, MD_EINVAL, "the archive is damaged or cut short at %s",
-                           shown(name, buf, sizeof buf));
+            return refused(c, MD_R_IMPORT_CUT_SHORT, shown(name, buf, sizeof buf));
         }
         e = md_buf_append(content, block, (size_t)got);
     }
     if (e)
         return e;
     if (!md_utf8_valid(content->data ? content->data : "", content->len))
-        return refused(c, MD_EINVAL, "file %s is not UTF-8 text (memory files are text)",
-                       shown(name, buf, sizeof buf));
+        return refused(c, MD_R_IMPORT_NOT_TEXT, shown(name, buf, sizeof buf));
     return MD_OK;
 }
 
@@ -177,11 +185,10 @@ static enum md_err put(struct cmd_ctx *c, const char *name, const char *p, size_
     if (e)
         return e;
     if (l.found && l.e.kind == MD_KIND_DIR)
-        return refused(c, MD_ECONFLICT, "file %s: %.*s is a directory",
-                       shown(name, buf, sizeof buf), (int)n, p);
+        return refused(c, MD_R_IMPORT_FILE_ON_DIR, shown(name, buf, sizeof buf), (int)n, p);
     if (!l.found && l.anc_kind == MD_KIND_FILE)
-        return refused(c, MD_ECONFLICT, "file %s: %.*s is a file, not a directory",
-                       shown(name, buf, sizeof buf), (int)l.anc_len, p);
+        return refused(c, MD_R_IMPORT_FILE_UNDER_FILE, shown(name, buf, sizeof buf), (int)l.anc_len,
+                       p);
     const char *data = content->data ? content->data : "";
     unsigned char sha[MD_SHA256_LEN];
     e = md_sha256(data, content->len, sha);
@@ -203,8 +210,8 @@ static enum md_err check_dir(struct cmd_ctx *c, const char *name, const char *p,
     enum md_err e = md_txn_locate(c->t, c->tenant, &l, 1, &exists);
     if (!e && ((l.found && l.e.kind == MD_KIND_FILE) || (!l.found && l.anc_kind == MD_KIND_FILE))) {
         char buf[300];
-        return refused(c, MD_ECONFLICT, "directory %s: %.*s is a file",
-                       shown(name, buf, sizeof buf), (int)(l.found ? n : l.anc_len), p);
+        return refused(c, MD_R_IMPORT_DIR_ON_FILE, shown(name, buf, sizeof buf),
+                       (int)(l.found ? n : l.anc_len), p);
     }
     return e;
 }
@@ -251,10 +258,7 @@ static enum md_err clear_root(struct cmd_ctx *c)
     if (!e)
         e = ch.err;
     if (!e && ch.n > 0 && c->cmd->import_mode == MD_IMPORT_NEW)
-        e = refused(c, MD_ECONFLICT,
-                    "tenant %s already has entries in /memories (import with ?mode=replace to "
-                    "replace them, or ?mode=merge to write the archive's files over them)",
-                    c->tenant);
+        e = refused(c, MD_R_IMPORT_NOT_EMPTY, c->tenant);
     for (size_t i = 0; i < ch.n && !e && c->cmd->import_mode == MD_IMPORT_REPLACE; i++) {
         e = md_txn_remove_tree(c->t, c->tenant, ch.paths[i], strlen(ch.paths[i]), ch.sizes[i]);
     }
@@ -282,10 +286,8 @@ static enum md_err check_quota(struct cmd_ctx *c, const struct md_usage *before)
     md_quota_size(u.bytes, used, sizeof used);
     md_quota_size(max_bytes, limit, sizeof limit);
     if (files_over)
-        return refused(c, MD_EFULL,
-                       "the tenant would hold %lld files, over its limit of %lld files",
-                       (long long)u.files, (long long)max_files);
-    return refused(c, MD_EFULL, "the tenant would hold %s, over its limit of %s", used, limit);
+        return refused(c, MD_R_IMPORT_FILES_OVER, (long long)u.files, (long long)max_files);
+    return refused(c, MD_R_IMPORT_BYTES_OVER, used, limit);
 }
 
 enum md_err cmd_import(struct cmd_ctx *c)
@@ -324,21 +326,14 @@ enum md_err cmd_import(struct cmd_ctx *c)
         if (!name)
             name = archive_entry_pathname(en);
         if (!name) {
-            e = refused(c, MD_EINVAL, "an entry has a name that is not UTF-8");
+            e = refused(c, MD_R_IMPORT_NAME_NOT_UTF8);
             goto cleanup;
         }
         char buf[300];
         mode_t type = archive_entry_filetype(en);
-        const char *other =
-            archive_entry_hardlink(en) ? " is a hard link: only files and directories are imported"
-            : type == AE_IFLNK         ? " is a symbolic link: only files and directories are "
-                                         "imported"
-            : type != AE_IFREG && type != AE_IFDIR
-                ? " is a special file: only files and directories are "
-                  "imported"
-                : NULL;
-        if (other) {
-            e = refused(c, MD_EINVAL, "entry %s%s", shown(name, buf, sizeof buf), other);
+        if (archive_entry_hardlink(en) || type == AE_IFLNK ||
+            (type != AE_IFREG && type != AE_IFDIR)) {
+            e = refused_type(c, en, shown(name, buf, sizeof buf));
             goto cleanup;
         }
         char *p = NULL;
@@ -350,8 +345,7 @@ enum md_err cmd_import(struct cmd_ctx *c)
         if (type == AE_IFDIR) {
             e = check_dir(c, name, p, n);
         } else if (n == MD_ROOT_LEN) {
-            e = refused(c, MD_ECONFLICT, "entry %s: /memories is a directory",
-                        shown(name, buf, sizeof buf));
+            e = refused(c, MD_R_IMPORT_ROOT, shown(name, buf, sizeof buf));
         } else {
             e = read_content(c, a, name, archive_entry_size(en), &content);
             if (!e)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/md_json.h"
+#include "base/md_refusals.h"
 #include "cmd/md_quota.h"
 #include "internal.h"
 
@@ -28,10 +29,7 @@ enum md_err cmd_erase(struct cmd_ctx *c)
     enum md_err e = md_txn_erase(c->t, c->tenant, &n);
     if (e == MD_ENOENT) {
         md_buf_reset(c->out);
-        e = md_buf_puts(c->out, "No such tenant: ");
-        if (!e)
-            e = md_buf_puts(c->out, c->tenant);
-        return e ? e : MD_ENOENT;
+        return md_buf_say(c->out, MD_R_NO_SUCH_TENANT, c->tenant);
     }
     if (!e)
         e = md_buf_puts(c->out, "{\"tenant\":");

@@ -18,6 +18,7 @@
 #include "base/md_json.h"
 #include "base/md_json_read.h"
 #include "base/md_log.h"
+#include "base/md_refusals.h"
 #include "base/md_utf8.h"
 #include "internal.h"
 
@@ -264,6 +265,19 @@ static enum md_err put_json_error(struct md_buf *out, const char *text)
     return e;
 }
 
+/* The refusal of a body that is not JSON (MD_R_BODY_NOT_JSON). */
+static enum md_err not_json(struct md_buf *out, const json_error_t *jerr)
+{
+    struct md_buf text;
+    md_buf_init(&text, sizeof jerr->text * 3); /* each byte at most U+FFFD */
+    enum md_err e = put_json_error(&text, jerr->text);
+    if (!e)
+        e = md_buf_say(out, MD_R_BODY_NOT_JSON, text.data ? text.data : "", jerr->line,
+                       jerr->column);
+    md_buf_free(&text);
+    return e;
+}
+
 /* Unwrap a tool_use block; returns the command object or NULL (error in out). */
 static const json_t *unwrap(struct md_cmd *cmd, const json_t *root, struct md_buf *out,
                             enum md_err *err)
@@ -273,18 +287,12 @@ static const json_t *unwrap(struct md_cmd *cmd, const json_t *root, struct md_bu
         return root;
     if (!json_is_string(type) || strcmp(json_string_value(type), "tool_use") != 0 ||
         json_string_length(type) != 8) {
-        *err = md_buf_puts(out, "Error: Unsupported request: send a memory command object "
-                                "({\"command\": ...}) or a tool_use block "
-                                "({\"type\": \"tool_use\", ...})");
-        if (!*err)
-            *err = MD_EINVAL;
+        *err = md_buf_say(out, MD_R_BODY_UNSUPPORTED);
         return NULL;
     }
     const json_t *id = json_object_get(root, "id");
     if (!json_is_string(id)) {
-        *err = md_buf_puts(out, "Error: A tool_use block needs a string `id`");
-        if (!*err)
-            *err = MD_EINVAL;
+        *err = md_buf_say(out, MD_R_TOOL_USE_ID);
         return NULL;
     }
     cmd->tool_use_id = jstr(id);
@@ -297,9 +305,7 @@ static const json_t *unwrap(struct md_cmd *cmd, const json_t *root, struct md_bu
     }
     const json_t *input = json_object_get(root, "input");
     if (!json_is_object(input)) {
-        *err = md_buf_puts(out, "Error: A tool_use block needs an object `input`");
-        if (!*err)
-            *err = MD_EINVAL;
+        *err = md_buf_say(out, MD_R_TOOL_USE_INPUT);
         return NULL;
     }
     return input;
@@ -366,6 +372,25 @@ static json_t *reparse_big_numbers(const char *body, size_t len, json_error_t *e
     return root;
 }
 
+/* The body's JSON object into cmd->json, or a refusal in out. `root`: the
+ * body as read already, or NULL for jansson to read it (and word the
+ * error). */
+static enum md_err body_object(struct md_cmd *cmd, json_t *root, const char *body, size_t len,
+                               struct md_buf *out)
+{
+    json_error_t jerr;
+    if (!root)
+        root = json_loadb(body, len, MD_JSON_READ_FLAGS, &jerr);
+    if (!root && json_error_code(&jerr) == json_error_numeric_overflow)
+        root = reparse_big_numbers(body, len, &jerr);
+    if (!root)
+        return not_json(out, &jerr);
+    cmd->json = root;
+    if (!json_is_object(root))
+        return md_buf_say(out, MD_R_BODY_NOT_OBJECT);
+    return MD_OK;
+}
+
 static enum md_err parse_fields(struct md_cmd *cmd, const struct command *r, const json_t *obj,
                                 const struct md_limits *lim, struct md_buf *out)
 {
@@ -385,31 +410,13 @@ enum md_err md_cmd_parse(struct md_cmd *cmd, const char *body, size_t len,
 {
     memset(cmd, 0, sizeof *cmd);
     if (len == 0)
-        return einval(md_buf_puts(out, "Error: The request body is empty; send a memory command "
-                                       "as JSON, e.g. {\"command\": \"view\", \"path\": "
-                                       "\"/memories\"}"));
+        return md_buf_say(out, MD_R_BODY_EMPTY);
     /* The fast reader handles the usual bodies; jansson the rest, and
      * words every error. */
-    json_error_t jerr;
-    json_t *root = md_json_read(body, len);
-    if (!root)
-        root = json_loadb(body, len, MD_JSON_READ_FLAGS, &jerr);
-    if (!root && json_error_code(&jerr) == json_error_numeric_overflow)
-        root = reparse_big_numbers(body, len, &jerr);
-    if (!root) {
-        enum md_err e = md_buf_puts(out, "Error: Invalid JSON in request body: ");
-        if (!e)
-            e = put_json_error(out, jerr.text);
-        if (!e)
-            e = md_buf_printf(out, " (line %d, column %d)", jerr.line, jerr.column);
-        return einval(e);
-    }
-    cmd->json = root;
-    if (!json_is_object(root))
-        return einval(md_buf_puts(out, "Error: The request body must be a JSON object"));
-
-    enum md_err e = MD_OK;
-    const json_t *obj = unwrap(cmd, root, out, &e);
+    enum md_err e = body_object(cmd, md_json_read(body, len), body, len, out);
+    if (e)
+        return e;
+    const json_t *obj = unwrap(cmd, cmd->json, out, &e);
     if (!obj)
         return e;
 
@@ -434,24 +441,8 @@ enum md_err md_cmd_parse_op(struct md_cmd *cmd, enum md_cmd_kind kind, const cha
                             const struct md_limits *lim, struct md_buf *out)
 {
     memset(cmd, 0, sizeof *cmd);
-    if (!body)
-        body = "";
-    json_error_t jerr;
-    json_t *root = json_loadb(body, len, MD_JSON_READ_FLAGS, &jerr);
-    if (!root && json_error_code(&jerr) == json_error_numeric_overflow)
-        root = reparse_big_numbers(body, len, &jerr);
-    if (!root) {
-        enum md_err e = md_buf_puts(out, "Error: Invalid JSON in request body: ");
-        if (!e)
-            e = put_json_error(out, jerr.text);
-        if (!e)
-            e = md_buf_printf(out, " (line %d, column %d)", jerr.line, jerr.column);
-        return einval(e);
-    }
-    cmd->json = root;
-    if (!json_is_object(root))
-        return einval(md_buf_puts(out, "Error: The request body must be a JSON object"));
-    return parse_fields(cmd, &commands[kind], root, lim, out);
+    enum md_err e = body_object(cmd, NULL, body ? body : "", len, out);
+    return e ? e : parse_fields(cmd, &commands[kind], cmd->json, lim, out);
 }
 
 /* The wall clock in milliseconds (what versions and changes record). */

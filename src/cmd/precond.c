@@ -5,13 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/md_refusals.h"
 #include "internal.h"
-
-static struct md_str cstr(const char *s)
-{
-    struct md_str r = {s, strlen(s)};
-    return r;
-}
 
 void md_etag_format(const unsigned char sha256[MD_SHA256_LEN], char out[MD_ETAG_LEN + 1])
 {
@@ -43,24 +38,17 @@ enum md_err md_precond_parse(struct md_precond *pre, int if_none, const char *va
         if (len - i < pl + MD_SHA256_HEX + 1 || memcmp(value + i, prefix, pl) != 0 ||
             value[i + pl + MD_SHA256_HEX] != '"' ||
             md_sha256_parse_hex(value + i + pl, MD_SHA256_HEX, d) != 0 || if_none)
-            return cmd_say(out, MD_EINVAL, "Error: The ", cstr(name),
-                           if_none ? " header must be `*`"
-                                   : " header must be `*` or entity tags \"sha256-<64 hex "
-                                     "digits>\" as sent in ETag",
-                           (struct md_str){0}, NULL);
+            return if_none ? md_buf_say(out, MD_R_IF_NONE_MATCH_SYNTAX)
+                           : md_buf_say(out, MD_R_IF_MATCH_SYNTAX);
         if (pre->n_match == MD_PRECOND_MAX)
-            return cmd_say(out, MD_EINVAL, "Error: The ", cstr(name),
-                           " header lists more than 8 entity tags", (struct md_str){0}, NULL);
+            return md_buf_say(out, MD_R_PRECOND_TOO_MANY, name);
         memcpy(pre->match[pre->n_match++], d, MD_SHA256_LEN);
         i += pl + MD_SHA256_HEX + 1;
     }
     if (!any && (if_none || pre->n_match == 0))
-        return cmd_say(out, MD_EINVAL, "Error: The ", cstr(name), " header is empty",
-                       (struct md_str){0}, NULL);
+        return md_buf_say(out, MD_R_PRECOND_EMPTY, name);
     if (any && (if_none ? 0 : pre->n_match > 0))
-        return cmd_say(out, MD_EINVAL, "Error: The ", cstr(name),
-                       " header must be `*` alone or a list of entity tags", (struct md_str){0},
-                       NULL);
+        return md_buf_say(out, MD_R_PRECOND_ANY_AND_TAGS, name);
     if (if_none)
         pre->if_none_match = 1;
     else
@@ -72,10 +60,9 @@ enum md_err cmd_precond(struct cmd_ctx *c, const struct md_patharg *p, int found
                         const struct md_entry *e)
 {
     const struct md_precond *pre = &c->cmd->pre;
+    /* The path as sent: md_path_canon took it, so it holds no NUL. */
     if (pre->if_none_match && found)
-        return cmd_say1(c->out, MD_EPRECOND, "The file ", p->raw,
-                        " already exists (the request asked for If-None-Match: *); view it "
-                        "before changing it.");
+        return md_buf_say(c->out, MD_R_PRECOND_EXISTS, (int)p->raw.n, p->raw.p);
     if (!pre->if_match_any && pre->n_match == 0)
         return MD_OK;
     int ok = found && e->kind == MD_KIND_FILE;
@@ -86,8 +73,7 @@ enum md_err cmd_precond(struct cmd_ctx *c, const struct md_patharg *p, int found
     }
     if (ok)
         return MD_OK;
-    return cmd_say1(c->out, MD_EPRECOND, "The file ", p->raw,
-                    " changed since you viewed it; view it again before editing.");
+    return md_buf_say(c->out, MD_R_PRECOND_CHANGED, (int)p->raw.n, p->raw.p);
 }
 
 enum md_err cmd_hash(struct cmd_ctx *c, const char *content, size_t len,

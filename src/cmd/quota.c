@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/md_json.h"
+#include "base/md_refusals.h"
 
 int64_t md_quota_max_bytes(const struct md_usage *u, const struct md_limits *lim)
 {
@@ -51,18 +52,14 @@ enum md_err md_quota_check(struct md_txn *t, const char *tenant, const struct md
     int64_t max_files = md_quota_max_files(&u, lim), max_bytes = md_quota_max_bytes(&u, lim);
     if (add_files > 0 && max_files > 0 && u.files + add_files > max_files) {
         md_buf_reset(out);
-        e = md_buf_printf(out, "Memory is full: %lld of %lld files used; delete files first.",
-                          (long long)u.files, (long long)max_files);
-        return e ? e : MD_EFULL;
+        return md_buf_say(out, MD_R_QUOTA_FILES, (long long)u.files, (long long)max_files);
     }
     if (add_bytes > 0 && max_bytes > 0 && u.bytes + add_bytes > max_bytes) {
         char used[32], limit[32];
         md_quota_size(u.bytes, used, sizeof used);
         md_quota_size(max_bytes, limit, sizeof limit);
         md_buf_reset(out);
-        e = md_buf_printf(out, "Memory is full: %s of %s used; delete or shorten files first.",
-                          used, limit);
-        return e ? e : MD_EFULL;
+        return md_buf_say(out, MD_R_QUOTA_BYTES, used, limit);
     }
     return MD_OK;
 }

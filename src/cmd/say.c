@@ -2,6 +2,7 @@
  * say.c — the texts the commands answer with, put together from pieces
  * (internal.h: cmd_say, cmd_say1, cmd_not_found).
  */
+#include "base/md_refusals.h"
 #include "base/md_utf8.h"
 #include "internal.h"
 
@@ -30,9 +31,6 @@ enum md_err cmd_not_found(struct md_buf *out, const char *pre, struct md_str pat
 {
     enum md_err e = cmd_say1(out, MD_ENOENT, pre, path, post);
     if (e == MD_ENOENT && !md_utf8_is_nfc(path.p, path.n))
-        e = cmd_say1(out, MD_ENOENT, NULL, (struct md_str){0},
-                     " (Note: this path is not in Unicode Normalization Form C (NFC); memoryd "
-                     "compares paths byte for byte, so a name that looks the same but is encoded "
-                     "differently is a different path.)");
+        e = md_buf_say(out, MD_R_PATH_NOT_NFC);
     return e;
 }

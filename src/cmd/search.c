@@ -2,19 +2,29 @@
 #include "cmd/md_search.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/md_json.h"
+#include "base/md_refusals.h"
 #include "base/md_text.h"
 #include "base/md_utf8.h"
 
-static enum md_err invalid(struct md_buf *why, const char *text)
+static enum md_err refuse(struct md_buf *why, enum md_err err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* A refusal (md_refusals.h) in `why`, alone; returns its class, whether
+ * the text fitted or not. */
+static enum md_err refuse(struct md_buf *why, enum md_err err, const char *fmt, ...)
 {
+    va_list ap;
+    va_start(ap, fmt);
     md_buf_reset(why);
-    md_buf_puts(why, text);
-    return MD_EINVAL;
+    md_buf_vprintf(why, fmt, ap);
+    va_end(ap);
+    return err;
 }
 
 enum md_err md_search_terms_parse(const char *q, const char *terms[MD_SEARCH_TERMS_MAX],
@@ -23,12 +33,12 @@ enum md_err md_search_terms_parse(const char *q, const char *terms[MD_SEARCH_TER
     *n = 0;
     size_t len = q ? strlen(q) : 0;
     if (len > MD_SEARCH_Q_MAX)
-        return invalid(why, "Parameter `q` is too long: at most 256 bytes");
+        return refuse(why, MD_R_SEARCH_Q_LONG);
     if (!md_utf8_valid(q ? q : "", len))
-        return invalid(why, "Parameter `q` must be UTF-8");
+        return refuse(why, MD_R_SEARCH_Q_UTF8);
     for (size_t i = 0; i < len; i++)
         if ((unsigned char)q[i] < 0x20 || q[i] == 0x7f)
-            return invalid(why, "Parameter `q` must not contain control characters");
+            return refuse(why, MD_R_SEARCH_Q_CONTROL);
     size_t i = 0;
     while (i < len) {
         if (q[i] == ' ') {
@@ -40,7 +50,7 @@ enum md_err md_search_terms_parse(const char *q, const char *terms[MD_SEARCH_TER
         if (q[i] == '"') {
             const char *close = memchr(q + i + 1, '"', len - i - 1);
             if (!close)
-                return invalid(why, "Parameter `q` has a double quote without its closing one");
+                return refuse(why, MD_R_SEARCH_Q_QUOTE);
             start = q + i + 1;
             tl = (size_t)(close - start);
             i = (size_t)(close - q) + 1;
@@ -54,13 +64,13 @@ enum md_err md_search_terms_parse(const char *q, const char *terms[MD_SEARCH_TER
         if (tl == 0)
             continue; /* "" */
         if (*n == MD_SEARCH_TERMS_MAX)
-            return invalid(why, "Parameter `q` has too many terms: at most 8");
+            return refuse(why, MD_R_SEARCH_Q_TERMS);
         terms[*n] = start;
         lens[*n] = tl;
         (*n)++;
     }
     if (*n == 0)
-        return invalid(why, "Parameter `q` is required: the words to search for");
+        return refuse(why, MD_R_SEARCH_Q_EMPTY);
     return MD_OK;
 }
 
@@ -202,7 +212,7 @@ enum md_err md_search(struct md_store *store, const struct md_path_limits *lim,
         return e;
     int64_t limit = req->limit ? req->limit : MD_SEARCH_LIMIT_DEFAULT;
     if (limit < 1 || limit > MD_SEARCH_LIMIT_MAX)
-        return invalid(why, "Parameter `limit` must be an integer from 1 to 100");
+        return refuse(why, MD_R_PARAM_INT, "limit", 1LL, (long long)MD_SEARCH_LIMIT_MAX);
     const char *raw = req->path ? req->path : "/memories";
     size_t rawn = strlen(raw);
     out->q = strdup(req->q);
@@ -217,8 +227,7 @@ enum md_err md_search(struct md_store *store, const struct md_path_limits *lim,
     }
     uint64_t hash = query_hash(req->q, out->dir, out->dir_len);
     if (req->cursor && cursor_parse(req->cursor, hash, &out->first))
-        return invalid(why, "Parameter `cursor` must be the next_cursor of a page of this same "
-                            "search (the same q and path)");
+        return refuse(why, MD_R_SEARCH_CURSOR);
     out->hits = calloc((size_t)limit, sizeof *out->hits);
     if (!out->hits)
         return MD_ENOMEM;
@@ -231,11 +240,8 @@ enum md_err md_search(struct md_store *store, const struct md_path_limits *lim,
         e = md_txn_search(t, req->tenant, &q, collect_hit, &c);
     if (t)
         md_txn_end(t);
-    if (e == MD_ENOENT) {
-        md_buf_reset(why);
-        md_buf_puts(why, "Search is turned off on this server (memoryd --search off)");
-        return e;
-    }
+    if (e == MD_ENOENT)
+        return refuse(why, MD_R_SEARCH_OFF);
     if (!e)
         e = c.err;
     if (!e && c.more) {
