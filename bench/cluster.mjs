@@ -37,6 +37,9 @@ export function startCluster(dir, { stats = false } = {}) {
   const data = path.join(dir, 'data');
   const host = path.join(dir, 'socket');
   fs.mkdirSync(host, { recursive: true });
+  // As root the server runs as postgres, which must reach `dir` through its parent (a temp
+  // directory, made 0700).
+  fs.chmodSync(path.dirname(dir), 0o755);
   fs.chmodSync(dir, 0o755);
   if (process.getuid() === 0) execFileSync('chown', ['-R', 'postgres:postgres', dir]);
   const run = (cmd, args) => {

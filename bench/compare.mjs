@@ -2,10 +2,12 @@
 // creates of 1 KiB files at unique paths and str_replace of 1 KiB files, at 64 connections
 // (wrk and bench/lua, as bench/run.mjs and bench/pg.mjs measure them), on a SQLite file and on
 // a PostgreSQL cluster of the run's own (bench/cluster.mjs). Both builds serve at once, each on
-// a database of its own seeded alike, with memoryd's defaults (durability full, history on);
-// their runs alternate (before, after, before, ...) so that the machine's drift falls on both,
-// and the median of --repeat runs counts. Prints each figure, the ratio after / before and the
-// target (>= 0.95 by default): it exits 1 when a ratio misses it, or when a request fails.
+// a database of its own seeded alike, with memoryd's defaults (durability full, history on).
+// Their runs go in pairs, in turn (before, after; after, before; ...), so that the machine's
+// drift and the order fall on both. Each build's median of --repeat runs is shown; the ratio
+// after / before is the median of the pairs' ratios (a run of after over the run of before
+// beside it). Prints each figure, the ratio and the target (>= 0.95 by default): it exits 1
+// when a ratio misses it, or when a request fails.
 //
 //   node bench/compare.mjs --before BIN [--after BIN] [--seconds N] [--repeat N]
 //                          [--engines sqlite,postgres] [--target 0.95] [--json FILE]
@@ -24,7 +26,7 @@ const opt = (name, dflt) => {
 const BEFORE = opt('--before', null);
 const AFTER = path.resolve(ROOT, opt('--after', 'build/memoryd'));
 const SECONDS = Number(opt('--seconds', 5));
-const REPEAT = Number(opt('--repeat', 5));
+const REPEAT = Number(opt('--repeat', 7));
 const ENGINES = opt('--engines', 'sqlite,postgres').split(',');
 const TARGET = Number(opt('--target', 0.95));
 const JSON_OUT = opt('--json', null);
@@ -60,6 +62,10 @@ async function serve(label, bin, db, work) {
 }
 
 const fmt = (n) => Math.round(n).toLocaleString('en-US');
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
 
 async function compareEngine(engine, work, cluster) {
   const db = (which) => (engine === 'sqlite' ? path.join(work, `${which}.db`) : cluster.uri(createDb(cluster, `compare_${which}`)));
@@ -72,16 +78,19 @@ async function compareEngine(engine, work, cluster) {
     for (const w of WORKLOADS) {
       const runs = { before: [], after: [] };
       for (let r = 0; r < REPEAT; r++) {
-        for (const which of ['before', 'after']) {
+        for (const which of r % 2 ? ['after', 'before'] : ['before', 'after']) {
           const res = wrk({ port: servers[which].port, script: `bench/lua/${w.script}`, args: w.args(`${which}${r}`), conns: CONNS, threads: THREADS, seconds: SECONDS });
           if (res.errors) throw new Error(`${engine} ${which} ${w.id}: ${res.errors} failed requests`);
           runs[which].push(res);
         }
       }
       const before = medianRun(runs.before), after = medianRun(runs.after);
-      const ratio = after.rps / before.rps;
-      rows.push({ engine, workload: w.id, before: before.rps, after: after.rps, ratio, runs_before: runs.before.map((x) => x.rps), runs_after: runs.after.map((x) => x.rps) });
-      console.log(`${engine.padEnd(9)} ${w.name.padEnd(18)} before ${fmt(before.rps).padStart(7)}/s  after ${fmt(after.rps).padStart(7)}/s  ${ratio.toFixed(2)}×  ${ratio >= TARGET ? 'PASS' : 'FAIL'}  (runs: ${runs.before.map((x) => fmt(x.rps)).join(' ')} | ${runs.after.map((x) => fmt(x.rps)).join(' ')})`);
+      // The ratio: the median of the pairs' ratios (run r of after over run r of before, run
+      // beside it), so that the machine's drift between pairs cancels out.
+      const pairs = runs.after.map((a, r) => a.rps / runs.before[r].rps);
+      const ratio = median(pairs);
+      rows.push({ engine, workload: w.id, before: before.rps, after: after.rps, ratio, pairs, runs_before: runs.before.map((x) => x.rps), runs_after: runs.after.map((x) => x.rps) });
+      console.log(`${engine.padEnd(9)} ${w.name.padEnd(18)} before ${fmt(before.rps).padStart(7)}/s  after ${fmt(after.rps).padStart(7)}/s  ${ratio.toFixed(2)}×  ${ratio >= TARGET ? 'PASS' : 'FAIL'}  (pairs: ${pairs.map((x) => x.toFixed(2)).join(' ')}; runs: ${runs.before.map((x) => fmt(x.rps)).join(' ')} | ${runs.after.map((x) => fmt(x.rps)).join(' ')})`);
     }
   } finally {
     await servers.before.stop();
@@ -94,7 +103,7 @@ async function main() {
   const work = tempDir('memoryd-compare-');
   console.log(`memoryd compared with another build — ${new Date().toISOString()}`);
   console.log(`machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'CPU'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB; load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
-  console.log(`before: ${BEFORE}\nafter:  ${AFTER}\n${CONNS} connections, ${SECONDS} s per run, median of ${REPEAT}, the two builds in turn; target after / before >= ${TARGET}\n`);
+  console.log(`before: ${BEFORE}\nafter:  ${AFTER}\n${CONNS} connections, ${SECONDS} s per run, ${REPEAT} runs each, the two builds in turn; ratio: the median of the pairs' ratios; target >= ${TARGET}\n`);
   let cluster = null;
   const rows = [];
   try {

@@ -663,7 +663,6 @@ const printRow = (cells, widths = WIDTHS) =>
 
 async function main() {
   const work = tempDir('memoryd-pgbench-');
-  fs.chmodSync(work, 0o755); // the cluster below it runs as postgres when we are root
   const cpus = os.cpus();
   const machine = `${cpus.length} × ${cpus[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.type()} ${os.release()}`;
   const cluster = startClusterOf(path.join(work, 'cluster'), { stats: STATS });
