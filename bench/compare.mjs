@@ -10,7 +10,8 @@
 // when a ratio misses it, or when a request fails.
 //
 //   node bench/compare.mjs --before BIN [--after BIN] [--seconds N] [--repeat N]
-//                          [--engines sqlite,postgres] [--target 0.95] [--json FILE]
+//                          [--engines sqlite,postgres] [--workloads view_file,create,str_replace]
+//                          [--target 0.95] [--json FILE]
 // --after defaults to build/memoryd.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -38,11 +39,14 @@ if (!BEFORE) {
   process.exit(2);
 }
 
-const WORKLOADS = [
+const ALL_WORKLOADS = [
   { id: 'view_file', name: 'view 1 KiB file', script: 'view.lua', args: () => ['/memories/bench/file-1k.txt'] },
   { id: 'create', name: 'create (unique)', script: 'create.lua', args: (run) => [`/memories/bench/new-r${run}`] },
   { id: 'str_replace', name: 'str_replace 1 KiB', script: 'str_replace.lua', args: () => ['/memories/bench/sr', K] },
 ];
+const WORKLOADS = opt('--workloads', ALL_WORKLOADS.map((w) => w.id).join(','))
+  .split(',')
+  .map((id) => ALL_WORKLOADS.find((w) => w.id === id) ?? (() => { throw new Error(`unknown workload ${id}`); })());
 
 function seedCommands() {
   const cmds = [{ command: 'create', path: '/memories/bench/file-1k.txt', file_text: kibWith('state=on') }];
