@@ -42,6 +42,9 @@ int md_cidr_list_match(const struct md_cidr_list *list, const struct sockaddr *s
  * when v4-mapped in IPv6) or AF_INET6 with 16. -1 for other families/NULL. */
 int md_sockaddr_key(const struct sockaddr *sa, int *family, uint8_t addr[16]);
 
+/* True when `sa` is on this machine: 127.0.0.0/8 (also v4-mapped) or ::1. */
+int md_sockaddr_is_loopback(const struct sockaddr *sa);
+
 /* Write the address of `sa` as text ("?" when unknown); `out` needs 46 bytes. */
 void md_sockaddr_text(const struct sockaddr *sa, char out[46]);
 

@@ -63,7 +63,7 @@
 #define MD_R_METHOD_TOOL MD_EMETHOD, "Error: Use POST /memory with a JSON memory command"
 #define MD_R_METHOD      MD_EMETHOD, "method not allowed"
 /* Any other path: the paths of the route table follow (routes.c). */
-#define MD_R_NOT_FOUND              MD_ENOENT, "not found: use %s or the /v1 API (see openapi.yaml)"
+#define MD_R_NOT_FOUND              MD_ENOENT, "not found: use %s (see openapi.yaml)"
 #define MD_R_NOT_FOUND_FAMILY       MD_ENOENT, "Not found: use %s"
 #define MD_R_NOT_FOUND_METRICS_PORT MD_ENOENT, "not found: this port serves GET /metrics"
 
@@ -206,8 +206,8 @@
 /* ---- preconditions (src/cmd/precond.c) ---- */
 
 #define MD_R_IF_MATCH_SYNTAX                                                                       \
-    MD_EINVAL, "Error: The If-Match header must be `*` or entity tags \"sha256-<64 hex digits>\" " \
-               "as sent in ETag"
+    MD_EINVAL, "Error: The If-Match header must be `*` or a comma-separated list of entity tags "  \
+               "in double quotes, as sent in ETag"
 #define MD_R_IF_NONE_MATCH_SYNTAX MD_EINVAL, "Error: The If-None-Match header must be `*`"
 /* Each: the header's name. */
 #define MD_R_PRECOND_TOO_MANY MD_EINVAL, "Error: The %s header lists more than 8 entity tags"

@@ -57,8 +57,15 @@ struct md_precond {
     int if_none_match; /* If-None-Match: * : nothing may be there */
     int if_match_any;  /* If-Match: * : a file must be there */
     size_t n_match;    /* If-Match: "sha256-<hex>", ...: the file's must be one of them */
+    size_t n_never;    /* If-Match tags that never match (weak, or not of memoryd's form) */
     unsigned char match[MD_PRECOND_MAX][MD_SHA256_LEN];
 };
+
+/* Whether the request sent any precondition. */
+static inline int md_precond_given(const struct md_precond *pre)
+{
+    return pre->if_none_match || pre->if_match_any || pre->n_match || pre->n_never;
+}
 
 /* What a command produced besides its text. */
 struct md_cmd_result {

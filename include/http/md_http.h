@@ -71,8 +71,8 @@ unsigned md_http_wait_idle(struct md_http *h, unsigned timeout_ms);
  * have been resumed (stop the writer first). */
 void md_http_stop(struct md_http *h);
 
-/* The endpoints, as --help lists them ("POST /memory, POST /mcp, ...",
- * from md_routes.def), into `out`. */
+/* The endpoints, as --help lists them (from md_routes.def): a line each,
+ * "  POST, DELETE   /mcp\n", into `out`. */
 enum md_err md_http_endpoints(struct md_buf *out);
 
 /* Accept negotiation (src/http/accept.c): text/plain over JSON for an

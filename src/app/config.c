@@ -310,7 +310,7 @@ static void usage(FILE *f)
     struct md_buf endpoints;
     md_buf_init(&endpoints, 1024);
     if (md_http_endpoints(&endpoints) == MD_OK)
-        fprintf(f, "\nEndpoints: %s.\n", endpoints.data);
+        fprintf(f, "\nEndpoints (openapi.yaml describes them):\n%s", endpoints.data);
     md_buf_free(&endpoints);
     fprintf(f, "Commands:\n");
     md_subcommands_help(f);

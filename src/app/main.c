@@ -11,6 +11,7 @@
 #include "app/md_engines.h"
 #include "app/md_subcommands.h"
 #include "base/md_log.h"
+#include "base/md_netaddr.h"
 #include "base/md_version.h"
 #include "cmd/md_writer.h"
 #include "http/md_http.h"
@@ -120,6 +121,25 @@ static void server_stop(const struct md_config *cfg, struct server *s)
     md_log_end(&l);
 }
 
+/* A listener other hosts can reach that asks nobody for a key and trusts no
+ * proxy to have asked: anyone who reaches it reads and writes every tenant. */
+static void warn_if_open(const struct md_config *cfg)
+{
+    struct sockaddr_storage ss;
+    int v6;
+    if (cfg->http.auth_keys || cfg->http.trusted_proxies.n ||
+        md_sockaddr_of(cfg->http.listen, cfg->http.port, &ss, &v6) != 0 ||
+        md_sockaddr_is_loopback((const struct sockaddr *)&ss))
+        return;
+    struct md_logline l;
+    md_log_begin(&l, MD_LOG_WARN,
+                 "open listener: any client that reaches this address can read and write every "
+                 "tenant's memory; use --auth keys, or --trusted-proxies behind a proxy that "
+                 "authenticates, or --listen 127.0.0.1");
+    md_log_str(&l, "address", cfg->http.listen);
+    md_log_end(&l);
+}
+
 /* Serve until SIGTERM or SIGINT; the exit status. */
 static int serve(struct md_config *cfg, int utf8_locale)
 {
@@ -128,6 +148,7 @@ static int serve(struct md_config *cfg, int utf8_locale)
         md_log_msg(MD_LOG_WARN, "no C.UTF-8 locale: exports and imports take ASCII names only",
                    NULL);
     raise_nofile_limit(cfg);
+    warn_if_open(cfg);
     /* Signals are taken by sigwait() below, never by another thread. */
     sigset_t sigs;
     sigemptyset(&sigs);

@@ -104,6 +104,18 @@ int md_sockaddr_key(const struct sockaddr *sa, int *family, uint8_t addr[16])
     return -1;
 }
 
+int md_sockaddr_is_loopback(const struct sockaddr *sa)
+{
+    int family;
+    uint8_t a[16];
+    if (md_sockaddr_key(sa, &family, a) != 0)
+        return 0;
+    if (family == AF_INET)
+        return a[0] == 127;
+    static const uint8_t loop6[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+    return memcmp(a, loop6, 16) == 0;
+}
+
 int md_cidr_list_match(const struct md_cidr_list *list, const struct sockaddr *sa)
 {
     uint8_t addr[16];

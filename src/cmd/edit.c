@@ -47,7 +47,7 @@ enum md_err cmd_create(struct cmd_ctx *c)
 /* Read a file for editing. The preconditions first (MD_EPRECOND, text
  * written); on MD_ENOENT (missing, or a directory) the caller writes its
  * own message. */
-static enum md_err load_file(struct cmd_ctx *c, struct md_entry *ent)
+static enum md_err load_file(struct cmd_ctx *c, struct md_entry *ent, int *found)
 {
     const struct md_patharg *p = &c->cmd->path;
     struct md_locate l = {.path = p->canon, .len = p->canon_len, .want_content = 1};
@@ -58,6 +58,7 @@ static enum md_err load_file(struct cmd_ctx *c, struct md_entry *ent)
     if (!e && (!l.found || l.e.kind != MD_KIND_FILE))
         e = MD_ENOENT;
     *ent = l.e;
+    *found = l.found;
     return e;
 }
 
@@ -82,10 +83,11 @@ enum md_err cmd_str_replace(struct cmd_ctx *c)
 {
     const struct md_cmd *cmd = c->cmd;
     struct md_entry ent;
-    enum md_err e = load_file(c, &ent);
+    int found;
+    enum md_err e = load_file(c, &ent, &found);
     if (e == MD_ENOENT)
         return cmd_not_found(c->out, "Error: The path ", cmd->path.raw,
-                             " does not exist. Please provide a valid path.");
+                             " does not exist. Please provide a valid path.", found);
     if (e)
         return e;
     struct md_buf result;
@@ -104,9 +106,10 @@ enum md_err cmd_insert(struct cmd_ctx *c)
 {
     const struct md_cmd *cmd = c->cmd;
     struct md_entry ent;
-    enum md_err e = load_file(c, &ent);
+    int found;
+    enum md_err e = load_file(c, &ent, &found);
     if (e == MD_ENOENT)
-        return cmd_not_found(c->out, "Error: The path ", cmd->path.raw, " does not exist");
+        return cmd_not_found(c->out, "Error: The path ", cmd->path.raw, " does not exist", found);
     if (e)
         return e;
     struct md_buf result;

@@ -281,7 +281,7 @@ static enum md_err restore_before(struct cmd_ctx *c)
 enum md_err cmd_restore(struct cmd_ctx *c)
 {
     const struct md_cmd *cmd = c->cmd;
-    if (cmd->before > 0 && (cmd->pre.if_match_any || cmd->pre.n_match || cmd->pre.if_none_match))
+    if (cmd->before > 0 && md_precond_given(&cmd->pre))
         return md_buf_say(c->out, MD_R_RESTORE_PRECOND);
     if ((cmd->version > 0) == (cmd->before > 0) || cmd->version < 0 || cmd->before < 0)
         return md_buf_say(c->out, MD_R_RESTORE_EITHER);
@@ -295,7 +295,7 @@ enum md_err cmd_redact(struct cmd_ctx *c)
     const struct md_patharg *p = &c->cmd->path;
     if (c->cmd->version <= 0)
         return md_buf_say(c->out, MD_R_REDACT_VERSION);
-    if (c->cmd->pre.if_match_any || c->cmd->pre.n_match || c->cmd->pre.if_none_match)
+    if (md_precond_given(&c->cmd->pre))
         return md_buf_say(c->out, MD_R_REDACT_PRECOND);
     struct md_version v;
     enum md_err e = md_txn_version_get(c->t, c->tenant, c->cmd->version, 0, &v);

@@ -61,10 +61,12 @@ enum md_err cmd_say1(struct md_buf *out, enum md_err result, const char *pre, st
                      const char *post);
 
 /* A "does not exist" error: pre + path + post, then, when the path is not
- * in Unicode Normalization Form C, a note that paths are compared byte for
- * byte (a name that looks the same may be encoded differently). */
-enum md_err cmd_not_found(struct md_buf *out, const char *pre, struct md_str path,
-                          const char *post);
+ * in Unicode Normalization Form C and nothing at all is at it (something_there
+ * 0: a directory where the command wants a file gets the plain text), a note
+ * that paths are compared byte for byte (a name that looks the same may be
+ * encoded differently). */
+enum md_err cmd_not_found(struct md_buf *out, const char *pre, struct md_str path, const char *post,
+                          int something_there);
 
 static inline int cmd_is_root(const struct md_patharg *p)
 {

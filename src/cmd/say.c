@@ -27,10 +27,11 @@ enum md_err cmd_say1(struct md_buf *out, enum md_err result, const char *pre, st
     return cmd_say(out, result, pre, a, post, (struct md_str){0}, NULL);
 }
 
-enum md_err cmd_not_found(struct md_buf *out, const char *pre, struct md_str path, const char *post)
+enum md_err cmd_not_found(struct md_buf *out, const char *pre, struct md_str path, const char *post,
+                          int something_there)
 {
     enum md_err e = cmd_say1(out, MD_ENOENT, pre, path, post);
-    if (e == MD_ENOENT && !md_utf8_is_nfc(path.p, path.n))
+    if (e == MD_ENOENT && !something_there && !md_utf8_is_nfc(path.p, path.n))
         e = md_buf_say(out, MD_R_PATH_NOT_NFC);
     return e;
 }

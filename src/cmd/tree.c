@@ -14,7 +14,7 @@ enum md_err cmd_delete(struct cmd_ctx *c)
     if (!e)
         e = cmd_precond(c, p, l.found, &l.e);
     if (!e && !l.found)
-        return cmd_not_found(c->out, "Error: The path ", p->raw, " does not exist");
+        return cmd_not_found(c->out, "Error: The path ", p->raw, " does not exist", 0);
     if (!e)
         e = md_txn_remove_tree(c->t, c->tenant, p->canon, p->canon_len, l.e.size);
     if (!e)
@@ -41,7 +41,7 @@ enum md_err cmd_rename(struct cmd_ctx *c)
     if (dst->found)
         return cmd_say1(c->out, MD_EEXIST, "Error: The destination ", to->raw, " already exists");
     if (!src->found)
-        return cmd_not_found(c->out, "Error: The path ", from->raw, " does not exist");
+        return cmd_not_found(c->out, "Error: The path ", from->raw, " does not exist", 0);
     if (src->e.kind == MD_KIND_DIR &&
         md_path_is_inside(to->canon, to->canon_len, from->canon, from->canon_len))
         return cmd_say(c->out, MD_ECONFLICT, "Error: Cannot rename ", from->raw, " to ", to->raw,

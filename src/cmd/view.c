@@ -87,7 +87,7 @@ enum md_err cmd_view(struct cmd_ctx *c)
                                 md_cmd_view_entries(c->lim), put_entry, &l, &complete);
     if (e == MD_ENOENT)
         return cmd_not_found(c->out, "The path ", p->raw,
-                             " does not exist. Please provide a valid path.");
+                             " does not exist. Please provide a valid path.", 0);
     if (e)
         return e;
     if (ent.kind == MD_KIND_FILE) {

@@ -9,7 +9,8 @@
  * decides the tenant and what the request may do (its scope: READ rows and
  * views for any key, WRITE rows for the write and admin scopes, ADMIN rows
  * for the admin scope); failures are counted per client address
- * (md_authfail.h). The key itself is never logged or kept: only its id, in
+ * (md_authfail.h): behind one of --trusted-proxies, the client the proxy
+ * reports in X-Forwarded-For or X-Real-IP. The key itself is never logged or kept: only its id, in
  * r->key_id, for the request log.
  *
  * Without --auth keys, ADMIN rows are served only to clients on this
@@ -57,21 +58,61 @@ static const struct sockaddr *peer_of(struct req *r)
     return ci ? ci->client_addr : NULL;
 }
 
+/* The address `text` (n bytes, spaces around it trimmed) into *ss: 0, or -1
+ * when it is no IPv4 or IPv6 address. */
+static int address_of(const char *text, size_t n, struct sockaddr_storage *ss)
+{
+    while (n && (*text == ' ' || *text == '\t'))
+        text++, n--;
+    while (n && (text[n - 1] == ' ' || text[n - 1] == '\t'))
+        n--;
+    char a[64];
+    int v6;
+    if (n == 0 || n >= sizeof a)
+        return -1;
+    memcpy(a, text, n);
+    a[n] = '\0';
+    return md_sockaddr_of(a, 0, ss, &v6);
+}
+
+/* The client the failed attempts are counted against: the peer, or, when
+ * the peer is one of --trusted-proxies, the client it reports: the last
+ * address of X-Forwarded-For that is not itself a trusted proxy (those
+ * before it are the client's own say), else X-Real-IP. Never the proxy's
+ * own address for a request it relays, so one bad client behind it does
+ * not lock the others out. `buf` holds the address returned when it is
+ * not the peer's. */
+static const struct sockaddr *client_of(struct req *r, struct sockaddr_storage *buf)
+{
+    const struct sockaddr *peer = peer_of(r);
+    const struct md_cidr_list *proxies = &r->h->cfg->trusted_proxies;
+    if (!peer || proxies->n == 0 || !md_cidr_list_match(proxies, peer))
+        return peer;
+    const char *xff = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "X-Forwarded-For");
+    for (size_t end = xff ? strlen(xff) : 0; end > 0;) {
+        size_t start = end;
+        while (start > 0 && xff[start - 1] != ',')
+            start--;
+        if (address_of(xff + start, end - start, buf) != 0)
+            break; /* not an address: what the proxy appended is before it */
+        if (!md_cidr_list_match(proxies, (const struct sockaddr *)buf))
+            return (const struct sockaddr *)buf;
+        end = start ? start - 1 : 0;
+    }
+    const char *real = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "X-Real-IP");
+    if (real && address_of(real, strlen(real), buf) == 0)
+        return (const struct sockaddr *)buf;
+    return peer;
+}
+
 /* A client on this machine (127.0.0.0/8, ::1), not relaying for another
  * (a request that carries Forwarded or X-Forwarded-For). */
 static int local_admin(struct req *r)
 {
-    int family;
-    uint8_t a[16];
-    if (md_sockaddr_key(peer_of(r), &family, a) != 0)
-        return 0;
     if (MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Forwarded") ||
         MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "X-Forwarded-For"))
         return 0;
-    if (family == AF_INET)
-        return a[0] == 127;
-    static const uint8_t loop6[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
-    return memcmp(a, loop6, 16) == 0;
+    return md_sockaddr_is_loopback(peer_of(r));
 }
 
 /* The token of an Authorization header "Bearer <token>" (the scheme in any
@@ -95,7 +136,8 @@ static const char *bearer_token(const char *v, size_t n, size_t *len)
 static int refuse_key(struct req *r, int64_t now, enum MHD_Result *ret, enum md_err err,
                       const char *text)
 {
-    md_authfail_note(r->h->authfail, peer_of(r), now);
+    struct sockaddr_storage client;
+    md_authfail_note(r->h->authfail, client_of(r, &client), now);
     *ret = md_reply_refuse(r, err, "%s", text);
     return -1;
 }
@@ -105,7 +147,8 @@ static int find_key(struct req *r, struct md_key_info *k, enum MHD_Result *ret)
 {
     struct md_http *h = r->h;
     int64_t now = (int64_t)time(NULL);
-    unsigned wait = md_authfail_blocked(h->authfail, peer_of(r), now);
+    struct sockaddr_storage client;
+    unsigned wait = md_authfail_blocked(h->authfail, client_of(r, &client), now);
     if (wait) {
         r->retry_after = wait;
         *ret = md_reply_refuse(r, MD_R_AUTH_BLOCKED);

@@ -139,18 +139,38 @@ static enum md_err paths_of(struct md_buf *out, int (*pick)(const struct route *
     return e;
 }
 
-/* The rows outside the /v1 API (the public port's, with or without GET
- * /metrics: ctx points to metrics_here). */
-static int outside_v1(const struct route *rt, const void *ctx)
+/* The rows a client may name: all but the catch-alls, on the public port
+ * with or without GET /metrics (ctx points to metrics_here). */
+static int listed(const struct route *rt, const void *ctx)
 {
-    return strncmp(rt->path, "/v1/", 4) != 0 && served_here(rt, *(const int *)ctx);
+    return !strstr(rt->path, "{*}") && served_here(rt, *(const int *)ctx);
 }
 
 enum md_err md_http_endpoints(struct md_buf *out)
 {
     static const int metrics_here = 1;
-    enum md_err e = paths_of(out, outside_v1, &metrics_here, 1, 0);
-    return e ? e : md_buf_puts(out, ", the /v1 API");
+    const struct route *seen[R_COUNT] = {0};
+    size_t n = 0;
+    for (size_t i = 0; i < R_COUNT; i++) {
+        size_t k = 0;
+        while (k < n && strcmp(seen[k]->path, routes[i].path) != 0)
+            k++;
+        if (k == n && listed(&routes[i], &metrics_here))
+            seen[n++] = &routes[i];
+    }
+    enum md_err e = MD_OK;
+    for (size_t k = 0; k < n && !e; k++) {
+        /* Its methods, in row order: "GET, HEAD". */
+        char methods[48];
+        size_t m = 0;
+        methods[0] = '\0';
+        for (size_t i = 0; i < R_COUNT; i++)
+            if (strcmp(routes[i].path, seen[k]->path) == 0 && m < sizeof methods)
+                m += (size_t)snprintf(methods + m, sizeof methods - m, "%s%s", m ? ", " : "",
+                                      routes[i].method);
+        e = md_buf_printf(out, "  %-14s %s\n", methods, seen[k]->path);
+    }
+    return e;
 }
 
 /* The rows of a catch-all's family, but the catch-alls (ctx: the family's
@@ -181,7 +201,7 @@ static enum MHD_Result not_found(struct req *r)
     int metrics_here = r->h->cfg->metrics_listen == NULL;
     struct md_buf paths;
     md_buf_init(&paths, 4096);
-    enum MHD_Result ret = paths_of(&paths, outside_v1, &metrics_here, 1, 0)
+    enum MHD_Result ret = paths_of(&paths, listed, &metrics_here, 1, 1)
                               ? MHD_NO
                               : md_reply_errorf(r, MD_R_NOT_FOUND, paths.data);
     md_buf_free(&paths);

@@ -269,8 +269,7 @@ enum MHD_Result md_http_tenant_import(struct req *r)
     /* X-Memory-Actor is recorded with the versions; no preconditions. */
     if (md_http_write_headers(r, NULL, 0, &r->out) != MD_OK)
         return md_reply_error(r, MD_EINVAL, r->out.data, r->out.len);
-    if (r->job.idem_key || r->cmd.pre.if_none_match || r->cmd.pre.if_match_any ||
-        r->cmd.pre.n_match)
+    if (r->job.idem_key || md_precond_given(&r->cmd.pre))
         return md_reply_errorf(r, MD_R_IMPORT_HEADERS);
     return md_http_submit(r);
 }

@@ -23,7 +23,8 @@ export const CATEGORIES = {
   'nfc-note': '10. "does not exist" for a path not in Unicode NFC carries a note (paths are byte-exact)',
 };
 
-// Appended by memoryd to every "does not exist" error whose path is not NFC.
+// Appended by memoryd to a "does not exist" error whose path is not NFC and names nothing
+// at all (a directory where a file is wanted gets the plain text).
 export const NFC_NOTE = ' (Note: this path is not in Unicode Normalization Form C (NFC); memoryd compares paths byte for byte, so a name that looks the same but is encoded differently is a different path.)';
 const notFound = (msg, p) => (p.normalize('NFC') === p ? msg : msg + NFC_NOTE);
 
@@ -377,7 +378,8 @@ export function judge(cmd, pre, sdk) {
       if (pre.fileAncestor(c)) return decide('str_replace:through-file', out(missing, true, 404), [['raw-fs-error', raw]]);
       const ent = pre.get(c);
       if (!ent) return decide('str_replace:missing', out(missing, true, 404));
-      if (ent.kind === 'dir') return decide('str_replace:directory', out(missing, true, 404), [['edit-on-dir-or-missing', sdkSays(E(`The path ${p} is not a file.`))]]);
+      // Something is at the path: the plain text, never the NFC note.
+      if (ent.kind === 'dir') return decide('str_replace:directory', out(E(`The path ${p} does not exist. Please provide a valid path.`), true, 404), [['edit-on-dir-or-missing', sdkSays(E(`The path ${p} is not a file.`))]]);
       const data = ent.data;
       const oldB = Buffer.from(cmd.old_str, 'utf8');
       const newB = Buffer.from(cmd.new_str, 'utf8');
@@ -429,7 +431,7 @@ export function judge(cmd, pre, sdk) {
       if (pre.fileAncestor(c)) return decide('insert:through-file', out(missing, true, 404), [['raw-fs-error', raw]]);
       const ent = pre.get(c);
       if (!ent) return decide('insert:missing', out(missing, true, 404), [['edit-on-dir-or-missing', sdkSays(E(`The path ${p} does not exist. Please provide a valid path.`))]]);
-      if (ent.kind === 'dir') return decide('insert:directory', out(missing, true, 404), [['edit-on-dir-or-missing', sdkSays(E(`The path ${p} is not a file.`))]]);
+      if (ent.kind === 'dir') return decide('insert:directory', out(E(`The path ${p} does not exist`), true, 404), [['edit-on-dir-or-missing', sdkSays(E(`The path ${p} is not a file.`))]]);
       const lines = splitLines(ent.data);
       const n = lines.length;
       const k = cmd.insert_line;

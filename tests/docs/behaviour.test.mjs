@@ -70,14 +70,17 @@ function pathList(rows, { methods, orLast }) {
   const items = seen.map((r) => (methods ? `${r.method} ${r.path}` : r.path));
   return orLast && items.length > 1 ? `${items.slice(0, -1).join(', ')} or ${items.at(-1)}` : items.join(', ');
 }
-const outsideV1 = ROUTES.filter((r) => !r.path.startsWith('/v1/'));
+const listed = ROUTES.filter((r) => !r.path.includes('{*}'));
 const PATH_LISTS = [
-  pathList(outsideV1, { methods: true }),
-  pathList(outsideV1.filter((r) => r.path !== '/metrics'), { methods: true }),
+  pathList(listed, { methods: true, orLast: true }),
+  pathList(listed.filter((r) => r.path !== '/metrics'), { methods: true, orLast: true }),
   pathList(ROUTES.filter((r) => r.path.startsWith('/v1/tenants/') && !r.path.includes('{*}')), { orLast: true }),
 ];
 const escape = (x) => x.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-const VALUE = new RegExp(`(?:${[...PATH_LISTS.map(escape), ...NAMES].join('|')}|-?\\d+)`, 'y');
+// A quoted text is cut at its {placeholders} before it is checked, and so are the lists
+// (their paths have {version} and {tenant}): each piece of a list is a value.
+const LIST_PIECES = [...new Set(PATH_LISTS.flatMap((l) => l.split(/\{[a-z][a-z0-9_+]*\}/)).filter((x) => x !== ''))].sort((a, b) => b.length - a.length);
+const VALUE = new RegExp(`(?:${[...LIST_PIECES.map(escape), ...NAMES].join('|')}|-?\\d+)`, 'y');
 
 // Whether `piece` is exactly a run of whole fragments and values.
 function madeOfCode(piece) {

@@ -322,6 +322,13 @@ test('paths are byte-exact: a name not in Unicode NFC is another path, and "does
   await c.fails({ command: 'insert', path: nfd, insert_line: 0, insert_text: 'x' }, 404, `Error: The path ${nfd} does not exist${note}`);
   await c.fails({ command: 'delete', path: nfd }, 404, `Error: The path ${nfd} does not exist${note}`);
   await c.fails({ command: 'rename', old_path: nfd, new_path: '/memories/moved.txt' }, 404, `Error: The path ${nfd} does not exist${note}`);
+  // A directory named in NFD exists: str_replace and insert on it get the plain text, as the
+  // note's explanation would be false there.
+  const dir = '/memories/d\u00e9cor'.normalize('NFD');
+  await c.create(`${dir}/inner.txt`, 'x');
+  await c.fails({ command: 'str_replace', path: dir, old_str: 'x', new_str: 'y' }, 404, `Error: The path ${dir} does not exist. Please provide a valid path.`);
+  await c.fails({ command: 'insert', path: dir, insert_line: 0, insert_text: 'y' }, 404, `Error: The path ${dir} does not exist`);
+  await c.call({ command: 'delete', path: dir });
   // A path in NFC that does not exist gets the plain text; so does an ASCII one.
   await c.fails({ command: 'view', path: '/memories/na\u00efve.txt' }, 404, 'The path /memories/na\u00efve.txt does not exist. Please provide a valid path.');
   // The decomposed name is a file of its own, beside the precomposed one.

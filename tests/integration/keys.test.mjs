@@ -280,6 +280,37 @@ test('failures are rate-limited per address: the 11th attempt within 60 s gets 4
   assert.equal(r.status, 200, r.text);
 });
 
+test('behind a trusted proxy, failures are counted per client the proxy reports (X-Forwarded-For, X-Real-IP), never per the proxy', async () => {
+  // memoryd trusts 127.0.0.1 as its proxy; requests from there carry the client's address as
+  // nginx sends it ($proxy_add_x_forwarded_for, $remote_addr).
+  const s = await start(['--trusted-proxies', '127.0.0.1']);
+  const k = await createKey(s.dbPath, 'erin', 'write');
+  const via = (client, auth, extra = {}) => s.post(view(), { headers: { 'x-forwarded-for': client, 'x-real-ip': client.split(',').at(-1).trim(), ...auth, ...extra } });
+  const bad = (i) => ({ authorization: `Bearer mdk_${String(i).repeat(43)}` });
+  for (let i = 0; i < 10; i++) assert.equal((await via('198.51.100.7', bad(i))).status, 401);
+  // The bad client is refused, with a good key too; another client through the same proxy is
+  // served, and so is the proxy's own request (no header naming a client).
+  let r = await via('198.51.100.7', bearer(k));
+  assert.deepEqual([r.status, r.json], [429, errorResult(RATE)]);
+  r = await via('198.51.100.8', bearer(k));
+  assert.equal(r.status, 200, r.text);
+  r = await s.post(view(), { headers: bearer(k) });
+  assert.equal(r.status, 200, r.text);
+  // What a client puts before its own address counts for nothing: the proxy appends the
+  // address it saw, the last one not a trusted proxy.
+  r = await via('203.0.113.1, 198.51.100.7', bearer(k));
+  assert.equal(r.status, 429, r.text);
+  r = await via('198.51.100.7, 198.51.100.9', bearer(k));
+  assert.equal(r.status, 200, r.text);
+  // Chains of trusted proxies are walked through; X-Real-IP alone names the client too.
+  r = await via('198.51.100.7, 127.0.0.1', bearer(k), { 'x-real-ip': '127.0.0.1' });
+  assert.equal(r.status, 429, r.text);
+  r = await s.post(view(), { headers: { ...bearer(k), 'x-real-ip': '198.51.100.7' } });
+  assert.equal(r.status, 429, r.text);
+  r = await s.post(view(), { headers: { ...bearer(k), 'x-real-ip': '2001:db8::7' } });
+  assert.equal(r.status, 200, r.text);
+});
+
 test('memoryd keys list shows ids, tenants, scopes and names, never a key or a hash', async () => {
   let r = await keys(db, 'list');
   assert.equal(r.code, 0, r.stderr);
@@ -420,7 +451,7 @@ test('no key appears in any log line; the request log names the key id', async (
   await srv.waitForLogs((logs) => logs.some((l) => l.msg === 'request' && l.key_id === writeA.id), 'the key id');
   for (const s of servers) await s.stop();
   servers.length = 0;
-  assert.equal(started.length, 4);
+  assert.equal(started.length, 5);
   const all = [...started.flatMap((s) => s.rawStderr), ...cliOutput].join('\n');
   assert.ok(created.length >= 8);
   for (const k of created) {

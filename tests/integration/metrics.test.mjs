@@ -147,6 +147,32 @@ test('each request is counted by command and status class and timed; writes by b
   assert.deepEqual([check.status, check.stdout, check.stderr], [0, '', '']);
 });
 
+// A request is counted before its answer goes out (src/http/reply.c), so a scrape sent the
+// moment the answer is read counts it: no sleep, no retry, every round exact.
+test('a scrape made right after an answer always counts it (views, writes, refusals, 404s, /v1)', async (t) => {
+  const srv = await startServer();
+  t.after(() => srv.stop());
+  await post(srv, { command: 'create', path: '/memories/a.txt', file_text: 'a\n' });
+  const rounds = [
+    [() => post(srv, { command: 'view', path: '/memories/a.txt' }), req('view', '2xx')],
+    [() => post(srv, { command: 'view', path: '/memories/none' }), req('view', '4xx')],
+    [(i) => post(srv, { command: 'create', path: `/memories/b${i}.txt`, file_text: 'b' }), req('create', '2xx')],
+    [() => post(srv, { command: 'create', path: '/memories/a.txt', file_text: 'again' }), req('create', '4xx')],
+    [() => srv.request('GET', '/nowhere'), req('not_found', '4xx')],
+    [() => srv.request('GET', '/v1/changes', { headers: { 'x-tenant-id': TENANT } }), req('changes', '2xx')],
+    [() => srv.request('GET', '/healthz'), req('healthz', '2xx')],
+  ];
+  let last = (await scrape(srv.url)).samples;
+  for (let i = 0; i < 20; i++) {
+    for (const [send, key] of rounds) {
+      await send(i);
+      const now = (await scrape(srv.url)).samples;
+      assert.equal(now.get(key) - last.get(key), 1, `round ${i}: ${key}`);
+      last = now;
+    }
+  }
+});
+
 test('rows pruned by retention are counted by kind, exactly: versions, change-feed entries, Idempotency-Key answers', async (t) => {
   const srv = await startServer();
   t.after(() => srv.stop());
@@ -207,7 +233,7 @@ test('--metrics-listen: /metrics on its own port, 404 on the public one; --metri
   assert.ok(mport > 0 && mport !== srv.port);
   const murl = `http://127.0.0.1:${mport}`;
   const pub = await srv.request('GET', '/metrics');
-  assert.deepEqual([pub.status, pub.text], [404, '{"error":"not found: use POST /memory, POST /mcp, GET /healthz, GET /readyz or the /v1 API (see openapi.yaml)"}']);
+  assert.deepEqual([pub.status, pub.text], [404, '{"error":"not found: use POST /memory, POST /mcp, GET /healthz, GET /readyz, GET /v1/history, GET /v1/versions/{version}, POST /v1/restore, POST /v1/redact, GET /v1/changes, GET /v1/search, GET /v1/tenants, GET /v1/tenants/{tenant}, PUT /v1/tenants/{tenant}/limits, GET /v1/tenants/{tenant}/export or POST /v1/tenants/{tenant}/import (see openapi.yaml)"}']);
   for (let i = 0; i < 3; i++) assert.equal((await post(srv, { command: 'view', path: '/memories' }, 'tenant-a')).status, 200);
   assert.equal((await post(srv, { command: 'create', path: '/memories/x', file_text: 'x' }, 'tenant-b')).status, 200);
   const r = await scrape(murl);

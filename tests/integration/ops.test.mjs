@@ -13,6 +13,7 @@ import http from 'node:http';
 import { isPg } from '../lib/pg.mjs';
 import { startServer, runMemoryd } from '../lib/server.mjs';
 import { volume } from '../lib/util.mjs';
+import { routes } from '../lib/vocabulary.mjs';
 
 const FLAGS = [
   ['listen', 'MEMORYD_LISTEN'],
@@ -70,6 +71,38 @@ test('--help lists every flag, each with its MEMORYD_* variable; exit 0', async 
   assert.deepEqual(listed.sort(), [...FLAGS.map(([f]) => f), 'help', 'version'].sort());
   const vars = [...new Set(r.stdout.match(/MEMORYD_[A-Z_]+/g))].sort();
   assert.deepEqual(vars, FLAGS.map(([, e]) => e).sort());
+});
+
+test('--help lists every endpoint of the route table with its methods, and every subcommand', async () => {
+  const r = await runMemoryd(['--help']);
+  assert.equal(r.code, 0);
+  const section = r.stdout.split('\nEndpoints (openapi.yaml describes them):\n')[1]?.split('\nCommands:\n');
+  assert.ok(section, r.stdout);
+  // One line per path of include/http/md_routes.def (the catch-alls are no endpoint), its
+  // methods in row order.
+  const want = new Map();
+  for (const row of routes().routes) {
+    if (row.path.includes('{*}')) continue;
+    want.set(row.path, [...(want.get(row.path) ?? []), row.method]);
+  }
+  const lines = section[0].trimEnd().split('\n');
+  assert.deepEqual(lines, [...want].map(([p, m]) => `  ${m.join(', ').padEnd(14)} ${p}`));
+  for (const sub of ['memoryd keys', 'memoryd backup', 'memoryd migrate']) assert.ok(section[1].includes(`  ${sub} `), sub);
+});
+
+test('an open listener (not loopback, --auth none, no --trusted-proxies) is warned about at start; loopback, keys or a trusted proxy are not', async (t) => {
+  const warned = (srv) => srv.logs.filter((l) => l.level === 'warn' && /^open listener/.test(l.msg));
+  const open = await startServer({ args: ['--listen', '0.0.0.0'] });
+  t.after(() => open.stop());
+  assert.deepEqual(warned(open).map((l) => [l.msg, l.address]), [[
+    "open listener: any client that reaches this address can read and write every tenant's memory; use --auth keys, or --trusted-proxies behind a proxy that authenticates, or --listen 127.0.0.1",
+    '0.0.0.0',
+  ]]);
+  for (const args of [[], ['--listen', '::1'], ['--listen', '0.0.0.0', '--trusted-proxies', '127.0.0.1']]) {
+    const srv = await startServer({ args });
+    await srv.stop();
+    assert.deepEqual(warned(srv), [], args.join(' '));
+  }
 });
 
 test('--version prints the version; exit 0', async () => {

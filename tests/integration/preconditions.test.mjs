@@ -215,6 +215,29 @@ describe('preconditions', () => {
     assert.deepEqual([r4.status, r4.json.content], [404, `Error: The path ${q} does not exist. Please provide a valid path.`]);
   });
 
+  test('If-Match with well-formed tags that do not strongly match (weak, another form): 412, as RFC 9110 says; applied when one tag of the list is current', async () => {
+    const c = client(srv, 'p-if-match-rfc');
+    const p = '/memories/f.txt';
+    await c.create(p, 'v1');
+    const current = etagOf('v1');
+    const never = [
+      `W/${current}`, // the current tag, but weak: a strong comparison never matches it
+      `"sha256-${'0'.repeat(63)}"`, // one digit short: a tag, not one of memoryd's
+      `"sha256-${'g'.repeat(64)}"`,
+      `"md5-${'0'.repeat(32)}"`,
+      '""', // the empty opaque tag
+      'W/"x", "y"',
+      '"caf\u00e9"', // obs-text
+    ];
+    for (const tag of never) await c.refused({ command: 'str_replace', path: p, old_str: 'v1', new_str: 'v2' }, { 'if-match': tag }, 412, CHANGED(p));
+    assert.deepEqual(await c.read(p), { text: 'v1', etag: current });
+    // A list that holds the current strong tag among tags that never match: applied.
+    const r = await c.post({ command: 'str_replace', path: p, old_str: 'v1', new_str: 'v2' }, { 'if-match': `W/${current}, "other", ${current}` });
+    assert.deepEqual([r.status, r.headers.etag], [200, etagOf('v2')]);
+    // On a missing path, as any tag: 412.
+    await c.refused({ command: 'create', path: '/memories/new.txt', file_text: 'x' }, { 'if-match': 'W/"x"' }, 412, CHANGED('/memories/new.txt'));
+  });
+
   test('If-None-Match: * on create: applied when nothing is there, 412 when a file or a directory is', async () => {
     const c = client(srv, 'p-if-none');
     const p = '/memories/new/file.txt';
@@ -252,14 +275,15 @@ describe('preconditions', () => {
     await c.create(p, 'content');
     const good = etagOf('content');
     const cmd = { command: 'str_replace', path: p, old_str: 'content', new_str: 'changed' };
-    const MUST = 'Error: The If-Match header must be `*` or entity tags "sha256-<64 hex digits>" as sent in ETag';
+    const MUST = 'Error: The If-Match header must be `*` or a comma-separated list of entity tags in double quotes, as sent in ETag';
     const cases = [
       [{ 'if-match': good.slice(1, -1) }, MUST], // without its quotes
-      [{ 'if-match': `W/${good}` }, MUST], // a weak tag
-      [{ 'if-match': `"sha256-${'0'.repeat(63)}"` }, MUST], // one digit short
-      [{ 'if-match': `"sha256-${'g'.repeat(64)}"` }, MUST], // not hex
-      [{ 'if-match': `"md5-${'0'.repeat(64)}"` }, MUST],
+      [{ 'if-match': `W${good}` }, MUST], // W without its slash
+      [{ 'if-match': `"sha256-${'0'.repeat(64)}` }, MUST], // no closing quote
+      [{ 'if-match': `"a b"` }, MUST], // a space inside
       [{ 'if-match': `${good} junk` }, MUST],
+      [{ 'if-match': `${good} ${good}` }, MUST], // no comma between
+      [{ 'if-match': `${good}, W/` }, MUST],
       [{ 'if-match': '' }, 'Error: The If-Match header is empty'],
       [{ 'if-match': ' , ' }, 'Error: The If-Match header is empty'],
       [{ 'if-match': `*, ${good}` }, 'Error: The If-Match header must be `*` alone or a list of entity tags'],

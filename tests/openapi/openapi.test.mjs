@@ -198,9 +198,9 @@ const PROVOKE = {
     body: { command: 'view', path: '/memories/lines.txt' },
     shows: ['`view` of `/memories/lines.txt`', '999,999 newlines'],
   },
-  weakIfMatch: {
+  badIfMatch: {
     body: { command: 'str_replace', path: '/memories/notes.txt', old_str: 'defined', new_str: 'agreed' },
-    extraHeaders: { 'If-Match': 'W/"cf7994b9"' },
+    extraHeaders: { 'If-Match': 'cf7994b9' },
   },
   badIdempotencyKey: {
     body: { command: 'delete', path: '/memories/notes.txt' },
