@@ -124,6 +124,13 @@
     MD_EINVAL, "Error: The X-Memory-Actor header must be 1 to 128 printable ASCII characters"
 #define MD_R_IDEMPOTENCY_KEY_INVALID                                                               \
     MD_EINVAL, "Error: The Idempotency-Key header must be 1 to 255 visible ASCII characters"
+/* /mcp: the key of a tools/call in params._meta (MD_MCP_IDEMPOTENCY_META). */
+#define MD_R_IDEMPOTENCY_META_INVALID                                                              \
+    MD_EINVAL, "Error: `_meta.memoryd/idempotency-key` must be a string of 1 to 255 visible "      \
+               "ASCII characters"
+#define MD_R_IDEMPOTENCY_KEY_TWO                                                                   \
+    MD_EINVAL, "Error: The Idempotency-Key header and `_meta.memoryd/idempotency-key` differ; "    \
+               "send one key"
 #define MD_R_IDEMPOTENCY_KEY_REUSED                                                                \
     MD_EIDEMPOTENT, "Error: This Idempotency-Key was already used for another request (a "         \
                     "different body, path or precondition); a new request needs a new key."

@@ -60,7 +60,8 @@ unsigned md_http_port(const struct md_http *h);
 /* The bound port of --metrics-listen (0: not set). */
 unsigned md_http_metrics_port(const struct md_http *h);
 
-/* Stop accepting connections; requests arriving from now on get 503. */
+/* Stop serving new connections (each is closed as it is accepted); requests
+ * arriving on open connections from now on get 503. */
 void md_http_quiesce(struct md_http *h);
 
 /* Wait until no request is in flight, at most timeout_ms. Returns the

@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "app/md_admin_cli.h"
 #include "app/md_backup.h"
 #include "app/md_keys_cli.h"
 #include "app/md_migrate.h"
@@ -13,6 +14,8 @@ static const struct md_subcommand subcommands[] = {
     {"backup", "--db PATH --to FILE", "an online copy of a SQLite database", md_backup_main},
     {"migrate", "--from SQLITE_PATH --to URI", "copy a SQLite database into PostgreSQL",
      md_migrate_main},
+    {"admin", "tenants list|show|limits|erase|export|import ...",
+     "tenant administration through a running memoryd", md_admin_main},
 };
 #define NSUBCOMMANDS (sizeof subcommands / sizeof subcommands[0])
 

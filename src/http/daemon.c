@@ -38,6 +38,10 @@ static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen
 {
     (void)addrlen;
     struct md_http *h = cls;
+    /* Shutting down (md_http_quiesce): a new connection is closed at once,
+     * never served. */
+    if (atomic_load(&h->stopping))
+        return MHD_NO;
     if (!conn_limited(h, addr) || md_connlimit_allowed(h->conns, addr))
         return MHD_YES;
     md_metrics_refused(MD_MR_PER_ADDRESS);
@@ -95,8 +99,6 @@ static void http_free(struct md_http *h)
     md_http_metrics_stop(h);
     if (h->d)
         MHD_stop_daemon(h->d);
-    if (h->quiesced_fd != MHD_INVALID_SOCKET)
-        close(h->quiesced_fd);
     md_http_auth_stop(h);
     md_http_mcp_stop(h);
     md_connlimit_free(h->conns);
@@ -172,7 +174,6 @@ struct md_http *md_http_start(const struct md_http_config *cfg, const struct md_
     h->limits = limits;
     h->store = store;
     h->writer = writer;
-    h->quiesced_fd = MHD_INVALID_SOCKET;
     metrics_start(cfg);
     h->conns = md_connlimit_new(cfg->max_connections_per_ip);
     if (!h->conns || md_http_waiters_start(h) != 0) {
@@ -200,8 +201,12 @@ unsigned md_http_port(const struct md_http *h)
 
 void md_http_quiesce(struct md_http *h)
 {
+    /* Not MHD_quiesce_daemon: with a thread pool on epoll, libmicrohttpd
+     * 0.9.75 (Debian 12) races its workers for the listen socket's removal
+     * from their epoll sets and aborts the process ("Failed to remove listen
+     * FD from epoll set") when a worker wins. The listener stays open; every
+     * connection that arrives from now on is closed on accept (on_accept). */
     atomic_store(&h->stopping, 1);
-    h->quiesced_fd = MHD_quiesce_daemon(h->d);
     md_http_waiters_wake_all(h); /* a long poll answers now with what there is */
 }
 

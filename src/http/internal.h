@@ -106,7 +106,6 @@ struct md_http {
     struct md_store *store;
     struct md_writer *writer;
     struct MHD_Daemon *d;
-    MHD_socket quiesced_fd;
     unsigned port;
     atomic_int stopping;
     atomic_uint in_flight;
@@ -175,7 +174,8 @@ struct req {
     int want_text;
     struct headers headers; /* read once, when the request's headers are in */
     char tenant[MD_TENANT_MAX + 1];
-    char actor[129]; /* X-Memory-Actor, when valid */
+    char actor[129];    /* X-Memory-Actor, when valid */
+    char idem_key[256]; /* the Idempotency-Key r->job.idem_key points to, when valid */
     struct md_cmd cmd;
     struct md_buf out;
     enum md_err err;
@@ -213,6 +213,9 @@ struct req {
      * the log). */
     char *mcp_id;
     const char *mcp_method;
+    /* tools/call's params._meta["memoryd/idempotency-key"] while the tool
+     * runs (borrowed from the parsed message; NULL: none). */
+    const struct json_t *mcp_idem;
 };
 
 /* body.c: count the request's body as `total` bytes against
@@ -278,6 +281,9 @@ enum MHD_Result md_reply_result(struct req *r);
  * r->tenant: 0, or -1 with the refusal answered in *ret. */
 int md_http_tenant(struct req *r, enum MHD_Result *ret);
 
+/* The key of params._meta that carries a tools/call's Idempotency-Key. */
+#define MD_MCP_IDEMPOTENCY_META "memoryd/idempotency-key"
+
 /* ---- run.c: running a parsed command ---- */
 
 /* Read the write headers of a parsed command (If-Match, If-None-Match,
@@ -286,6 +292,13 @@ int md_http_tenant(struct req *r, enum MHD_Result *ret);
  * come once. A view takes none of them (they are ignored). */
 enum md_err md_http_write_headers(struct req *r, const char *body, size_t body_len,
                                   struct md_buf *out);
+/* The Idempotency-Key of a write, `key` (len bytes; validated, copied into
+ * r->idem_key) for the request whose body is `body`: r->job.idem_key and
+ * its fingerprint set; MD_OK, or `invalid_err` with the text `invalid` (an
+ * MD_R_... refusal gives both) in `out`. */
+enum md_err md_http_idempotency(struct req *r, const char *key, size_t len, const char *body,
+                                size_t body_len, struct md_buf *out, enum md_err invalid_err,
+                                const char *invalid);
 /* Queue r->cmd (parsed, r->tenant decided) for the writer; the connection
  * is resumed with the answer in r->out, r->err, r->job.res. */
 enum MHD_Result md_http_submit(struct req *r);

@@ -163,7 +163,10 @@ static enum MHD_Result tools_call(struct req *r, const json_t *params)
     json_t *none = args ? NULL : json_object();
     if (!args && !none)
         return MHD_NO;
+    /* A write's Idempotency-Key may come in _meta (MD_MCP_IDEMPOTENCY_META). */
+    r->mcp_idem = json_object_get(json_object_get(params, "_meta"), MD_MCP_IDEMPOTENCY_META);
     enum MHD_Result ret = tool->call(r, args ? args : none);
+    r->mcp_idem = NULL;
     json_decref(none);
     return ret;
 }

@@ -7,7 +7,10 @@
  * POST /memory takes it, read by the same parser (md_cmd_parse) and run by
  * the same path (md_http_cmd_run: the views here, the writes by the
  * writer), so that its text, limits, quota and errors are POST /memory's;
- * its input schema is made from the command table (md_cmd_tool_schema).
+ * its input schema is made from the command table (md_cmd_tool_schema). A
+ * write takes an Idempotency-Key, in the request's header or in
+ * params._meta["memoryd/idempotency-key"], and is applied once however
+ * often it is retried, as on POST /memory.
  *
  * A tool is added by one more entry: a read-only tool runs its work on a
  * read transaction for r->tenant, puts its text in r->out (and an error
@@ -19,6 +22,34 @@
 
 #include "cmd/md_search.h"
 #include "internal.h"
+
+/* A write's Idempotency-Key: the request's header or params._meta's
+ * (the same key if both), as POST /memory takes it, the fingerprint made of
+ * the arguments (their keys sorted: a retry may order them otherwise). */
+static enum md_err idempotency(struct req *r, json_t *args, struct md_buf *msg)
+{
+    const struct header_seen *h = &r->headers.idempotency_key;
+    const json_t *meta = r->mcp_idem;
+    if (h->count > 1)
+        return md_buf_say(msg, MD_R_HEADER_TWICE, "Idempotency-Key");
+    if (meta && !json_is_string(meta))
+        return md_buf_say(msg, MD_R_IDEMPOTENCY_META_INVALID);
+    const char *key = meta ? json_string_value(meta) : h->count ? h->value : NULL;
+    size_t len = meta ? json_string_length(meta) : h->len;
+    if (!key)
+        return MD_OK;
+    if (meta && h->count && (h->len != len || memcmp(h->value, key, len) != 0))
+        return md_buf_say(msg, MD_R_IDEMPOTENCY_KEY_TWO);
+    char *sorted = json_dumps(args, JSON_COMPACT | JSON_SORT_KEYS);
+    if (!sorted)
+        return MD_ENOMEM;
+    enum md_err e = meta ? md_http_idempotency(r, key, len, sorted, strlen(sorted), msg,
+                                               MD_R_IDEMPOTENCY_META_INVALID)
+                         : md_http_idempotency(r, key, len, sorted, strlen(sorted), msg,
+                                               MD_R_IDEMPOTENCY_KEY_INVALID);
+    free(sorted);
+    return e;
+}
 
 static enum MHD_Result memory_call(struct req *r, struct json_t *args)
 {
@@ -32,6 +63,8 @@ static enum MHD_Result memory_call(struct req *r, struct json_t *args)
     } else {
         pe = MD_ENOMEM;
     }
+    if (!pe && r->cmd.write)
+        pe = idempotency(r, args, &parse_msg);
     if (md_http_cmd_run(r, pe, &parse_msg))
         return MHD_YES; /* answered once the connection is resumed */
     return md_reply_result(r);

@@ -64,15 +64,23 @@ enum md_err md_http_write_headers(struct req *r, const char *body, size_t body_l
         r->actor[a->len] = '\0';
         r->cmd.actor = r->actor;
     }
-    if (hd->idempotency_key.count) {
-        const struct header_seen *k = &hd->idempotency_key;
-        if (k->len < 1 || k->len > 255 || !ascii_in(k->value, k->len, '!'))
-            return md_buf_say(out, MD_R_IDEMPOTENCY_KEY_INVALID);
-        r->job.idem_key = k->value;
-        r->job.idem_key_len = k->len;
-        e = fingerprint(r, body, body_len);
-    }
+    if (hd->idempotency_key.count)
+        e = md_http_idempotency(r, hd->idempotency_key.value, hd->idempotency_key.len, body,
+                                body_len, out, MD_R_IDEMPOTENCY_KEY_INVALID);
     return e;
+}
+
+enum md_err md_http_idempotency(struct req *r, const char *key, size_t len, const char *body,
+                                size_t body_len, struct md_buf *out, enum md_err invalid_err,
+                                const char *invalid)
+{
+    if (len < 1 || len >= sizeof r->idem_key || !ascii_in(key, len, '!'))
+        return md_buf_say(out, invalid_err, "%s", invalid);
+    memcpy(r->idem_key, key, len);
+    r->idem_key[len] = '\0';
+    r->job.idem_key = r->idem_key;
+    r->job.idem_key_len = len;
+    return fingerprint(r, body, body_len);
 }
 
 /* The writer's notifier: the job is done. */

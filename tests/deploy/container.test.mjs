@@ -473,11 +473,11 @@ rec aptlists sh -c ${sh(`ls -A ${m}/var/lib/apt/lists | wc -l`)}
 `, { net: 'private' });
   assert.deepEqual(res.version.rc, 0, res.version.err);
   assert.match(res.version.out, /^memoryd \d+\.\d+\.\d+/);
-  assert.deepEqual(res.needed.out.split('\n').filter(Boolean).sort(), ['libarchive.so.13', 'libc.so.6', 'libcrypto.so.3', 'libjansson.so.4', 'libmicrohttpd.so.12', 'libpq.so.5', 'libsodium.so.23', 'libsqlite3.so.0', 'libutf8proc.so.2']);
+  assert.deepEqual(res.needed.out.split('\n').filter(Boolean).sort(), ['libarchive.so.13', 'libc.so.6', 'libcrypto.so.3', 'libcurl.so.4', 'libjansson.so.4', 'libmicrohttpd.so.12', 'libpq.so.5', 'libsodium.so.23', 'libsqlite3.so.0', 'libutf8proc.so.2']);
   // Every library memoryd links comes from a package install-runtime.sh installs, or libc6
   // (essential: in every Debian image).
-  assert.deepEqual(res.owners.out.split('\n').filter(Boolean), ['libarchive13', 'libc6', 'libjansson4', 'libmicrohttpd12', 'libpq5', 'libsodium23', 'libsqlite3-0', 'libssl3', 'libutf8proc2']);
-  assert.match(readDocker('install-runtime.sh'), /\npkgs=\(libmicrohttpd12 libjansson4 libsqlite3-0 libutf8proc2 libpq5 libssl3 libsodium23 libarchive13\)\n/);
+  assert.deepEqual(res.owners.out.split('\n').filter(Boolean), ['libarchive13', 'libc6', 'libcurl4', 'libjansson4', 'libmicrohttpd12', 'libpq5', 'libsodium23', 'libsqlite3-0', 'libssl3', 'libutf8proc2']);
+  assert.match(readDocker('install-runtime.sh'), /\npkgs=\(libmicrohttpd12 libjansson4 libsqlite3-0 libutf8proc2 libpq5 libssl3 libsodium23 libarchive13 libcurl4\)\n/);
   assert.deepEqual([res.ldd.out, res.aptlists.out], ['0\n', '0\n']);
 });
 
@@ -577,6 +577,8 @@ ${curl('public_metrics', `http://${memorydAddress}:8080/metrics`)}
 rec m_proc grep -E '^(Uid|Gid|CapEff|CapBnd|NoNewPrivs):' /proc/$PID_M/status
 rec m_rootfs ${m.exec(['/bin/sh', '-c', 'touch /var/x 2>&1; touch /usr/local/bin/x'])}
 rec m_tmp ${m.exec(['/bin/sh', '-c', 'echo ok >/tmp/x && cat /tmp/x && pwd && id'])}
+# docker compose exec memoryd memoryd admin ...: tenant administration beside memoryd.
+rec m_admin ${m.exec(['/usr/local/bin/memoryd', 'admin', 'tenants', 'list'])}
 rec p_proc grep -E '^(Uid|CapEff|CapBnd|NoNewPrivs):' /proc/$PID_P/status
 rec p_workers sh -c 'for c in $(cat /proc/'"$PID_P"'/task/*/children); do grep -E "^Uid:" /proc/$c/status; done | sort -u'
 
@@ -612,6 +614,8 @@ kill -${mImage.stages.runtime.config.stopsignal.replace('SIG', '')} "$PID_M"; rc
   assert.deepEqual(res.m_proc.out, 'Uid:\t10001\t10001\t10001\t10001\nGid:\t10001\t10001\t10001\t10001\nCapEff:\t0000000000000000\nCapBnd:\t0000000000000000\nNoNewPrivs:\t1\n');
   assert.deepEqual(res.m_rootfs, { rc: 1, out: 'touch: cannot touch \'/var/x\': Read-only file system\n', err: 'touch: cannot touch \'/usr/local/bin/x\': Read-only file system\n' });
   assert.deepEqual(res.m_tmp, { rc: 0, out: 'ok\n/var/lib/memoryd\nuid=10001(memoryd) gid=10001(memoryd) groups=10001(memoryd)\n', err: '' });
+  assert.deepEqual([res.m_admin.rc, res.m_admin.err], [0, ''], diag);
+  assert.match(res.m_admin.out, /^tenant\tfiles\tbytes\tversions\tlast_write\nteam-a\t1\t6\t1\t\S+\n$/); // team-b only viewed: no row
   // nginx: the master is root with CHOWN, SETGID, SETUID only; the workers are www-data.
   const capsHex = (1n << 0n | 1n << 6n | 1n << 7n).toString(16).padStart(16, '0'); // chown, setgid, setuid
   assert.deepEqual(res.p_proc.out, `Uid:\t0\t0\t0\t0\nCapEff:\t${capsHex}\nCapBnd:\t${capsHex}\nNoNewPrivs:\t1\n`);

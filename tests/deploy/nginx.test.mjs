@@ -7,7 +7,8 @@
 //
 // Proves: two keys are two tenants that cannot see each other's files; a client's
 // X-Tenant-ID never reaches memoryd (one header, the key's tenant; no Authorization);
-// 401 without a valid key; 405 / 404 for what is not forwarded; 413 from nginx above
+// 401 without a valid key; 405 / 404 for what is not forwarded; the per-tenant /v1 API
+// (history, versions, search, changes, restore) reached with the key's tenant; 413 from nginx above
 // 4 MiB while exactly 4 MiB reaches memoryd; 429 past the per-tenant rate limit, and past
 // the per-address one for key guessing (requests without a valid key count too); 403
 // for a client going around nginx; 502 when memoryd is down; upstream keep-alive; a key
@@ -137,7 +138,9 @@ test('the key\'s scheme and the key itself are matched ignoring case (hex keys, 
   assert.deepEqual([r.status, r.json], [200, ok(`${LISTING}6B\t/memories\n6B\t/memories/a.txt`)]);
 });
 
-test('only POST /memory, /mcp, GET /healthz and GET /readyz are forwarded', async () => {
+const NOT_FOUND = '{"error":"not found: use POST /memory, /mcp, GET /healthz, GET /readyz or the per-tenant /v1 API (history, versions, restore, redact, changes, search)"}';
+
+test('only POST /memory, /mcp, the per-tenant /v1 API, GET /healthz and GET /readyz are forwarded', async () => {
   await mdSync();
   const before = mdRequests().length;
   for (const method of ['GET', 'PUT', 'DELETE']) {
@@ -145,9 +148,13 @@ test('only POST /memory, /mcp, GET /healthz and GET /readyz are forwarded', asyn
     assert.deepEqual([r.status, r.text, r.headers.allow, r.headers['x-memory-is-error']],
       [405, '{"type":"tool_result","content":"Error: Use POST /memory with a JSON memory command","is_error":true}', 'POST', 'true'], method);
   }
-  for (const p of ['/', '/memory/', '/memories', '/Memory', '/healthz/x', '/metrics', '/_memoryd_key']) {
-    const r = await px.request({ path: p, method: 'POST', key: KEY_A, body: view() });
-    assert.deepEqual([r.status, r.text], [404, '{"error":"not found: use POST /memory, /mcp, GET /healthz or GET /readyz"}'], p);
+  const notForwarded = ['/', '/memory/', '/memories', '/Memory', '/healthz/x', '/metrics', '/_memoryd_key',
+    '/v1', '/v1/', '/v1/tenants', '/v1/tenants/team-a', '/v1/tenants/team-a/export', '/v1/history/x', '/v1/versions/1/x', '/v1/Search'];
+  for (const p of notForwarded) {
+    for (const method of ['GET', 'POST', 'DELETE']) {
+      const r = await px.request({ path: p, method, key: KEY_A, body: method === 'POST' ? view() : undefined });
+      assert.deepEqual([r.status, r.text], [404, NOT_FOUND], `${method} ${p}`);
+    }
   }
   await mdSync();
   assert.equal(mdRequests().length, before);
@@ -158,6 +165,52 @@ test('only POST /memory, /mcp, GET /healthz and GET /readyz are forwarded', asyn
   // docker/proxy.Dockerfile's HEALTHCHECK: healthcheck.sh through nginx.
   const h = await run(path.join(DOCKER, 'healthcheck.sh'), ['127.0.0.1', String(px.port)]);
   assert.deepEqual([h.code, h.stdout, h.stderr], [0, 'healthy: {"status":"ok"}\n', '']);
+});
+
+test('the per-tenant /v1 API through nginx: the key\'s tenant (another key\'s X-Tenant-ID ignored), memoryd\'s answers, JSON errors from nginx', async () => {
+  const KEY = await px.addKey('team-v1'); // a tenant of its own: the rate limits of the others untouched
+  const p = '/memories/v1-proxied.md';
+  const get = (pathq, key, headers) => px.request({ path: pathq, method: 'GET', key, headers });
+  let r = await px.request({ key: KEY, body: { command: 'create', path: p, file_text: 'billing cycle\n' } });
+  assert.equal(r.status, 200, r.text);
+  r = await px.request({ key: KEY, body: { command: 'str_replace', path: p, old_str: 'billing', new_str: 'payment' } });
+  assert.equal(r.status, 200, r.text);
+  // history: the file's two versions, newest first; its first version's content.
+  r = await get(`/v1/history?path=${p}`, KEY);
+  assert.equal(r.status, 200, r.text);
+  const versions = JSON.parse(r.text).versions;
+  assert.deepEqual(versions.map((v) => [v.command, v.existed]), [['str_replace', true], ['create', false]]);
+  r = await get(`/v1/versions/${versions[0].version}`, KEY);
+  assert.deepEqual([r.status, JSON.parse(r.text).content], [200, 'billing cycle\n']);
+  // search and the change feed, as team-a.
+  r = await get('/v1/search?q=payment', KEY);
+  assert.deepEqual([r.status, JSON.parse(r.text).hits.map((h) => h.path)], [200, [p]]);
+  r = await get('/v1/changes', KEY);
+  assert.equal(r.status, 200, r.text);
+  assert.ok(JSON.parse(r.text).changes.some((c) => c.paths.includes(p)), r.text);
+  // restore, a write: the file is back as it was.
+  r = await px.request({ path: '/v1/restore', key: KEY, body: { path: p, version: versions[0].version } });
+  assert.equal(r.status, 200, r.text);
+  r = await px.request({ key: KEY, body: view(p) });
+  assert.match(JSON.parse(r.text).content, /billing cycle/);
+  // team-b's key sees none of it, whatever X-Tenant-ID it sends.
+  r = await get(`/v1/history?path=${p}`, KEY_B, { 'x-tenant-id': 'team-v1' });
+  assert.equal(r.status, 404, r.text);
+  r = await get('/v1/search?q=payment', KEY_B, { 'x-tenant-id': 'team-v1' });
+  assert.deepEqual([r.status, JSON.parse(r.text).hits], [200, []]);
+  // memoryd answers the methods: 405 with Allow.
+  r = await px.request({ path: '/v1/search', method: 'PUT', key: KEY });
+  assert.deepEqual([r.status, r.headers.allow, r.text], [405, 'GET', '{"error":"method not allowed"}']);
+  // Without a valid key: nginx's 401, in the /v1 shape, never forwarded.
+  await mdSync();
+  const before = mdRequests().length;
+  for (const key of [undefined, 'not-a-key']) {
+    r = await get('/v1/changes', key);
+    assert.deepEqual([r.status, r.text], [401, '{"error":"Unauthorized: send the header Authorization: Bearer <API key>"}']);
+    assert.match(r.headers['www-authenticate'], /^Bearer realm="memoryd"/);
+  }
+  await mdSync();
+  assert.equal(mdRequests().length, before);
 });
 
 test('a body over 4 MiB is refused by nginx with 413; exactly 4 MiB reaches memoryd', async () => {

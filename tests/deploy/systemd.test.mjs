@@ -217,6 +217,11 @@ async function underStrace(name, db) {
   assert.equal((await post('x'.repeat(5 * 1024 * 1024))).status, 413);
   assert.equal((await httpRequest({ port, path: '/healthz' })).status, 200);
   assert.equal((await httpRequest({ port, path: '/readyz' })).status, 200);
+  // The operator on the host: memoryd admin, through the unit's loopback listener (the
+  // tenant endpoints are served to this machine without a proxy header).
+  const admin = await run(BIN, ['admin', '--url', `http://127.0.0.1:${port}`, 'tenants', 'list']);
+  assert.equal(admin.code, 0, admin.stderr);
+  assert.match(admin.stdout, /^tenant\tfiles\tbytes\tversions\tlast_write\nacme\t0\t0\t\d+\t\S+\n$/);
   // SIGTERM to memoryd (strace's child; setpriv exec'd strace), as systemd's KillSignal=;
   // strace then exits with memoryd's status.
   const child = Number(fs.readFileSync(`/proc/${p.pid}/task/${p.pid}/children`, 'utf8').trim());

@@ -12,7 +12,8 @@
 //   - sessions: required after initialize, ended by DELETE, bound to their tenant, bounded
 //     by --mcp-sessions; MCP-Protocol-Version checked; GET /mcp is 405; browser Origins refused
 //     unless listed in --mcp-origins;
-//   - --auth keys: the SDK client with a Bearer key; the key decides the tenant and its scope.
+//   - --auth keys: the SDK client with a Bearer key; the key decides the tenant and its scope;
+//   - a write's Idempotency-Key, in params._meta or the header: a retried tools/call applied once.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -193,6 +194,34 @@ test('tools/call of every memory command answers POST /memory\'s text, on the sa
   // What was written through MCP is there for POST /memory of the same tenant.
   const r = await srv.post({ command: 'view', path: '/memories/b.md' }, { tenant: 'mcp-side' });
   assert.equal(r.json.content, 'Here\'s the content of /memories/b.md with line numbers:\n     1\tb');
+});
+
+test('a retried tools/call with an Idempotency-Key (in _meta or the header) is applied once; another call with the key is refused', async () => {
+  const { client } = await connect(srv, T('mcp-retry'));
+  await client.callTool({ name: 'memory', arguments: { command: 'create', path: '/memories/log.md', file_text: 'a\n' } });
+  const insert = { command: 'insert', path: '/memories/log.md', insert_line: 1, insert_text: 'b\n' };
+  const edited = toolText('The file /memories/log.md has been edited.', false);
+  // _meta: the SDK sends it as params._meta; the retry, with the arguments in another order.
+  const viaMeta = (args, key) => client.callTool({ name: 'memory', arguments: args, _meta: { 'memoryd/idempotency-key': key } });
+  assert.deepEqual(await viaMeta(insert, 'k-1'), edited);
+  assert.deepEqual(await viaMeta({ insert_text: 'b\n', insert_line: 1, path: '/memories/log.md', command: 'insert' }, 'k-1'), edited);
+  // The header: a client of its own whose every request carries it.
+  const { client: withHeader } = await connect(srv, { ...T('mcp-retry'), 'idempotency-key': 'k-2' });
+  const insertC = { ...insert, insert_text: 'c\n' };
+  assert.deepEqual(await withHeader.callTool({ name: 'memory', arguments: insertC }), edited);
+  assert.deepEqual(await withHeader.callTool({ name: 'memory', arguments: insertC }), edited);
+  const seen = await srv.post({ command: 'view', path: '/memories/log.md' }, { tenant: 'mcp-retry' });
+  assert.equal(seen.json.content, 'Here\'s the content of /memories/log.md with line numbers:\n     1\ta\n     2\tc\n     3\tb\n     4\t');
+  // The key of another call: refused, nothing applied; a view ignores keys.
+  assert.deepEqual(await viaMeta({ ...insert, insert_text: 'x\n' }, 'k-1'), toolText('Error: This Idempotency-Key was already used for another request (a different body, path or precondition); a new request needs a new key.', true));
+  assert.equal((await viaMeta({ command: 'view', path: '/memories/log.md' }, 'k-1')).isError, false);
+  // Malformed keys: tool errors, nothing applied.
+  assert.deepEqual(await viaMeta(insert, 'with space'), toolText('Error: `_meta.memoryd/idempotency-key` must be a string of 1 to 255 visible ASCII characters', true));
+  assert.deepEqual(await viaMeta(insert, 7), toolText('Error: `_meta.memoryd/idempotency-key` must be a string of 1 to 255 visible ASCII characters', true));
+  assert.deepEqual(await withHeader.callTool({ name: 'memory', arguments: insert, _meta: { 'memoryd/idempotency-key': 'k-3' } }),
+    toolText('Error: The Idempotency-Key header and `_meta.memoryd/idempotency-key` differ; send one key', true));
+  const after = await srv.post({ command: 'view', path: '/memories/log.md' }, { tenant: 'mcp-retry' });
+  assert.equal(after.json.content, seen.json.content);
 });
 
 test('two clients of different tenants at once: each sees only its own memory', async () => {

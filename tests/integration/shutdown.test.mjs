@@ -223,7 +223,7 @@ test('SIGTERM while a request body is still arriving: memoryd waits for it and c
     assert.equal(srv.exited(), null);
     // A new request on an open connection is refused with 503 and nothing is applied.
     assertShuttingDown(await writer.post({ command: 'create', path: '/memories/late.txt', file_text: 'late' }), 'late write');
-    // A new connection is never served (it waits in the kernel's backlog until memoryd exits).
+    // A new connection is never served (memoryd closes it as it accepts it).
     const fresh = makeClient(srv.port);
     const freshResult = fresh.post({ command: 'create', path: '/memories/fresh.txt', file_text: 'fresh' }).then(
       (r) => ({ status: r.status, content: r.content }), (err) => ({ error: err.code ?? err.message }));

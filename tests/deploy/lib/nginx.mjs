@@ -36,7 +36,9 @@ export function nginxCheck(conf, dir) {
   return run('nginx', ['-t', '-p', `${dir}/`, '-c', conf, '-g', `pid ${dir}/nginx.pid;`]);
 }
 
-export async function startNginx({ upstreamPort, proxyBind = '127.0.0.2', extraMap = '' }) {
+// `config` (default nginxTestConfig) makes the configuration's text from {port, upstreamPort,
+// proxyBind, dir}: a test of another proxy setup gives its own.
+export async function startNginx({ upstreamPort, proxyBind = '127.0.0.2', extraMap = '', config = nginxTestConfig }) {
   const dir = tempDir('memoryd-nginx-');
   fs.chmodSync(dir, 0o755); // the workers (www-data) create request body temp files here
   const mapPath = path.join(dir, 'tenants.map');
@@ -45,7 +47,7 @@ export async function startNginx({ upstreamPort, proxyBind = '127.0.0.2', extraM
   let proc, port;
   for (let attempt = 1; ; attempt++) {
     port = await freePort();
-    fs.writeFileSync(confPath, nginxTestConfig({ port, upstreamPort, proxyBind, dir }));
+    fs.writeFileSync(confPath, config({ port, upstreamPort, proxyBind, dir }));
     proc = spawnTracked('nginx', ['-p', `${dir}/`, '-c', confPath, '-g', `daemon off; pid ${dir}/nginx.pid;`]);
     const up = await waitFor(async () => (proc.exitCode !== null ? 'exited' : (await canConnect(port)) && 'up'), 'nginx to listen');
     if (up === 'up') break;
