@@ -5,7 +5,8 @@
 // - no two files of src/ call each other in a circle: the calls are read from the compiled
 //   objects of this build (nm: the symbols each object defines and the ones it uses), so a call
 //   through a header, a macro or a table counts as any other;
-// - the layers file itself goes bottom up (a layer uses only layers above its line).
+// - the layers file itself goes bottom up (a layer uses only layers above its line);
+// - sqlite3_* and libpq are called only from src/store/sqlite and src/store/pg.
 // Each check names what breaks it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -189,4 +190,26 @@ test('no two files of src/ call each other in a circle (the compiled objects\' s
     }
   }
   assert.deepEqual(up, []);
+});
+
+// The database libraries belong to the engines: SQLite's API (sqlite3_*) only in
+// src/store/sqlite, libpq's (PQ*) only in src/store/pg, read from the compiled objects (a
+// call through a macro or a wrapper counts), so that the keys, backup, migration and tenant
+// administration reach the database only through the store.
+test('sqlite3 and libpq are called only from their engine folders', () => {
+  const objs = objects();
+  const problems = [];
+  let sqliteCalls = 0;
+  let pqCalls = 0;
+  for (const o of objs) {
+    for (const s of o.used) {
+      const lib = /^sqlite3_/.test(s) ? 'src/store/sqlite/' : /^(PQ|lo_|pg_encoding)/.test(s) ? 'src/store/pg/' : null;
+      if (!lib) continue;
+      if (lib === 'src/store/sqlite/') sqliteCalls++;
+      else pqCalls++;
+      if (!o.src.startsWith(lib)) problems.push(`${o.src} calls ${s} (only ${lib} may)`);
+    }
+  }
+  assert.deepEqual(problems, []);
+  assert.ok(sqliteCalls > 30 && pqCalls > 30, `only ${sqliteCalls} sqlite3 and ${pqCalls} libpq calls seen`);
 });
