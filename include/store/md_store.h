@@ -220,6 +220,7 @@ struct md_dump_sink;
 struct md_dump_row;
 struct md_totals;
 struct md_backup_info;
+struct md_progress;
 
 struct md_store_ops {
     int version;   /* MD_STORE_VERSION */
@@ -306,7 +307,8 @@ struct md_store_ops {
     enum md_err (*totals)(struct md_txn *t, const char *tenant, struct md_totals *out);
     /* md_store_backup (BACKUP). */
     enum md_err (*backup)(struct md_store *s, const char *path, const volatile int *stop,
-                          struct md_backup_info *out, char *why, size_t why_len);
+                          struct md_progress *progress, struct md_backup_info *out, char *why,
+                          size_t why_len);
 };
 
 /* Every engine's store and txn structs begin with these. */

@@ -167,12 +167,14 @@ struct md_backup_info {
  * database is only read; a serving memoryd goes on writing meanwhile
  * (MD_STORE_CAP_BACKUP; a store opened read-only will do). The copy stops
  * between two steps once *stop is nonzero (a signal handler's flag):
- * MD_EBUSY. On failure an error and the reason in `why`. */
+ * MD_EBUSY. `progress` (begun by the caller; NULL: none) is given the
+ * total and the pages copied as they are. On failure an error and the
+ * reason in `why`. */
 static inline enum md_err md_store_backup(struct md_store *s, const char *path,
-                                          const volatile int *stop, struct md_backup_info *out,
-                                          char *why, size_t why_len)
+                                          const volatile int *stop, struct md_progress *progress,
+                                          struct md_backup_info *out, char *why, size_t why_len)
 {
-    return s->ops->backup(s, path, stop, out, why, why_len);
+    return s->ops->backup(s, path, stop, progress, out, why, why_len);
 }
 
 #endif

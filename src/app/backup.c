@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "app/md_engines.h"
+#include "base/md_progress.h"
 #include "store/md_store_admin.h"
 
 /* How long a busy source may hold the backup up (the store's busy
@@ -134,7 +135,13 @@ static int open_copy(struct backup *b)
 static int copy_database(struct backup *b)
 {
     char why[4400] = "";
-    enum md_err e = md_store_backup(b->src, b->tmp, &interrupted, &b->info, why, sizeof why);
+    /* Progress in pages: a bar on a terminal, else a log line every few
+     * seconds (md_progress.h). */
+    struct md_progress progress;
+    md_progress_begin(&progress, "backup", "pages", 0, 1);
+    enum md_err e =
+        md_store_backup(b->src, b->tmp, &interrupted, &progress, &b->info, why, sizeof why);
+    md_progress_end(&progress);
     if (e == MD_EBUSY)
         return fail("interrupted (nothing was written)", NULL);
     return e ? fail(why, NULL) : 0;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "app/md_engines.h"
+#include "base/md_progress.h"
 #include "store/md_store_admin.h"
 
 static const char usage[] =
@@ -38,7 +39,9 @@ struct copy {
     struct md_txn *dt; /* the target's write transaction */
     struct tenant *tenants;
     size_t n, cap;
-    int failed; /* a row could not be loaded */
+    int failed;                  /* a row could not be loaded */
+    struct md_progress progress; /* rows loaded, of the tenants' rows */
+    int64_t rows;
 };
 
 /* Say what went wrong on stderr; returns -1. */
@@ -105,6 +108,7 @@ static int check_free(struct copy *c)
 static int load_row(void *ctx, const struct md_dump_row *row)
 {
     struct copy *c = ctx;
+    md_progress_update(&c->progress, ++c->rows);
     enum md_err e = md_txn_load(c->dt, row);
     if (e) {
         fail("writing the target", md_strerror(e));
@@ -166,7 +170,16 @@ static int copy_all(struct copy *c)
     if (read_tenants(c) || check_free(c))
         return -1;
     static const struct md_dump_sink sink = {load_row};
+    /* Progress in rows: each tenant's, its files', versions', feed's and
+     * kept answers' (the API keys come on top). */
+    int64_t total = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        const struct md_totals *t = &c->tenants[i].totals;
+        total += 1 + t->entries + t->versions + t->changes + t->idempotency;
+    }
+    md_progress_begin(&c->progress, "migrate", "rows", total, 1);
     enum md_err e = md_txn_dump(c->st, &sink, c);
+    md_progress_end(&c->progress);
     if (e == MD_EINVAL && !c->failed)
         return fail(c->from, "its schema is not this memoryd's (run memoryd on it once to bring "
                              "it up to date)");

@@ -20,9 +20,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/md_log.h"
+#include "base/md_progress.h"
 #include "base/md_refusals.h"
 #include "cmd/md_quota.h"
 #include "internal.h"
@@ -313,7 +315,14 @@ enum md_err cmd_import(struct cmd_ctx *c)
         e = not_tar(c, a);
         goto cleanup;
     }
+    /* Progress in bytes of the archive read: a log line every few seconds of a
+     * long import (md_progress.h). */
+    struct stat st;
+    struct md_progress progress;
+    md_progress_begin(&progress, "import", "bytes",
+                      fstat(c->cmd->import_fd, &st) == 0 ? (int64_t)st.st_size : 0, 0);
     for (;;) {
+        md_progress_update(&progress, archive_filter_bytes(a, -1));
         struct archive_entry *en;
         int rc = archive_read_next_header(a, &en);
         if (rc == ARCHIVE_EOF)
@@ -357,6 +366,7 @@ enum md_err cmd_import(struct cmd_ctx *c)
             goto cleanup;
     }
     e = check_quota(c, &before);
+    md_progress_end(&progress);
 cleanup:
     md_buf_free(&content);
     archive_read_free(a);

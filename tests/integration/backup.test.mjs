@@ -269,6 +269,33 @@ test('memoryd backup: bad input is refused with a clear message and creates noth
   assert.deepEqual(listing(), ['copy.db', 'existing.db']);
 });
 
+test('memoryd backup reports its progress: log lines of pages copied (MEMORYD_PROGRESS_MS), a bar on a terminal', { timeout: 120000 }, async () => {
+  const dir = scratch('progress');
+  const db = path.join(dir, 'src.db');
+  const srv = await startServer({ db });
+  const c = makeClient(srv.port);
+  for (let i = 0; i < 40; i++) await c.post({ command: 'create', path: `/memories/f${i}.txt`, file_text: 'x'.repeat(20000) });
+  c.close();
+  await srv.stop();
+  // Without a terminal: JSON log lines of the pages copied, growing to the total, then "done".
+  const r = await runMemoryd(['backup', '--db', db, '--to', path.join(dir, 'log.db')], { env: { MEMORYD_PROGRESS_MS: '0' } });
+  assert.equal(r.code, 0, r.stderr);
+  const lines = r.stderr.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  const pages = fs.statSync(path.join(dir, 'log.db')).size / 4096;
+  assert.ok(lines.length >= 2, r.stderr);
+  assert.deepEqual(lines.map((l) => [l.level, l.msg, l.work, l.unit, l.total]),
+    [...lines.slice(0, -1).map(() => ['info', 'progress', 'backup', 'pages', pages]), ['info', 'done', 'backup', 'pages', pages]]);
+  assert.equal(lines.at(-1).done, pages);
+  const counts = lines.map((l) => l.done);
+  assert.ok(counts.every((n, i) => n >= (counts[i - 1] ?? 0) && n <= pages), counts.join());
+  // On a terminal (script(1) gives it one): a bar that ends at 100%, on a line of its own.
+  const [file, argv] = memorydCommand(['backup', '--db', db, '--to', path.join(dir, 'tty.db')]);
+  const tty = execFileSync('script', ['-qec', [file, ...argv].map((a) => `'${a}'`).join(' '), '/dev/null'],
+    { encoding: 'utf8', env: { ...process.env, MEMORYD_PROGRESS_MS: '0' } });
+  assert.match(tty, new RegExp(`\rbackup  \\[#{30}\\] 100%  ${pages.toLocaleString('en-US')}/${pages.toLocaleString('en-US')} pages  [\\d,]+/s \r?\n`));
+  assert.match(tty, /memoryd backup: copied .* integrity_check ok/);
+});
+
 test('memoryd backup: a target directory it cannot write in is refused', { timeout: 60000 }, async () => {
   // As root (CI), memoryd backup runs as nobody: root writes in any directory.
   const asRoot = process.getuid() === 0;

@@ -1,5 +1,6 @@
 // Proves docs/behaviour.md "Export and import", memory: a 1 GiB tenant (1,024 files of
-// 1 MiB, the --max-file default) goes in through POST /v1/tenants/{t}/import, streamed from
+// 1 MiB, the --max-file default) goes in through POST /v1/tenants/{t}/import (logging its
+// progress: bytes of the archive read, every MEMORYD_PROGRESS_MS), streamed from
 // a generator (the archive never exists whole, here or in memoryd: memoryd keeps it in a
 // temporary file) and comes out through GET .../export, read by GNU tar as it streams;
 // memoryd's peak resident memory (VmHWM) stays under 64 MiB all along, against the
@@ -32,7 +33,8 @@ function peak(pid) {
 }
 
 test('a 1 GiB tenant: imported and exported as streams, memoryd peak memory bounded', { skip: sanitized && 'sanitizer build: see the header', timeout: 1800000 }, async () => {
-  const s = await startServer({ args: ['--tenant-max-bytes', '0', '--tenant-max-files', '0', '--max-import', '2G', '--history-versions', '0'] });
+  // MEMORYD_PROGRESS_MS: the import's progress lines every 500 ms (md_progress.h), not 2 s.
+  const s = await startServer({ args: ['--tenant-max-bytes', '0', '--tenant-max-files', '0', '--max-import', '2G', '--history-versions', '0'], env: { MEMORYD_PROGRESS_MS: '500' } });
   const dir = tempDir('memoryd-export-large-');
   try {
     const start = peak(s.proc.pid);
@@ -60,6 +62,15 @@ test('a 1 GiB tenant: imported and exported as streams, memoryd peak memory boun
     assert.equal(json.files, FILES);
     assert.equal(json.bytes, FILES * SIZE);
     const afterImport = peak(s.proc.pid);
+    // The import said how far it had come: bytes of the archive read, of its size, then done.
+    await s.waitForLogs((logs) => logs.some((l) => l.msg === 'done' && l.work === 'import'), 'the import\'s done line');
+    const progress = s.logs.filter((l) => l.work === 'import');
+    const total = progress[0].total;
+    assert.ok(total > FILES * SIZE, `total ${total}`);
+    assert.ok(progress.length >= 2, `${progress.length} progress lines`);
+    assert.deepEqual(progress.map((l) => [l.msg, l.unit, l.total]), [...progress.slice(0, -1).map(() => ['progress', 'bytes', total]), ['done', 'bytes', total]]);
+    const counts = progress.map((l) => l.done);
+    assert.ok(counts.every((n, i) => n >= (counts[i - 1] ?? 0) && n <= total) && counts.at(-1) > FILES * SIZE, counts.join());
 
     // Export, extracted by GNU tar as it streams.
     const tar = spawn('tar', ['-xf', '-'], { cwd: dir, stdio: ['pipe', 'ignore', 'pipe'] });

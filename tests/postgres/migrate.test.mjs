@@ -426,7 +426,8 @@ test('every tenant of a SQLite database copied exactly: rows, views, sizes; then
   // The copy.
   uri = await createDatabase();
   const bytes = rows.reduce((sum, l) => sum + l.slice(l.lastIndexOf('\t') + 1).length / 2, 0);
-  const m = await runMemoryd(['migrate', '--from', sqlitePath, '--to', uri]);
+  // MEMORYD_PROGRESS_MS=20: a progress line every 20 ms of loading (md_progress.h), then "done".
+  const m = await runMemoryd(['migrate', '--from', sqlitePath, '--to', uri], { env: { MEMORYD_PROGRESS_MS: '20' } });
   assert.deepEqual([m.code, m.stdout], [0,
     `memoryd migrate: copied 6 tenants, ${rows.length} entries, ${bytes} bytes of files from ${sqlitePath} to ${uri}\n`]);
   assert.deepEqual(quotaOf(psql(uri, 'SELECT name, files, max_bytes, max_files FROM tenants')), sqliteQuota);
@@ -434,8 +435,21 @@ test('every tenant of a SQLite database copied exactly: rows, views, sizes; then
   // The schema made in the fresh database, in memoryd's log format (the backend's migration).
   // One line per migration of sql/postgres/ applied to the empty target, in order.
   const migrations = fs.readdirSync(path.join(MD_SOURCE, 'sql/postgres')).filter((f) => /^\d{3}_.*\.sql$/.test(f)).length;
-  assert.deepEqual(m.stderr.split('\n').filter(Boolean).map((l) => JSON.parse(l)).map(({ level, msg, engine, version }) => ({ level, msg, engine, version })),
+  const logs = m.stderr.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  const progress = logs.filter((l) => l.msg === 'progress' || l.msg === 'done');
+  assert.deepEqual(logs.filter((l) => !progress.includes(l)).map(({ level, msg, engine, version }) => ({ level, msg, engine, version })),
     Array.from({ length: migrations }, (_, i) => ({ level: 'info', msg: 'schema migrated', engine: 'postgres', version: i + 1 })));
+  // Progress: rows loaded, growing, against the total of the tenants' rows (each tenant, its
+  // entries, versions, feed and kept answers; the API keys come on top), then the whole count.
+  // The copy of ~20 MiB takes longer than 20 ms on any machine: at least one line.
+  const total = rows.length + histRows.length; // histRows: the rows of tenants, versions, changes, idempotency
+  const done = progress.at(-1);
+  assert.ok(progress.length >= 2, `${progress.length} progress lines`);
+  assert.deepEqual([done.msg, done.work, done.unit, done.total, done.done], ['done', 'migrate', 'rows', total, total + sqliteKeys.length]);
+  const counts = progress.slice(0, -1).map((l) => l.done);
+  assert.deepEqual(progress.slice(0, -1).map((l) => [l.msg, l.work, l.unit, l.total]), counts.map(() => ['progress', 'migrate', 'rows', total]));
+  assert.ok(counts.every((n, i) => n > (counts[i - 1] ?? 0) && n <= done.done), counts.join());
+  assert.ok(progress.every((l) => Number.isInteger(l.rate) && l.rate >= 0));
   assert.ok(bytes > 18 * MiB);
 
   // Every row equal, byte for byte; the copy consistent.

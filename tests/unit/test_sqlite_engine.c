@@ -27,6 +27,7 @@
 
 #include "base/md_buf.h"
 #include "base/md_path.h"
+#include "base/md_progress.h"
 #include "base/md_sha256.h"
 #include "check.h"
 #include "store/md_store_admin.h"
@@ -485,9 +486,14 @@ static void test_backup(struct md_store *ro)
     close(fd);
     volatile int stop = 1;
     struct md_backup_info info;
-    CHECK_EQ_INT(md_store_backup(ro, p, &stop, &info, why, sizeof why), MD_EBUSY);
+    CHECK_EQ_INT(md_store_backup(ro, p, &stop, NULL, &info, why, sizeof why), MD_EBUSY);
     stop = 0;
-    CHECK_EQ_INT(md_store_backup(ro, p, &stop, &info, why, sizeof why), MD_OK);
+    /* The progress it reports: every page of the copy, of as many. */
+    struct md_progress progress;
+    md_progress_begin(&progress, "backup", "pages", 0, 0);
+    CHECK_EQ_INT(md_store_backup(ro, p, &stop, &progress, &info, why, sizeof why), MD_OK);
+    CHECK(progress.total > 0);
+    CHECK_EQ_INT(progress.done, progress.total);
     CHECK_EQ_INT(info.tenants, 2);
     CHECK_EQ_INT(info.page_size, 4096);
     struct stat st;

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/md_progress.h"
 #include "internal.h"
 
 /* Pages copied per sqlite3_backup_step, and the pause between steps. */
@@ -81,8 +82,19 @@ static void source_end(struct sq_store *s, struct sq_conn *c)
 
 /* Copy every page of `src` into `dst`, in steps; the source's read
  * transaction keeps the snapshot, so the backup never restarts. */
+/* Tell `progress` (NULL: nobody) how many of the pages are copied. */
+static void pages_copied(sqlite3_backup *bk, struct md_progress *progress)
+{
+    if (!progress)
+        return;
+    int total = sqlite3_backup_pagecount(bk);
+    progress->total = total;
+    md_progress_update(progress, total - sqlite3_backup_remaining(bk));
+}
+
 static enum md_err copy_pages(sqlite3 *dst, sqlite3 *src, const volatile int *stop,
-                              struct md_backup_info *out, char *why, size_t why_len)
+                              struct md_progress *progress, struct md_backup_info *out, char *why,
+                              size_t why_len)
 {
     sqlite3_backup *bk = sqlite3_backup_init(dst, "main", src, "main");
     if (!bk)
@@ -92,9 +104,11 @@ static enum md_err copy_pages(sqlite3 *dst, sqlite3 *src, const volatile int *st
         int busy = rc == SQLITE_BUSY || rc == SQLITE_LOCKED;
         if ((!busy && rc != SQLITE_OK) || (busy && (busy_ms += 10) > BUSY_WAIT_MS))
             break;
+        pages_copied(bk, progress);
         /* A short pause: the disk is shared with the serving memoryd. */
         pause_ns(busy ? 10 * STEP_PAUSE_NS : STEP_PAUSE_NS);
     }
+    pages_copied(bk, progress);
     out->pages = sqlite3_backup_pagecount(bk);
     int frc = sqlite3_backup_finish(bk);
     if (*stop) {
@@ -140,7 +154,8 @@ static enum md_err check_copy(sqlite3 *dst, struct md_backup_info *out, char *wh
 }
 
 enum md_err sq_backup(struct md_store *base, const char *path, const volatile int *stop,
-                      struct md_backup_info *out, char *why, size_t why_len)
+                      struct md_progress *progress, struct md_backup_info *out, char *why,
+                      size_t why_len)
 {
     struct sq_store *s = (struct sq_store *)base;
     *out = (struct md_backup_info){0, 0, 0};
@@ -155,7 +170,7 @@ enum md_err sq_backup(struct md_store *base, const char *path, const volatile in
     struct sq_conn *src = NULL;
     enum md_err e = source_begin(s, &src, why, why_len);
     if (!e) {
-        e = copy_pages(dst, src->db, stop, out, why, why_len);
+        e = copy_pages(dst, src->db, stop, progress, out, why, why_len);
         source_end(s, src);
     }
     if (!e)

@@ -523,6 +523,7 @@ enum md_err sq_totals(struct md_txn *base, const char *tenant, struct md_totals 
 /* ---- backup.c: an online copy ---- */
 
 enum md_err sq_backup(struct md_store *base, const char *path, const volatile int *stop,
+                      struct md_progress *progress,
                       struct md_backup_info *out, char *why, size_t why_len);
 
 #endif
