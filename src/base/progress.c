@@ -18,7 +18,7 @@ void md_progress_begin(struct md_progress *p, const char *work, const char *unit
     p->t0_us = p->shown_us = md_now_us();
     p->tty = tty_ok && isatty(STDERR_FILENO);
     const char *ms = getenv("MEMORYD_PROGRESS_MS");
-    p->every_us = ms && *ms ? strtoull(ms, NULL, 10) * 1000u : MD_PROGRESS_EVERY_S * 1000000u;
+    p->every_us = ms && *ms ? strtoull(ms, NULL, 10) * 1000u : (uint64_t)MD_PROGRESS_EVERY_S * 1000000u;
 }
 
 /* `n` with thousands separators into out (32 bytes). */

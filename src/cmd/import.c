@@ -305,6 +305,12 @@ enum md_err cmd_import(struct cmd_ctx *c)
     struct archive *a = archive_read_new();
     if (!a)
         return MD_ENOMEM;
+    /* Progress in bytes of the archive read: a log line every few seconds of a
+     * long import (md_progress.h). */
+    struct stat st;
+    struct md_progress progress;
+    md_progress_begin(&progress, "import", "bytes",
+                      fstat(c->cmd->import_fd, &st) == 0 ? (int64_t)st.st_size : 0, 0);
     struct md_buf content;
     md_buf_init(&content, c->lim->max_file + 1);
     archive_read_support_format_tar(a);
@@ -315,12 +321,6 @@ enum md_err cmd_import(struct cmd_ctx *c)
         e = not_tar(c, a);
         goto cleanup;
     }
-    /* Progress in bytes of the archive read: a log line every few seconds of a
-     * long import (md_progress.h). */
-    struct stat st;
-    struct md_progress progress;
-    md_progress_begin(&progress, "import", "bytes",
-                      fstat(c->cmd->import_fd, &st) == 0 ? (int64_t)st.st_size : 0, 0);
     for (;;) {
         md_progress_update(&progress, archive_filter_bytes(a, -1));
         struct archive_entry *en;
