@@ -19,10 +19,8 @@ export function parseHelp(text) {
   const lines = text.split('\n');
   let i = 0;
   const intro = [];
-  while (i < lines.length && !lines[i].startsWith('  --')) {
-    if (lines[i] !== '') intro.push(lines[i]);
-    i++;
-  }
+  while (i < lines.length && lines[i] !== '') intro.push(lines[i++]);
+  while (i < lines.length && lines[i] === '') i++;
   const options = [];
   for (; i < lines.length && lines[i] !== ''; i++) {
     const line = lines[i];
