@@ -33,7 +33,7 @@ if [[ "$mode" == "--test" ]]; then
   # systemd's systemd-analyze checks docker/memoryd.service and strace memoryd's system
   # calls against its filter, shellcheck lints docker/*.sh.
   pkgs+=(nginx systemd strace shellcheck)
-  # python3: runs the README's raw-HTTP example (tests/deploy/readme-examples.test.mjs).
+  # python3: runs the plain-HTTP example of docs/deploy.md (tests/deploy/readme-examples.test.mjs).
   pkgs+=(python3)
   # prometheus: its promtool checks GET /metrics, and a Prometheus server of the test's own
   # scrapes a live memoryd (tests/integration/metrics.test.mjs); the package's system

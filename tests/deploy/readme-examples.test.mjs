@@ -2,13 +2,15 @@
 // (the committed docker/nginx.conf, test copy as in tests/deploy/lib/nginx.mjs) in front of a
 // real memoryd as compose.yaml runs it (--trusted-proxies <nginx's address>
 // --require-tenant), on an empty database per document:
-//   - README.md, sections "Deploy" and "Use from an agent", in order: every ```console block
-//     (each "$ " line a command, the lines up to the next its exact output) and every
-//     ```python block (run with python3; its exact output is the ```text block after it);
+//   - docs/deploy.md, sections "Through the proxy" and "From code, through the proxy", in
+//     order: every ```console block (each "$ " line a command, the lines up to the next its
+//     exact output) and every ```python block (run with python3; its exact output is the
+//     ```text block after it);
 //   - docker/README.md: every ```console block; and its ```nginx block, the three lines to
 //     change for a host's nginx, applied to nginx.conf: the result passes `nginx -t`.
 // The only change made to an example: "localhost:8080" points at the test's nginx.
-// (README.md's "Using it with curl" goes to memoryd directly: tests/integration/readme.test.mjs.)
+// (The examples of README.md, docs/api.md and docs/tenants.md go to memoryd directly:
+// tests/integration/readme.test.mjs.)
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -19,7 +21,7 @@ import { REPO, memorydLogSync, memorydRequests, readDocker, run, substitute } fr
 import { nginxCheck, nginxTestPaths, startNginx } from './lib/nginx.mjs';
 import { tempDir } from '../lib/server.mjs';
 
-const PROXIED_SECTIONS = ['Deploy', 'Use from an agent'];
+const PROXIED_SECTIONS = ['Through the proxy', 'From code, through the proxy'];
 
 // memoryd behind nginx on a fresh database; `fn({ port, md, px })` runs the examples.
 async function behindProxy(fn) {
@@ -43,11 +45,11 @@ async function runPython(block, expected, port) {
   assert.equal(r.stdout, expected.text, `output of the python example at line ${block.line}`);
 }
 
-test('README.md: the examples of "Deploy" and "Use from an agent" through nginx', async () => {
-  const blocks = codeBlocks(fs.readFileSync(path.join(REPO, 'README.md'), 'utf8'))
+test('docs/deploy.md: the examples of "Through the proxy" and "From code, through the proxy" through nginx', async () => {
+  const blocks = codeBlocks(fs.readFileSync(path.join(REPO, 'docs/deploy.md'), 'utf8'))
     .filter((b) => PROXIED_SECTIONS.includes(b.section));
   const langs = blocks.map((b) => `${b.section}: ${b.lang}`);
-  assert.deepEqual([...new Set(langs)], ['Deploy: console', 'Use from an agent: console', 'Use from an agent: ts', 'Use from an agent: python', 'Use from an agent: text']);
+  assert.deepEqual([...new Set(langs)], ['Through the proxy: console', 'From code, through the proxy: console', 'From code, through the proxy: python', 'From code, through the proxy: text']);
   await behindProxy(async ({ port, md }) => {
     for (const [i, block] of blocks.entries()) {
       if (block.lang === 'console') await runConsole(consoleExamples([block]), port);
@@ -55,7 +57,7 @@ test('README.md: the examples of "Deploy" and "Use from an agent" through nginx'
         assert.equal(blocks[i + 1]?.lang, 'text', `the python example at line ${block.line} is followed by its output`);
         await runPython(block, blocks[i + 1], port);
       }
-      // ts: type-checked against the package by clients/typescript/scripts/test.sh; text: an output.
+      // text: an output.
     }
     // Every request memoryd answered came through nginx, as the key's tenant.
     await memorydLogSync(md);

@@ -15,6 +15,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { slug } from '../lib/markdown.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(process.env.MD_SOURCE_DIR || path.resolve(here, '../..'));
@@ -61,17 +62,6 @@ function readText(rel) {
 }
 
 // ---- Markdown: headings, anchors and links ----
-
-// GitHub's heading anchors: lower case, punctuation dropped (not '-' or '_'), each space a '-'.
-export function slug(heading) {
-  return heading
-    .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
-    .replace(/<[^>]*>/g, '')
-    .trim()
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N}\p{M}\s_-]/gu, '')
-    .replace(/\s/g, '-');
-}
 
 // Every anchor a Markdown text offers: its headings' slugs (repeats numbered as GitHub does)
 // and explicit <a id|name="...">.
