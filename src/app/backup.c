@@ -33,7 +33,7 @@ static const char usage[] =
     "database (or start memoryd with --db FILE).\n"
     "\n"
     "  --db PATH   the SQLite database memoryd serves (a PostgreSQL URI is refused: back\n"
-    "              PostgreSQL up with pg_dump or base backups, see the README's Backup)\n"
+    "              PostgreSQL up with pg_dump or base backups, see docs/operations.md)\n"
     "  --to FILE   the copy; refused if FILE exists\n"
     "  --force     replace FILE if it exists\n"
     "\n"
@@ -226,7 +226,7 @@ static int parse_args(struct backup *b, int argc, char **argv)
     if (!(md_engine_for(b->db)->caps & MD_STORE_CAP_BACKUP)) {
         fprintf(stderr, "memoryd backup: --db is a PostgreSQL URI; memoryd backup copies SQLite "
                         "databases only: back PostgreSQL up with pg_dump (or base backups and "
-                        "WAL archiving), see the README's section Backup\n");
+                        "WAL archiving), see docs/operations.md, Backup and restore\n");
         return 2;
     }
     return 0;

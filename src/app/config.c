@@ -58,9 +58,10 @@ static const struct opt opts[] = {
     {"require-tenant", "MEMORYD_REQUIRE_TENANT", O_BOOL, OFF(http.require_tenant), 0, 0, NULL,
      "refuse requests without the tenant header (400)    [off]"},
     {"trusted-proxies", "MEMORYD_TRUSTED_PROXIES", O_CIDRS, OFF(http.trusted_proxies), 0, 0, "LIST",
-     "serve POST /memory only to these IPs/networks, e.g.\n"
-     "                          127.0.0.1,10.0.0.0/8 (the proxy that sets the tenant\n"
-     "                          header); others get 403                 [unset: any]"},
+     "serve POST /memory, /mcp and the tenants' /v1 API\n"
+     "                          only to these IPs/networks, e.g. 127.0.0.1,10.0.0.0/8\n"
+     "                          (the proxy that sets the tenant header); others get\n"
+     "                          403                                     [unset: any]"},
     {"max-body", "MEMORYD_MAX_BODY", O_SIZE, OFF(limits.max_body), 64, 1UL << 30, "BYTES",
      "largest request body (413 beyond)                  [4M]"},
     {"max-file", "MEMORYD_MAX_FILE", O_SIZE, OFF(limits.max_file), 1, 1UL << 30, "BYTES",

@@ -35,6 +35,7 @@ const FOREIGN = new Map([
   ['--test-dir', 'ctest'],
   ['--output-on-failure', 'ctest'],
   ['--postgres', 'bench/run.sh'],
+  ['--install', 'cmake --install'],
 ]);
 
 // `--flag` mentions: [{flag, line}] (a flag starts after a space, a backtick, a parenthesis or
@@ -140,7 +141,7 @@ test('the MCP tools the README and docs/mcp.md name are the tools /mcp lists', a
 
 test('every --flag the README names is an option of memoryd (or of the program on its line)', () => {
   const own = new Set(parseHelp(execFileSync(BIN, ['--help'], { encoding: 'utf8' })).options.map((o) => o.flag));
-  for (const sub of [['keys', '--help'], ['backup', '--help'], ['migrate', '--help']]) {
+  for (const sub of [['keys', '--help'], ['backup', '--help'], ['migrate', '--help'], ['admin', '--help']]) {
     const r = (() => {
       try {
         return execFileSync(BIN, sub, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });

@@ -238,7 +238,7 @@ test('memoryd backup: bad input is refused with a clear message and creates noth
 
   const target = path.join(out, 'copy.db');
   await refuse(['--db', 'postgresql://memoryd@db.internal/memoryd', '--to', target], 2,
-    'memoryd backup: --db is a PostgreSQL URI; memoryd backup copies SQLite databases only: back PostgreSQL up with pg_dump (or base backups and WAL archiving), see the README\'s section Backup\n');
+    'memoryd backup: --db is a PostgreSQL URI; memoryd backup copies SQLite databases only: back PostgreSQL up with pg_dump (or base backups and WAL archiving), see docs/operations.md, Backup and restore\n');
   const missing = path.join(dir, 'missing.db');
   await refuse(['--db', missing, '--to', target], 1, `memoryd backup: ${missing}: No such file or directory\n`);
   assert.equal(fs.existsSync(missing), false);
