@@ -9,6 +9,7 @@ ToolError carrying memoryd's exact text. `run_tool_uses` does what the SDK's too
 with each tool_use block (src/anthropic/lib/tools/_beta_runner.py). Without the SDK the tool is
 a plain class with the same methods. memoryd itself is live, not faked."""
 
+import asyncio
 import importlib
 import subprocess
 import sys
@@ -60,6 +61,21 @@ def without_sdk():
         purge()
 
 
+async def run_tool_uses_async(tools, blocks):
+    """The same, as the SDK's async runner does it (``await tool.call(...)``)."""
+    from anthropic.lib.tools import ToolError
+
+    by_name = {t.name: t for t in tools}
+    results = []
+    for block in blocks:
+        try:
+            content = await by_name[block["name"]].call(block["input"])
+            results.append({"type": "tool_result", "tool_use_id": block["id"], "content": content})
+        except ToolError as exc:
+            results.append({"type": "tool_result", "tool_use_id": block["id"], "content": exc.content, "is_error": True})
+    return results
+
+
 def run_tool_uses(tools, blocks):
     """The SDK tool runner's handling of tool_use blocks (_beta_runner.py): call the tool by name;
     its result is the tool_result's content; a ToolError's `content` is sent with is_error, any
@@ -107,6 +123,23 @@ SESSION = [
 ]
 
 
+def session():
+    """SESSION's tool_use blocks, and the tool_result blocks the runner must send back."""
+    blocks = [{"type": "tool_use", "id": f"toolu_{i:02}", "name": "memory", "input": c} for i, (c, _, _) in enumerate(SESSION)]
+    expected = []
+    for i, (_, text, is_error) in enumerate(SESSION):
+        result = {"type": "tool_result", "tool_use_id": f"toolu_{i:02}", "content": text}
+        if is_error:
+            result["is_error"] = True
+        expected.append(result)
+    return blocks, expected
+
+
+# Each command reached memoryd once: the change feed has the five writes of SESSION that succeeded.
+SESSION_CHANGES = ["create /memories/prefs.md", "str_replace /memories/prefs.md", "insert /memories/prefs.md",
+                   "rename /memories/prefs.md /memories/user/prefs.md", "delete /memories/user"]
+
+
 def test_with_the_sdk_the_tool_is_a_beta_abstract_memory_tool(with_sdk, url, tenant, raw):
     from anthropic.lib.tools import BetaAbstractMemoryTool, ToolError
 
@@ -117,23 +150,27 @@ def test_with_the_sdk_the_tool_is_a_beta_abstract_memory_tool(with_sdk, url, ten
     assert tool.name == "memory"
     cached = with_sdk.MemorydMemoryTool(url, tenant=tenant, cache_control={"type": "ephemeral"})
     assert cached.to_dict() == {"type": "memory_20250818", "name": "memory", "cache_control": {"type": "ephemeral"}}
-    blocks = [{"type": "tool_use", "id": f"toolu_{i:02}", "name": "memory", "input": c} for i, (c, _, _) in enumerate(SESSION)]
-    expected = []
-    for i, (_, text, is_error) in enumerate(SESSION):
-        result = {"type": "tool_result", "tool_use_id": f"toolu_{i:02}", "content": text}
-        if is_error:
-            result["is_error"] = True
-        expected.append(result)
+    blocks, expected = session()
     assert run_tool_uses([tool], blocks) == expected
-    # Each command reached memoryd once: the change feed has the five writes that succeeded.
-    assert raw.changes() == ["create /memories/prefs.md", "str_replace /memories/prefs.md", "insert /memories/prefs.md",
-                             "rename /memories/prefs.md /memories/user/prefs.md", "delete /memories/user"]
+    assert raw.changes() == SESSION_CHANGES
     # The ToolError carries the typed error as its cause.
     with pytest.raises(ToolError) as info:
         tool.call({"command": "view", "path": "/memories/missing.txt"})
     from memoryd_client import NotFoundError
 
     assert isinstance(info.value.__cause__, NotFoundError)
+
+
+def test_with_the_sdk_the_async_tool_is_a_beta_async_abstract_memory_tool(with_sdk, url, tenant, raw):
+    from anthropic.lib.tools import BetaAsyncAbstractMemoryTool
+
+    tool = with_sdk.MemorydAsyncMemoryTool(url, tenant=tenant)
+    assert isinstance(tool, BetaAsyncAbstractMemoryTool)
+    blocks, expected = session()
+    assert asyncio.run(run_tool_uses_async([tool], blocks)) == expected
+    assert raw.changes() == SESSION_CHANGES
+    raw.post({"command": "create", "path": "/memories/x.md", "file_text": "x"})
+    assert asyncio.run(tool.clear_all_memory()) == "All memory cleared"
 
 
 def test_with_the_sdk_a_transport_failure_reaches_the_model_as_a_tool_error(with_sdk, tenant):
@@ -178,7 +215,8 @@ def test_without_the_sdk_the_tool_is_a_plain_class_with_the_same_methods(without
     assert without_sdk.SDK_AVAILABLE is False
     assert "anthropic" not in sys.modules
     tool = without_sdk.MemorydMemoryTool(client=MemorydClient(url, tenant=tenant))
-    assert [c.__name__ for c in type(tool).__mro__] == ["MemorydMemoryTool", "_PlainMemoryTool", "object"]
+    assert [c.__name__ for c in type(tool).__mro__] == [
+        "MemorydMemoryTool", "_Memoryd", "_PlainMemoryTool", "_PlainDefinition", "object"]
     assert tool.to_dict() == {"type": "memory_20250818", "name": "memory"}
     assert tool.call({"command": "create", "path": "/memories/a.md", "file_text": "a\n"}) == (
         "File created successfully at: /memories/a.md")
@@ -188,6 +226,12 @@ def test_without_the_sdk_the_tool_is_a_plain_class_with_the_same_methods(without
         tool.call({"command": "delete", "path": "/memories/b.md"})
     assert info.value.content == "Error: The path /memories/b.md does not exist"
     assert tool.clear_all_memory() == "All memory cleared"
+    async_tool = without_sdk.MemorydAsyncMemoryTool(url, tenant=tenant)
+    assert asyncio.run(async_tool.call({"command": "create", "path": "/memories/b.md", "file_text": "b"})) == (
+        "File created successfully at: /memories/b.md")
+    with pytest.raises(NotFoundError):
+        asyncio.run(async_tool.execute({"command": "view", "path": "/memories/c.md"}))
+    assert "anthropic" not in sys.modules
 
 
 def test_importing_the_package_does_not_import_the_sdk():
@@ -195,8 +239,9 @@ def test_importing_the_package_does_not_import_the_sdk():
         "import sys, memoryd_client\n"
         "print('anthropic' in sys.modules)\n"
         "memoryd_client.MemorydMemoryTool\n"
-        "print('anthropic' in sys.modules, memoryd_client.MemorydMemoryTool.__mro__[1].__module__)\n"
+        "import anthropic.lib.tools as t\n"
+        "print('anthropic' in sys.modules, issubclass(memoryd_client.MemorydMemoryTool, t.BetaAbstractMemoryTool))\n"
     )
     env = {"PYTHONPATH": f"{FAKE_SDK}:{PACKAGE_DIR / 'src'}", "PYTHONDONTWRITEBYTECODE": "1"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
-    assert out == "False\nTrue anthropic.lib.tools\n"
+    assert out == "False\nTrue True\n"
