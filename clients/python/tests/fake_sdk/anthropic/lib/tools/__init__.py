@@ -65,7 +65,9 @@ class _Command:
             setattr(self, field, value.get(field))
 
 
-class BetaAbstractMemoryTool(BetaBuiltinFunctionTool):
+class _Definition:
+    """`__init__` and `to_dict` of both memory tool classes (the SDK repeats them in each)."""
+
     def __init__(self, *, cache_control: Optional[Dict[str, Any]] = None) -> None:
         super().__init__()
         self._cache_control = cache_control
@@ -76,6 +78,8 @@ class BetaAbstractMemoryTool(BetaBuiltinFunctionTool):
             param["cache_control"] = self._cache_control
         return param
 
+
+class BetaAbstractMemoryTool(_Definition, BetaBuiltinFunctionTool):
     def call(self, input: object) -> Any:
         return self.execute(_Command(dict(input)))  # type: ignore[call-overload]
 
@@ -129,17 +133,7 @@ class BetaAsyncBuiltinFunctionTool(ABC):
         return self.to_dict()["name"]
 
 
-class BetaAsyncAbstractMemoryTool(BetaAsyncBuiltinFunctionTool):
-    def __init__(self, *, cache_control: Optional[Dict[str, Any]] = None) -> None:
-        super().__init__()
-        self._cache_control = cache_control
-
-    def to_dict(self) -> Dict[str, Any]:
-        param: Dict[str, Any] = {"type": "memory_20250818", "name": "memory"}
-        if self._cache_control is not None:
-            param["cache_control"] = self._cache_control
-        return param
-
+class BetaAsyncAbstractMemoryTool(_Definition, BetaAsyncBuiltinFunctionTool):
     async def call(self, input: object) -> Any:
         return await self.execute(_Command(dict(input)))  # type: ignore[call-overload]
 
