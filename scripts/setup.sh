@@ -35,6 +35,10 @@ if [[ "$mode" == "--test" ]]; then
   pkgs+=(nginx systemd strace shellcheck)
   # python3: runs the plain-HTTP example of docs/deploy.md (tests/deploy/readme-examples.test.mjs).
   pkgs+=(python3)
+  # The Python client's tests (clients/python, run by tests/clients/python.test.mjs): pytest runs
+  # them with Debian's python3; python3-venv, python3-pip and python3-setuptools install the
+  # package offline into a virtual environment (pip install --no-build-isolation --no-index).
+  pkgs+=(python3-pytest python3-venv python3-pip python3-setuptools)
   # prometheus: its promtool checks GET /metrics, and a Prometheus server of the test's own
   # scrapes a live memoryd (tests/integration/metrics.test.mjs); the package's system
   # service is not used.

@@ -1,0 +1,1 @@
+"""The stand-in's `anthropic.lib` (see ../__init__.py)."""
