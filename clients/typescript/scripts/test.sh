@@ -22,7 +22,7 @@
 set -euo pipefail
 
 SDK_OLDEST=1.10.0
-SDK_NEWEST=1.10.0
+SDK_NEWEST=1.17.0
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 repo="$(cd "$here/../.." && pwd)"

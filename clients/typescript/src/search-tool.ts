@@ -11,8 +11,11 @@ import type { BetaTool } from '@anthropic-ai/sdk/resources/beta/messages/message
 import { MemorydClient, type MemorydClientOptions } from './client.js';
 import { ToolError } from './errors.js';
 
-/** The input the model sends to `memory_search`: `GET /v1/search`'s parameters. */
-export interface MemorySearchInput {
+/**
+ * The input the model sends to `memory_search`: `GET /v1/search`'s parameters. (A type, not an
+ * interface: the schema allows other keys, which the tool ignores.)
+ */
+export type MemorySearchInput = {
   /** The words to find (a phrase in double quotes). */
   q: string;
   /** A directory (or file) to search in; default `/memories`. */
@@ -21,7 +24,7 @@ export interface MemorySearchInput {
   limit?: number;
   /** The next page: the cursor the previous answer ended with. */
   cursor?: string;
-}
+};
 
 /**
  * Extra Claude API properties of the tool definition (e.g. `cache_control`), as the SDK's

@@ -52,7 +52,8 @@ async function rejected(promise, status, text, command) {
   });
 }
 
-test('search and searchText: the hits, pages, the text for a model, and memoryd\'s refusals', async () => {
+test('search and searchText: the hits, pages, the text for a model, and memoryd\'s refusals', async (t) => {
+  t.diagnostic(`memoryd's store: ${/^postgres(ql)?:/.test(srv.dbPath) ? 'PostgreSQL' : 'SQLite'} (${srv.dbPath.replace(/\?.*$/, '')})`);
   const a = clientOf('v1-search');
   await run(
     a,
