@@ -1,6 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import type { BetaMemoryTool20250818Command } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import { MemorydError, type MemorydErrorDetails, type MemorydErrorKind } from './errors.js';
+import type {
+  ApiCallOptions,
+  Change,
+  ChangeFeed,
+  ChangesOptions,
+  FollowOptions,
+  HistoryOptions,
+  HistoryPage,
+  RestoreOptions,
+  RestoreRequest,
+  RestoreResult,
+  SearchOptions,
+  SearchPage,
+  VersionDetail,
+} from './v1.js';
 
 /** A memory tool command: exactly the `input` of Claude's memory `tool_use` block. */
 export type MemoryCommand = BetaMemoryTool20250818Command;
@@ -30,7 +45,7 @@ export interface MemorydClientOptions {
   /**
    * Where memoryd (or the reverse proxy in front of it) listens, e.g.
    * `http://127.0.0.1:8080` or `https://gateway.example.com/memoryd`.
-   * Commands are posted to `{baseUrl}/memory`.
+   * Commands are posted to `{baseUrl}/memory`, the `/v1` calls go to `{baseUrl}/v1/…`.
    */
   baseUrl: string | URL;
   /**
@@ -42,7 +57,11 @@ export interface MemorydClientOptions {
   tenant?: string | undefined;
   /** Name of the tenant header. Default `X-Tenant-ID`. */
   tenantHeader?: string | undefined;
-  /** Sent as `Authorization: Bearer <apiKey>` (for an authenticating reverse proxy). */
+  /**
+   * Sent as `Authorization: Bearer <apiKey>` on every request: a key of `memoryd keys create`
+   * for a memoryd run with `--auth keys` (the key decides the tenant: leave {@link tenant}
+   * out, or name the key's own), or the key of an authenticating reverse proxy.
+   */
   apiKey?: string | undefined;
   /** Extra request headers (sent on every request; the headers above win). */
   headers?: Record<string, string> | undefined;
@@ -100,7 +119,7 @@ export type MemorydRetryReason =
 
 /** What {@link MemorydClientOptions.onRetry} is told. */
 export interface MemorydRetryEvent {
-  /** The command being sent (`view`, `create`, …). */
+  /** The command being sent (`view`, `create`, …), or the `/v1` call (`search`, `restore`, …). */
   command: string;
   /** The attempt that failed (1 for the first). */
   attempt: number;
@@ -150,29 +169,60 @@ export interface ExecuteOptions {
 }
 
 /** What one attempt produced. */
-type Attempt =
-  | {
-      type: 'answer';
-      status: number;
-      statusText: string;
-      contentType: string;
-      text: string;
-      retryAfterMs: number | undefined;
-      result: MemorydResult | undefined;
-    }
-  | { type: 'failure'; kind: 'refused' | 'timeout' | 'lost' | 'aborted'; code: string | undefined; error: unknown };
+type Attempt = Answer | { type: 'failure'; kind: 'refused' | 'timeout' | 'lost' | 'aborted'; code: string | undefined; error: unknown };
+
+/** An HTTP answer to one attempt. */
+interface Answer {
+  type: 'answer';
+  status: number;
+  statusText: string;
+  contentType: string;
+  text: string;
+  retryAfterMs: number | undefined;
+  /** `Idempotent-Replayed: true`: memoryd's stored first answer to the request's key. */
+  replayed: boolean;
+}
 
 /**
  * What to do after an attempt: return a result, throw an error, or try again. `unknown`:
  * this attempt of a write may have been applied (sent, and no memoryd answer came back).
  */
-type Step =
-  | { final: MemorydResult }
+type Step<T> =
+  | { final: T }
   | { fail: MemorydError }
   | { retry: MemorydRetryReason; status?: number | undefined; retryAfterMs?: number | undefined; unknown: boolean };
 
 /**
- * A small HTTP client for memoryd's `POST /memory`.
+ * How a call reads an HTTP answer. `settle` is set when the answer is memoryd's own (a
+ * `tool_result` on `POST /memory`; a result, or an `{"error": …}`, on `/v1`) and says what
+ * it settles; `said` is memoryd's text in it, quoted when the answer ends the call in an error.
+ */
+interface Reading<T> {
+  said: string | undefined;
+  settle: ((ctx: Context) => Step<T>) | undefined;
+}
+
+/** One call: its request (the same on every attempt) and what the error texts call it. */
+interface Call {
+  /** `view`, `create`, … or `search`, `history`, `version`, `restore`, `changes`. */
+  name: string;
+  /** `command` (`POST /memory`) or `request` (`/v1`). */
+  noun: 'command' | 'request';
+  readOnly: boolean;
+  /** The write's Idempotency-Key, if it is sent with one. */
+  key: string | undefined;
+  /** What to view to learn a write's outcome. */
+  target: string;
+  method: 'GET' | 'POST';
+  url: string;
+  headers: Record<string, string>;
+  body: string | undefined;
+  timeoutMs: number;
+}
+
+/**
+ * A small HTTP client for memoryd: the memory tool's commands (`POST /memory`) and the
+ * `/v1` API (search, history, versions, restore, the change feed).
  *
  * @example
  * ```ts
@@ -183,9 +233,14 @@ type Step =
  * ```
  */
 export class MemorydClient {
+  /** memoryd's address as given, without a trailing `/`, query or fragment. */
+  readonly baseUrl: string;
   /** The URL commands are posted to (`{baseUrl}/memory`). */
   readonly url: string;
+  /** Sent with every request: tenant, authorization, `Accept`, the caller's own. */
   readonly #headers: Record<string, string>;
+  /** The same, with `Content-Type: application/json`. */
+  readonly #jsonHeaders: Record<string, string>;
   readonly #timeoutMs: number;
   readonly #retries: number;
   readonly #retryDelayMs: number;
@@ -212,7 +267,8 @@ export class MemorydClient {
     }
     base.search = '';
     base.hash = '';
-    this.url = base.href.replace(/\/+$/, '') + '/memory';
+    this.baseUrl = base.href.replace(/\/+$/, '');
+    this.url = this.baseUrl + '/memory';
 
     this.#timeoutMs = positive('timeoutMs', options.timeoutMs, DEFAULT_TIMEOUT_MS);
     this.#retries = wholeNumber('retries', options.retries, DEFAULT_RETRIES);
@@ -244,9 +300,10 @@ export class MemorydClient {
       }
       setHeader(headers, 'Authorization', `Bearer ${options.apiKey}`);
     }
-    setHeader(headers, 'Content-Type', 'application/json');
     setHeader(headers, 'Accept', 'application/json');
     this.#headers = headers;
+    this.#jsonHeaders = { ...headers };
+    setHeader(this.#jsonHeaders, 'Content-Type', 'application/json');
 
     const f = options.fetch ?? globalThis.fetch;
     if (typeof f !== 'function') throw new TypeError('MemorydClient: no fetch available (Node.js >= 18 is required)');
@@ -281,37 +338,225 @@ export class MemorydClient {
    */
   async execute(command: MemoryCommand, options: ExecuteOptions = {}): Promise<MemorydResult> {
     const name = commandName(command);
-    const body = JSON.stringify(command);
     const readOnly = name === 'view';
-    const signal = options.signal;
-    let key: string | undefined;
-    if (!readOnly) {
-      if (options.idempotencyKey !== undefined) {
-        if (typeof options.idempotencyKey !== 'string' || !IDEMPOTENCY_KEY_RE.test(options.idempotencyKey)) {
-          throw new TypeError('MemorydClient: idempotencyKey must be 1-255 visible ASCII characters');
-        }
-        key = options.idempotencyKey;
-      } else if (this.#idempotencyKeys) {
-        key = IDEMPOTENCY_KEY_PREFIX + randomUUID();
+    const key = readOnly ? undefined : this.#keyFor(options.idempotencyKey);
+    const call: Call = {
+      name,
+      noun: 'command',
+      readOnly,
+      key,
+      target: target(command),
+      method: 'POST',
+      url: this.url,
+      headers: withKey(this.#jsonHeaders, key),
+      body: JSON.stringify(command),
+      timeoutMs: this.#timeoutMs,
+    };
+    return this.#call(call, readToolResult, options.signal);
+  }
+
+  /**
+   * Full-text search of the tenant's files (`GET /v1/search`): the files whose content
+   * contains every term of `query` where a word begins (a term in double quotes may hold
+   * spaces: a phrase), best first, each with its first 3 matching lines. Retried as a `view`.
+   *
+   * @param query 1 to 8 terms separated by spaces (at most 256 bytes).
+   * @param options `path` (a directory or file to search in), `limit` (1–100), `cursor`.
+   * @returns memoryd's page of hits; `next_cursor` pages on.
+   * @throws MemorydError (a `ToolError`): kind `rejected` with memoryd's text for its error
+   *   answers (e.g. 400 for a bad query, 404 under `--search off`), or a transport failure.
+   */
+  async search(query: string, options: SearchOptions = {}): Promise<SearchPage> {
+    return this.#get('search', '/v1/search', searchParams(query, options, 'json'), options.signal, (a) =>
+      jsonWith<SearchPage>(a, 'hits', 'next_cursor'),
+    );
+  }
+
+  /**
+   * The same search as {@link search}, answered as text for a model (`format=text`): what the
+   * `memory_search` tool (and memoryd's MCP tool of that name) returns, e.g.
+   * `Files in /memories that match ship (best first, 1 to 1):\n/memories/notes.txt\n     4\t- Next steps: ship v1\n`.
+   *
+   * @throws MemorydError as {@link search}.
+   */
+  async searchText(query: string, options: SearchOptions = {}): Promise<string> {
+    return this.#get('search', '/v1/search', searchParams(query, options, 'text'), options.signal, (a) =>
+      /^text\/plain\b/i.test(a.contentType) ? a.text : undefined,
+    );
+  }
+
+  /**
+   * The versions of one path, newest first (`GET /v1/history`): what the file was just
+   * before each write that changed it. Content is not listed: see {@link version}.
+   *
+   * @param path The path, as for the memory tool (`/memories/…`).
+   * @param options `limit` (1–1000, default 50) and `cursor` (the previous page's `next_cursor`).
+   * @throws MemorydError (a `ToolError`): kind `rejected` with memoryd's text, e.g. 404 for a
+   *   path that has no history and does not exist; or a transport failure.
+   */
+  async history(path: string, options: HistoryOptions = {}): Promise<HistoryPage> {
+    const params = new URLSearchParams({ path: String(path) });
+    if (options.limit !== undefined) params.set('limit', String(options.limit));
+    if (options.cursor !== undefined) params.set('cursor', String(options.cursor));
+    return this.#get('history', '/v1/history', params, options.signal, (a) => jsonWith<HistoryPage>(a, 'versions', 'next_cursor'));
+  }
+
+  /**
+   * One version with its content (`GET /v1/versions/{version}`).
+   *
+   * @param version A version number of this tenant, as {@link history} lists it.
+   * @throws TypeError if `version` is not a positive integer.
+   * @throws MemorydError (a `ToolError`): kind `rejected`, status 404, when the version is not kept.
+   */
+  async version(version: number, options: ApiCallOptions = {}): Promise<VersionDetail> {
+    if (!Number.isSafeInteger(version) || version < 1) throw new TypeError('MemorydClient: version must be a positive integer');
+    return this.#get('version', `/v1/versions/${version}`, undefined, options.signal, (a) => jsonWith<VersionDetail>(a, 'version', 'content'));
+  }
+
+  /**
+   * Puts files back as they were (`POST /v1/restore`): `{ path, version }` writes that version
+   * of the file back; `{ path, before }` puts every file at or below `path` back as it stood
+   * just before that version (and deletes those that did not exist then). A write, atomic,
+   * recorded in the history and the change feed; like {@link execute}'s writes it carries an
+   * `Idempotency-Key` (unless `idempotencyKeys: false`) and is retried under the same policy.
+   *
+   * @throws MemorydError (a `ToolError`): kind `rejected` with memoryd's text for its error
+   *   answers (400, 404, 409, 412, 413, 507, …: nothing changed); or a transport failure, with
+   *   `outcomeUnknown` and the `idempotencyKey` when the restore may have been applied.
+   * @throws TypeError if `options.idempotencyKey` or `options.ifMatch` is invalid.
+   */
+  async restore(request: RestoreRequest, options: RestoreOptions = {}): Promise<RestoreResult> {
+    if (request === null || typeof request !== 'object') throw new TypeError('MemorydClient: restore needs { path, version } or { path, before }');
+    const key = this.#keyFor(options.idempotencyKey);
+    let headers = withKey(this.#jsonHeaders, key);
+    if (options.ifMatch !== undefined) {
+      if (typeof options.ifMatch !== 'string' || !/^[\x20-\x7e]+$/.test(options.ifMatch)) {
+        throw new TypeError('MemorydClient: ifMatch must be an entity-tag of visible ASCII characters');
       }
+      headers = { ...headers, 'If-Match': options.ifMatch };
     }
-    const headers = key === undefined ? this.#headers : { ...this.#headers, [IDEMPOTENCY_KEY_HEADER]: key };
+    const call: Call = {
+      name: 'restore',
+      noun: 'request',
+      readOnly: false,
+      key,
+      target: typeof request.path === 'string' ? request.path : 'the affected path',
+      method: 'POST',
+      url: this.baseUrl + '/v1/restore',
+      headers,
+      body: JSON.stringify(request),
+      timeoutMs: this.#timeoutMs,
+    };
+    return this.#call(
+      call,
+      readV1((a) => {
+        const r = jsonWith<Omit<RestoreResult, 'replayed'>>(a, 'restored', 'seq');
+        return r && { ...r, replayed: a.replayed };
+      }),
+      options.signal,
+    );
+  }
+
+  /**
+   * The change feed (`GET /v1/changes`): the tenant's acknowledged writes after `after`,
+   * oldest first. With `wait` (seconds), an answer that would be empty waits for the next
+   * write (a long poll).
+   *
+   * @throws MemorydError (a `ToolError`): kind `rejected`, status 410, when entries after
+   *   `after` are no longer kept (read the tree again, then follow from the `after` the text
+   *   names); 400 for a value out of range; or a transport failure.
+   */
+  async changes(options: ChangesOptions = {}): Promise<ChangeFeed> {
+    const params = new URLSearchParams({ after: String(options.after ?? 0) });
+    if (options.limit !== undefined) params.set('limit', String(options.limit));
+    const wait = options.wait ?? 0;
+    if (options.wait !== undefined) params.set('wait', String(wait));
+    const waitMs = typeof wait === 'number' && wait > 0 ? Math.min(wait, 60) * 1000 : 0;
+    return this.#get('changes', '/v1/changes', params, options.signal, (a) => jsonWith<ChangeFeed>(a, 'changes', 'next_after'), waitMs);
+  }
+
+  /**
+   * Follows the change feed: yields each entry after `after`, in order, as it comes, long
+   * polling (`wait`, default 30 s) when there is none. It ends when `signal` aborts; it throws
+   * what {@link changes} throws (a 410 when it starts after entries no longer kept).
+   *
+   * @example
+   * ```ts
+   * for await (const change of memoryd.follow({ after: 0, signal })) console.log(change.seq, change.command, change.paths);
+   * ```
+   */
+  async *follow(options: FollowOptions = {}): AsyncGenerator<Change, void, undefined> {
+    let after = options.after ?? 0;
+    const { signal } = options;
+    while (!signal?.aborted) {
+      let page: ChangeFeed;
+      try {
+        page = await this.changes({ after, limit: options.limit, wait: options.wait ?? 30, signal });
+      } catch (error) {
+        if (signal?.aborted && error instanceof MemorydError && error.kind === 'aborted') return;
+        throw error;
+      }
+      for (const change of page.changes) yield change;
+      after = page.next_after;
+    }
+  }
+
+  /** A write's Idempotency-Key: the caller's (checked), a new one, or none (`idempotencyKeys: false`). */
+  #keyFor(given: string | undefined): string | undefined {
+    if (given !== undefined) {
+      if (typeof given !== 'string' || !IDEMPOTENCY_KEY_RE.test(given)) {
+        throw new TypeError('MemorydClient: idempotencyKey must be 1-255 visible ASCII characters');
+      }
+      return given;
+    }
+    return this.#idempotencyKeys ? IDEMPOTENCY_KEY_PREFIX + randomUUID() : undefined;
+  }
+
+  /** A `/v1` GET: read-only, retried as a `view`; `extraMs` added to its time limit (a long poll). */
+  #get<T>(
+    name: string,
+    path: string,
+    params: URLSearchParams | undefined,
+    signal: AbortSignal | undefined,
+    parse: (a: Answer) => T | undefined,
+    extraMs = 0,
+  ): Promise<T> {
+    const query = params ? `?${params}` : '';
+    const call: Call = {
+      name,
+      noun: 'request',
+      readOnly: true,
+      key: undefined,
+      target: 'the affected path',
+      method: 'GET',
+      url: this.baseUrl + path + query,
+      headers: this.#headers,
+      body: undefined,
+      timeoutMs: this.#timeoutMs + extraMs,
+    };
+    return this.#call(call, readV1(parse), signal);
+  }
+
+  /** Makes the attempts of one call under the retry policy ({@link decide}). */
+  async #call<T>(call: Call, read: (a: Answer) => Reading<T>, signal: AbortSignal | undefined): Promise<T> {
     // Whether an earlier attempt of this write may have been applied.
     let unsure = false;
-
     for (let attempt = 1; ; attempt++) {
-      const outcome = await this.#attempt(body, headers, signal);
+      const outcome = await this.#attempt(call, signal);
       const ctx: Context = {
-        command,
-        name,
-        readOnly,
-        key,
+        name: call.name,
+        label: `${call.name} ${call.noun}`,
+        noun: call.noun,
+        readOnly: call.readOnly,
+        key: call.key,
+        target: call.target,
         attempts: attempt,
-        timeoutMs: this.#timeoutMs,
+        timeoutMs: call.timeoutMs,
         canRetry: attempt <= this.#retries && !signal?.aborted,
         unsure,
       };
-      const step = decide(outcome, ctx);
+      const reading: Reading<T> = outcome.type === 'answer' ? read(outcome) : { said: undefined, settle: undefined };
+      const step = decide(outcome, ctx, reading);
       if ('final' in step) return step.final;
       if ('fail' in step) throw step.fail;
       unsure ||= step.unknown;
@@ -322,12 +567,12 @@ export class MemorydClient {
           : Math.round(backoff * (0.5 + Math.random() * 0.5));
       try {
         this.#onRetry?.({
-          command: name,
+          command: call.name,
           attempt,
           reason: step.retry,
           status: step.status,
           delayMs,
-          ...(key === undefined ? {} : { idempotencyKey: key }),
+          ...(call.key === undefined ? {} : { idempotencyKey: call.key }),
         });
       } catch {
         // A logging hook must not change the outcome of the command.
@@ -337,7 +582,7 @@ export class MemorydClient {
       } catch (error) {
         // Aborted while waiting: nothing more was sent since the last attempt, whose
         // outcome decides, as if it had been the last one.
-        const last = decide(outcome, { ...ctx, canRetry: false, unsure });
+        const last = decide(outcome, { ...ctx, canRetry: false, unsure }, reading);
         if ('fail' in last) throw last.fail;
         throw abortedError({ ...ctx, unsure }, error, false);
       }
@@ -345,28 +590,27 @@ export class MemorydClient {
   }
 
   /** One HTTP attempt, with its own timeout. Never throws. */
-  async #attempt(body: string, headers: Record<string, string>, signal: AbortSignal | undefined): Promise<Attempt> {
+  async #attempt(call: Call, signal: AbortSignal | undefined): Promise<Attempt> {
     const controller = new AbortController();
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
       controller.abort(new Error('memoryd request timed out'));
-    }, this.#timeoutMs);
+    }, call.timeoutMs);
     const onAbort = (): void => controller.abort(signal?.reason);
     if (signal) {
       if (signal.aborted) onAbort();
       else signal.addEventListener('abort', onAbort, { once: true });
     }
     try {
-      const res = await this.#fetch(this.url, {
-        method: 'POST',
-        headers,
-        body,
+      const res = await this.#fetch(call.url, {
+        method: call.method,
+        headers: call.headers,
+        ...(call.body === undefined ? {} : { body: call.body }),
         signal: controller.signal,
         redirect: 'manual',
       });
       const text = await res.text();
-      const replayed = res.headers.get('idempotent-replayed')?.trim().toLowerCase() === 'true';
       return {
         type: 'answer',
         status: res.status,
@@ -374,7 +618,7 @@ export class MemorydClient {
         contentType: res.headers.get('content-type') ?? '',
         text,
         retryAfterMs: parseRetryAfter(res.headers.get('retry-after')),
-        result: parseToolResult(text, res.status, replayed),
+        replayed: res.headers.get('idempotent-replayed')?.trim().toLowerCase() === 'true',
       };
     } catch (error) {
       const code = errorCode(error);
@@ -389,11 +633,15 @@ export class MemorydClient {
 }
 
 interface Context {
-  command: MemoryCommand;
   name: string;
+  /** What the texts call the call: `create command`, `search request`, … */
+  label: string;
+  noun: 'command' | 'request';
   readOnly: boolean;
   /** The write's Idempotency-Key, if it is sent with one. */
   key: string | undefined;
+  /** The path(s) to view to learn a write's outcome. */
+  target: string;
   /** Attempts made so far, this one included. */
   attempts: number;
   timeoutMs: number;
@@ -401,6 +649,19 @@ interface Context {
   canRetry: boolean;
   /** Whether an earlier attempt of this write may have been applied. */
   unsure: boolean;
+}
+
+/** The fields of a {@link MemorydError} of the call `ctx` describes. */
+function detailsOf(ctx: Context, kind: MemorydErrorKind, outcomeUnknown: boolean, status?: number, cause?: unknown): MemorydErrorDetails {
+  return {
+    kind,
+    command: ctx.name,
+    outcomeUnknown,
+    attempts: ctx.attempts,
+    ...(status === undefined ? {} : { status }),
+    ...(cause === undefined ? {} : { cause }),
+    ...(ctx.key === undefined ? {} : { idempotencyKey: ctx.key }),
+  };
 }
 
 /**
@@ -411,58 +672,53 @@ interface Context {
  *
  * Three kinds of trouble: the command was certainly not applied (429, memoryd's 503, a
  * refused connection): retried, whatever the command; it may have been applied (a timeout,
- * a lost connection, a gateway's 502/503/504): retried for a `view` and for a write sent
+ * a lost connection, a gateway's 502/503/504): retried for a read and for a write sent
  * with an idempotency key, else an unknown-outcome error at once; anything else is final.
  * When the retries run out on a write, an unknown outcome of any of its attempts decides.
+ * The same policy serves `POST /memory` and `/v1`: `reading` says whether an answer is
+ * memoryd's own and what it settles.
  */
-function decide(outcome: Attempt, ctx: Context): Step {
-  const { name, readOnly, attempts, canRetry } = ctx;
+function decide<T>(outcome: Attempt, ctx: Context, reading: Reading<T>): Step<T> {
+  const { label, readOnly, attempts, canRetry } = ctx;
   // May a command whose attempt may have been applied be sent again?
   const resendable = readOnly || ctx.key !== undefined;
-  const details = (kind: MemorydErrorKind, outcomeUnknown: boolean, status?: number, cause?: unknown): MemorydErrorDetails => ({
-    kind,
-    command: name,
-    outcomeUnknown,
-    attempts,
-    ...(status === undefined ? {} : { status }),
-    ...(cause === undefined ? {} : { cause }),
-    ...(ctx.key === undefined ? {} : { idempotencyKey: ctx.key }),
-  });
   // The error of a write that may have been applied: `what` happened (a sentence without
   // its full stop); `now` says whether this attempt (or only an earlier one) may have been.
   const unknownError = (what: string, now: boolean, kind: MemorydErrorKind, status?: number, cause?: unknown): MemorydError =>
     new MemorydError(
-      `Error: ${endSentence(`${what}${triedText(attempts)}${now ? '' : ', after an earlier attempt that may have reached it'}`)} ${unknownOutcome(ctx.command)}`,
-      details(kind, true, status, cause),
+      `Error: ${endSentence(`${what}${triedText(attempts)}${now ? '' : ', after an earlier attempt that may have reached it'}`)} ${unknownOutcome(ctx)}`,
+      detailsOf(ctx, kind, true, status, cause),
     );
 
   if (outcome.type === 'answer') {
-    const { status, result, retryAfterMs } = outcome;
+    const { status, retryAfterMs } = outcome;
+    const { said, settle } = reading;
     const httpStatus = `HTTP ${status}${outcome.statusText ? ' ' + outcome.statusText : ''}`;
     const shown = snippet(outcome.text);
     // What came back, as a sentence without its full stop.
     // (A 502's or 504's tool_result is a gateway's; a 503's or 429's says it was not applied.)
-    const answered = result
-      ? `The memory service answered the ${name} command with ${httpStatus}` +
-        `${status === 502 || status === 504 ? ", a gateway's error" : ''}: "${fullStop(snippet(result.content))}"`
-      : `The memory service answered the ${name} command with ${httpStatus}, which is not a memoryd result` +
-        ` (${outcome.contentType || 'no content type'}${shown ? `: ${shown}` : ', empty body'})`;
-    // An answer that is not a tool_result and ends the call (after the last attempt, or at once).
+    const answered =
+      said !== undefined
+        ? `The memory service answered the ${label} with ${httpStatus}` +
+          `${status === 502 || status === 504 ? ", a gateway's error" : ''}: "${fullStop(snippet(said))}"`
+        : `The memory service answered the ${label} with ${httpStatus}, which is not a memoryd result` +
+          ` (${outcome.contentType || 'no content type'}${shown ? `: ${shown}` : ', empty body'})`;
+    // An answer that is not memoryd's and ends the call (after the last attempt, or at once).
     const notResult = (notApplied: boolean, tryAgain: boolean): MemorydError =>
       new MemorydError(
-        `Error: ${answered}${triedText(attempts)}${notApplied ? `; the ${name} command was not applied` : ''}.${tryAgain ? ' Try again later.' : ''}`,
-        details('unexpected_response', false, status),
+        `Error: ${answered}${triedText(attempts)}${notApplied ? `; the ${label} was not applied` : ''}.${tryAgain ? ' Try again later.' : ''}`,
+        detailsOf(ctx, 'unexpected_response', false, status),
       );
     // After the last attempt of a write whose earlier attempt may have been applied.
-    const earlier = (): Step => ({ fail: unknownError(answered, false, 'unexpected_response', status) });
+    const earlier = (): Step<T> => ({ fail: unknownError(answered, false, 'unexpected_response', status) });
 
     // Refused before the command was looked at (a rate limit), or memoryd's own 503 ("the
     // command was not applied"): safe to send again, writes included.
-    if (status === 429 || (status === 503 && result)) {
+    if (status === 429 || (status === 503 && settle)) {
       const reason = status === 429 ? 'rate_limited' : 'unavailable';
       if (canRetry) return { retry: reason, status, retryAfterMs, unknown: false };
       if (ctx.unsure && !readOnly) return earlier();
-      return result ? { final: result } : { fail: notResult(true, true) };
+      return settle ? settle(ctx) : { fail: notResult(true, true) };
     }
     // A gateway's failure: memoryd never answers 502 or 504. The request may have reached
     // memoryd before the gateway gave up on it: sent again only if that is harmless.
@@ -470,10 +726,10 @@ function decide(outcome: Attempt, ctx: Context): Step {
       if (!resendable) return { fail: unknownError(answered, true, 'unexpected_response', status) };
       if (canRetry) return { retry: 'bad_gateway', status, retryAfterMs, unknown: !readOnly };
       if (!readOnly) return { fail: unknownError(answered, true, 'unexpected_response', status) };
-      return result ? { final: result } : { fail: notResult(false, true) };
+      return settle ? settle(ctx) : { fail: notResult(false, true) };
     }
     // memoryd's answer (a replay of the first one included), or a proxy's in its shape.
-    if (result) return { final: result };
+    if (settle) return settle(ctx);
     if (!readOnly && (status >= 500 || status === 408)) {
       // The request may have reached memoryd before the proxy gave up on it.
       return { fail: unknownError(answered, true, 'unexpected_response', status) };
@@ -493,8 +749,8 @@ function decide(outcome: Attempt, ctx: Context): Step {
       }
       return {
         fail: new MemorydError(
-          `Error: Could not connect to the memory service: connection refused${triedText(attempts)}; the ${name} command was not applied. Try again later.`,
-          details('connection_refused', false, undefined, error),
+          `Error: Could not connect to the memory service: connection refused${triedText(attempts)}; the ${label} was not applied. Try again later.`,
+          detailsOf(ctx, 'connection_refused', false, undefined, error),
         ),
       };
     case 'aborted':
@@ -503,14 +759,64 @@ function decide(outcome: Attempt, ctx: Context): Step {
     case 'lost': {
       const what =
         kind === 'timeout'
-          ? `The memory service did not answer the ${name} command within ${ctx.timeoutMs} ms`
-          : `The connection to the memory service failed${because} before it answered the ${name} command`;
+          ? `The memory service did not answer the ${label} within ${ctx.timeoutMs} ms`
+          : `The connection to the memory service failed${because} before it answered the ${label}`;
       const errorKind = kind === 'timeout' ? 'timeout' : 'connection_lost';
       if (resendable && canRetry) return { retry: errorKind, unknown: !readOnly };
       if (!readOnly) return { fail: unknownError(what, true, errorKind, undefined, error) };
-      return { fail: new MemorydError(`Error: ${what}${triedText(attempts)}. Try again later.`, details(errorKind, false, undefined, error)) };
+      return { fail: new MemorydError(`Error: ${what}${triedText(attempts)}. Try again later.`, detailsOf(ctx, errorKind, false, undefined, error)) };
     }
   }
+}
+
+/** `POST /memory`'s answer: a `tool_result` (error results included) is memoryd's, and final. */
+function readToolResult(a: Answer): Reading<MemorydResult> {
+  const result = parseToolResult(a.text, a.status, a.replayed);
+  return result ? { said: result.content, settle: () => ({ final: result }) } : { said: undefined, settle: undefined };
+}
+
+/**
+ * A `/v1` answer: a 2xx that `parse` recognises is the result; memoryd's `{"error": …}` (any
+ * status from 400 on) ends the call in a `rejected` MemorydError with its text.
+ */
+function readV1<T>(parse: (a: Answer) => T | undefined): (a: Answer) => Reading<T> {
+  return (a) => {
+    if (a.status >= 200 && a.status < 300) {
+      const value = parse(a);
+      return { said: undefined, settle: value === undefined ? undefined : () => ({ final: value }) };
+    }
+    const error = a.status >= 400 ? jsonWith<{ error: string }>(a, 'error')?.error : undefined;
+    if (typeof error !== 'string') return { said: undefined, settle: undefined };
+    return { said: error, settle: (ctx) => ({ fail: new MemorydError(`Error: ${error}`, detailsOf(ctx, 'rejected', false, a.status)) }) };
+  };
+}
+
+/** The answer's body as a JSON object with each of `keys`, or undefined. */
+function jsonWith<T>(a: Answer, ...keys: string[]): T | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(a.text);
+  } catch {
+    return undefined;
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+  return keys.every((k) => k in value) ? (value as T) : undefined;
+}
+
+/** `GET /v1/search`'s parameters. */
+function searchParams(query: string, options: SearchOptions, format: 'json' | 'text'): URLSearchParams {
+  const params = new URLSearchParams();
+  if (query !== undefined) params.set('q', String(query));
+  if (options.path !== undefined) params.set('path', String(options.path));
+  if (options.limit !== undefined) params.set('limit', String(options.limit));
+  if (options.cursor !== undefined) params.set('cursor', String(options.cursor));
+  if (format === 'text') params.set('format', 'text');
+  return params;
+}
+
+/** `headers` with the write's Idempotency-Key, if it has one. */
+function withKey(headers: Record<string, string>, key: string | undefined): Record<string, string> {
+  return key === undefined ? headers : { ...headers, [IDEMPOTENCY_KEY_HEADER]: key };
 }
 
 /**
@@ -518,20 +824,13 @@ function decide(outcome: Attempt, ctx: Context): Step {
  * A write's outcome is unknown if that attempt, or an earlier one, may have been applied.
  */
 function abortedError(ctx: Context, error: unknown, inFlight: boolean): MemorydError {
-  const { name, readOnly, attempts } = ctx;
+  const { label, readOnly } = ctx;
   const unknown = !readOnly && (inFlight || ctx.unsure);
   return new MemorydError(
     unknown
-      ? `Error: The ${name} command was cancelled while it was being sent to the memory service. ${unknownOutcome(ctx.command)}`
-      : `Error: The ${name} command was cancelled before the memory service answered.`,
-    {
-      kind: 'aborted',
-      command: name,
-      outcomeUnknown: unknown,
-      attempts,
-      cause: error,
-      ...(ctx.key === undefined ? {} : { idempotencyKey: ctx.key }),
-    },
+      ? `Error: The ${label} was cancelled while it was being sent to the memory service. ${unknownOutcome(ctx)}`
+      : `Error: The ${label} was cancelled before the memory service answered.`,
+    detailsOf(ctx, 'aborted', unknown, undefined, error),
   );
 }
 
@@ -541,8 +840,8 @@ function endSentence(text: string): string {
 }
 
 /** The advice for a write whose outcome is unknown. */
-function unknownOutcome(command: MemoryCommand): string {
-  return `It is unknown whether the command was applied: view ${target(command)} to check before retrying.`;
+function unknownOutcome(ctx: Context): string {
+  return `It is unknown whether the ${ctx.noun} was applied: view ${ctx.target} to check before retrying.`;
 }
 
 function triedText(attempts: number): string {

@@ -2,7 +2,8 @@ import { ToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
 
 /**
  * Why a command could not be carried out by memoryd (as opposed to memoryd
- * answering with an error result, which is not a `MemorydError`):
+ * answering a memory command with an error result, which `execute` returns, not
+ * throws), or why a `/v1` call failed:
  *
  * - `connection_refused` – nothing was listening; the request was never sent,
  *   so the command was not applied.
@@ -13,19 +14,23 @@ import { ToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
  *   `tool_result` (e.g. a reverse proxy's 401 or 413 page), or a gateway's 502,
  *   503 or 504, whatever its body.
  * - `aborted` – the caller's `AbortSignal` fired.
+ * - `rejected` – memoryd answered a `/v1` call (search, history, version, restore,
+ *   changes) with its error (`{"error": …}`: 400, 404, 409, 410, 412, …); the text is
+ *   `Error: ` and memoryd's, `status` the HTTP status. Nothing was changed.
  */
 export type MemorydErrorKind =
   | 'connection_refused'
   | 'timeout'
   | 'connection_lost'
   | 'unexpected_response'
-  | 'aborted';
+  | 'aborted'
+  | 'rejected';
 
 /** Fields of a {@link MemorydError} besides its text. */
 export interface MemorydErrorDetails {
   /** What went wrong. */
   kind: MemorydErrorKind;
-  /** The command that was sent (`view`, `create`, …), or `unknown`. */
+  /** The command that was sent (`view`, `create`, …, or `unknown`), or the `/v1` call (`search`, `restore`, …). */
   command: string;
   /**
    * True when a write may or may not have been applied (it was sent, and no
@@ -45,7 +50,9 @@ export interface MemorydErrorDetails {
 
 /**
  * Thrown by {@link MemorydClient.execute} (and so by the memory tool's
- * handlers) when memoryd could not be asked or did not give a proper answer.
+ * handlers) when memoryd could not be asked or did not give a proper answer,
+ * and by the `/v1` calls (`search`, `history`, `version`, `restore`, `changes`)
+ * also when memoryd answered with an error (kind `rejected`).
  *
  * It is a `ToolError` of `@anthropic-ai/sdk`: when it escapes a tool's `run`,
  * the SDK's tool runner sends its text to the model verbatim as a
