@@ -359,9 +359,9 @@ int main(int argc, char **argv)
     kib_text();
     char why[512];
     PGconn *m = md_pg_connect(uri, why, sizeof why);
-    int off;
+    _Atomic int off;
     if (!m || md_pg_migrate(m, why, sizeof why) != 0 ||
-        md_pg_search_setting(m, MD_SEARCH_OFF, &off, why, sizeof why) != 0) {
+        md_pg_search_setting(m, MD_SEARCH_OFF, &off, NULL, why, sizeof why) != 0) {
         fprintf(stderr, "pg_history_floor: %s\n", why);
         return 1;
     }

@@ -315,8 +315,11 @@
 /* ---- tenant administration, search (src/cmd/limits.c, search.c;
  * `limit`: MD_R_PARAM_INT) ---- */
 
-#define MD_R_NO_SUCH_TENANT   MD_ENOENT, "No such tenant: %s"
-#define MD_R_SEARCH_OFF       MD_ENOENT, "Search is turned off on this server (memoryd --search off)"
+#define MD_R_NO_SUCH_TENANT MD_ENOENT, "No such tenant: %s"
+#define MD_R_SEARCH_OFF     MD_ENOENT, "Search is turned off on this server (memoryd --search off)"
+#define MD_R_SEARCH_BUILDING                                                                       \
+    MD_EBUSY, "The search index is being built (memoryd --search on, started on a database "       \
+              "without it); retry shortly"
 #define MD_R_SEARCH_Q_LONG    MD_EINVAL, "Parameter `q` is too long: at most 256 bytes"
 #define MD_R_SEARCH_Q_UTF8    MD_EINVAL, "Parameter `q` must be UTF-8"
 #define MD_R_SEARCH_Q_CONTROL MD_EINVAL, "Parameter `q` must not contain control characters"

@@ -166,8 +166,10 @@ typedef void (*md_watch_cb)(void *ctx, const char *tenant);
 /* The version of this interface an engine implements (struct md_store_ops
  * `version`). As SQLite's sqlite3_vfs iVersion: operations are only ever
  * added, at the end, with the version that brought them; the registry
- * (app/md_engines.h) refuses an engine of another version. */
-#define MD_STORE_VERSION 1
+ * (app/md_engines.h) refuses an engine of another version. Version 2:
+ * backup takes a progress; build and building (the search index built
+ * after open, while memoryd serves). */
+#define MD_STORE_VERSION 2
 
 /* What an engine can do beyond the operations every engine has (struct
  * md_store_ops `caps`); the wrappers below say which bit each operation
@@ -309,6 +311,9 @@ struct md_store_ops {
     enum md_err (*backup)(struct md_store *s, const char *path, const volatile int *stop,
                           struct md_progress *progress, struct md_backup_info *out, char *why,
                           size_t why_len);
+    /* Version 2: md_store_build, md_store_building. */
+    enum md_err (*build)(struct md_store *s, char *why, size_t why_len);
+    int (*building)(struct md_store *s);
 };
 
 /* Every engine's store and txn structs begin with these. */
@@ -336,6 +341,9 @@ struct md_store_config {
     int busy_timeout_ms; /* wait this long for a lock another process holds */
     struct md_retention history;
     enum md_search_mode search; /* memoryd --search; tools leave the index as it is */
+    /* A search index that --search on must build is left for md_store_build
+     * (memoryd serves meanwhile) instead of being built by the open. */
+    int defer_build;
     /* Open only to read what is there (memoryd backup, the source of
      * memoryd migrate): nothing is created, migrated or written, and no
      * thread is started; read_begin, snapshot_begin, dump, totals and
@@ -402,6 +410,21 @@ static inline int md_store_prunes_apart(const struct md_store *s)
 static inline enum md_err md_store_prune_begin(struct md_store *s, struct md_txn **t)
 {
     return s->ops->prune_begin(s, t);
+}
+/* The search index an open with defer_build left to build: built now, on a
+ * connection of its own, waiting for the locks it needs (a long time on a
+ * large database: call it from a thread of its own; md_store_close waits
+ * for it). Until it returns, md_store_building is true and a search is
+ * MD_EBUSY. MD_OK at once when nothing is left to build; on failure an
+ * error and the reason in `why`, and search stays off. */
+static inline enum md_err md_store_build(struct md_store *s, char *why, size_t why_len)
+{
+    return s->ops->build(s, why, why_len);
+}
+/* True while a search index is left to build (md_store_build). */
+static inline int md_store_building(struct md_store *s)
+{
+    return s->ops->building(s);
 }
 /* MD_OK when the database answers and writes can be done. */
 static inline enum md_err md_store_ping(struct md_store *s)

@@ -1,6 +1,7 @@
 /* main.c — memoryd: a subcommand (md_subcommands.h), or serving: settings,
  * store, writer, HTTP, and a graceful shutdown. */
 #include <locale.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,7 +48,20 @@ struct server {
     struct md_store *store;
     struct md_writer *writer;
     struct md_http *http;
+    pthread_t build; /* md_store_build, while memoryd serves (built: started) */
+    int built;
 };
+
+/* The search index --search on wants and the open left to build: built
+ * while memoryd serves (/readyz says not ready until it is). */
+static void *build_main(void *arg)
+{
+    struct server *s = arg;
+    char why[512] = "";
+    if (md_store_build(s->store, why, sizeof why) != MD_OK)
+        md_log_msg(MD_LOG_ERROR, "cannot build the search index; search stays off", why);
+    return NULL;
+}
 
 /* Start the server: 0, or -1 with the reason logged and nothing left. */
 static int server_start(struct md_config *cfg, struct server *s)
@@ -57,7 +71,8 @@ static int server_start(struct md_config *cfg, struct server *s)
                                    .durability = cfg->durability,
                                    .busy_timeout_ms = (int)cfg->busy_timeout_ms,
                                    .history = cfg->history,
-                                   .search = cfg->search_off ? MD_SEARCH_OFF : MD_SEARCH_ON};
+                                   .search = cfg->search_off ? MD_SEARCH_OFF : MD_SEARCH_ON,
+                                   .defer_build = 1};
     /* PostgreSQL: a reader per HTTP thread, and one for /readyz. */
     struct md_engine_configs own = {.pg = {.readers = cfg->http.threads + 1}};
     if (md_store_open(&scfg, &own, &s->store, why, sizeof why) != MD_OK) {
@@ -111,6 +126,8 @@ static void server_stop(const struct md_config *cfg, struct server *s)
     }
     struct md_writer_stats ws;
     md_writer_stop(s->writer, &ws); /* runs and resumes anything still queued */
+    if (s->built)
+        pthread_join(s->build, NULL); /* a search index build finishes first */
     md_http_stop(s->http);
     md_store_close(s->store); /* checkpoints the WAL */
     md_log_begin(&l, MD_LOG_INFO, "stopped");
@@ -166,6 +183,9 @@ static int serve(struct md_config *cfg, int utf8_locale)
     if (md_log_start_async() != 0)
         md_log_msg(MD_LOG_WARN, "cannot start the log thread; logging directly", NULL);
     log_listening(cfg, &s);
+    s.built = md_store_building(s.store) && pthread_create(&s.build, NULL, build_main, &s) == 0;
+    if (md_store_building(s.store) && !s.built)
+        md_log_msg(MD_LOG_ERROR, "cannot start the search index build", NULL);
     int sig = 0;
     sigwait(&sigs, &sig);
     struct md_logline l;

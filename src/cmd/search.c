@@ -242,6 +242,8 @@ enum md_err md_search(struct md_store *store, const struct md_path_limits *lim,
         md_txn_end(t);
     if (e == MD_ENOENT)
         return refuse(why, MD_R_SEARCH_OFF);
+    if (e == MD_EBUSY && md_store_building(store))
+        return refuse(why, MD_R_SEARCH_BUILDING);
     if (!e)
         e = c.err;
     if (!e && c.more) {

@@ -1,6 +1,7 @@
 /*
  * health.c — the probes: GET /healthz (the process answers) and GET
- * /readyz (the store answers and memoryd is not shutting down), with their
+ * /readyz (the store answers, its search index is built and memoryd is not
+ * shutting down), with their
  * own small JSON bodies.
  */
 #include <string.h>
@@ -25,6 +26,8 @@ enum MHD_Result md_http_health(struct req *r)
         return status(r, 200, "{\"status\":\"ok\"}");
     if (atomic_load(&h->stopping))
         return status(r, 503, "{\"status\":\"shutting down\"}");
+    if (md_store_building(h->store))
+        return status(r, 503, "{\"status\":\"building the search index\"}");
     if (md_store_ping(h->store) != MD_OK)
         return status(r, 503, "{\"status\":\"storage unavailable\"}");
     return status(r, 200, "{\"status\":\"ready\"}");

@@ -125,7 +125,8 @@ static enum MHD_Result search_call(struct req *r, struct json_t *args)
     enum md_err e = md_search(r->h->store, &r->h->limits->path, &req, &res, &why);
     if (!e) {
         e = md_search_text(&res, &r->out);
-    } else if (e == MD_EINVAL || e == MD_ENOENT) {
+    } else if (e == MD_EINVAL || e == MD_ENOENT ||
+               (e == MD_EBUSY && md_store_building(r->h->store))) {
         /* As the memory tool's errors: "Error: " and GET /v1/search's text. */
         md_buf_puts(&r->out, "Error: ");
         md_buf_append(&r->out, why.data ? why.data : "", why.len);

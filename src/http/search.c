@@ -29,7 +29,7 @@ enum MHD_Result md_http_search(struct req *r)
     struct md_buf out;
     md_buf_init(&out, SEARCH_OUT_LIMIT);
     enum md_err e = md_search(r->h->store, &r->h->limits->path, &q, &res, &out);
-    if (e == MD_EINVAL || e == MD_ENOENT) {
+    if (e == MD_EINVAL || e == MD_ENOENT || (e == MD_EBUSY && md_store_building(r->h->store))) {
         ret = md_reply_error(r, e, out.data ? out.data : "", out.len);
     } else if (e) {
         ret = md_http_storage_error(r, e);

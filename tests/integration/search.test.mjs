@@ -27,7 +27,7 @@
 //   - an API key of the read scope may search (--auth keys).
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { startServer, BIN } from '../lib/server.mjs';
 import { isPg, psql } from '../lib/pg.mjs';
 
@@ -398,6 +398,10 @@ describe('files the index keeps otherwise: long words, large files, words past w
   });
 });
 
+// The index --search on builds at start is built while memoryd serves (md_store_build): wait
+// for its log line before searching.
+const built = (srv) => srv.waitForLogs((logs) => logs.some((l) => /^search index (re)?built/.test(l.msg)), 'the search index built', 60000);
+
 describe('--search off, then on again over the same database', () => {
   test('404 while off, writes served; the index rebuilt at start finds them', async () => {
     const srv = await startServer({ args: ['--search', 'off'] });
@@ -408,6 +412,7 @@ describe('--search off, then on again over the same database', () => {
     await srv.stop();
     const again = await startServer({ db: srv.dbPath });
     try {
+      await built(again);
       assert.deepEqual(await client(again, 'alice').paths('q=marmalade'), ['/memories/a.md']);
       await client(again, 'alice').write({ command: 'rename', old_path: '/memories/a.md', new_path: '/memories/b.md' });
       assert.deepEqual(await client(again, 'alice').paths('q=marmalade'), ['/memories/b.md']);
@@ -420,8 +425,44 @@ describe('--search off, then on again over the same database', () => {
     await client(off, 'alice').write({ command: 'delete', path: '/memories/b.md' });
     await off.stop();
     const on = await startServer({ db: srv.dbPath });
+    await built(on);
     assert.deepEqual(await client(on, 'alice').paths('q=marmalade'), []);
     await on.stop();
+  });
+
+  test('while the index is built at start memoryd serves: /healthz 200, /readyz 503, search 503, views; then ready', { skip: !isPg() && 'PostgreSQL only (pg/integration/search): to hold the build at a point the test chooses, another session holds a lock CREATE INDEX waits for and memoryd\'s start does not; SQLite has one write lock, which memoryd\'s start takes too' }, async () => {
+    const srv = await startServer({ args: ['--search', 'off'] });
+    await client(srv, 'alice').write({ command: 'create', path: '/memories/q.md', file_text: 'quince\n' });
+    await srv.stop();
+    // SHARE UPDATE EXCLUSIVE on entries: CREATE INDEX's SHARE lock waits for it; memoryd's reads,
+    // writes and prepared statements do not.
+    const holder = spawn('psql', ['-X', '-q', '-A', '-t', '-d', srv.dbPath], { stdio: ['pipe', 'pipe', 'inherit'] });
+    let on = null;
+    try {
+      let out = '';
+      holder.stdout.on('data', (d) => { out += d; });
+      holder.stdin.write("BEGIN; LOCK TABLE entries IN SHARE UPDATE EXCLUSIVE MODE; SELECT 'locked';\n");
+      for (let i = 0; !out.includes('locked'); i++) {
+        assert.ok(i < 1000, 'the lock was not taken');
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      on = await startServer({ db: srv.dbPath });
+      const health = await on.request('GET', '/healthz');
+      const ready = await on.request('GET', '/readyz');
+      assert.deepEqual([health.status, ready.status, ready.text], [200, 503, '{"status":"building the search index"}']);
+      const r = await client(on, 'alice').search('q=quince');
+      assert.deepEqual([r.status, r.json], [503, { error: 'The search index is being built (memoryd --search on, started on a database without it); retry shortly' }]);
+      const v = await on.post({ command: 'view', path: '/memories/q.md' }, { tenant: 'alice' });
+      assert.equal(v.status, 200, v.text);
+      holder.stdin.end('COMMIT;\n');
+      await built(on);
+      assert.equal((await on.request('GET', '/readyz')).status, 200);
+      assert.deepEqual(await client(on, 'alice').paths('q=quince'), ['/memories/q.md']);
+      assert.ok(on.logs.findIndex((l) => l.msg === 'listening') < on.logs.findIndex((l) => /^search index (re)?built/.test(l.msg)));
+    } finally {
+      holder.kill();
+      if (on) await on.stop();
+    }
   });
 
   test('SQLite: notes another writer left in search_pending go into the index at start', { skip: isPg() && 'SQLite only' }, async () => {

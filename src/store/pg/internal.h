@@ -280,10 +280,14 @@ int md_pg_migrate(PGconn *conn, char *why, size_t why_len);
 /* After md_pg_migrate: --search off drops the trigram index entries_search
  * (005_search.sql); --search on builds it when it is missing (a SHARE lock
  * on entries meanwhile: other instances' writes wait); KEEP changes
- * nothing. *off: whether the index is off now. 0, or -1 with the error in
- * `why`. */
-int md_pg_search_setting(PGconn *conn, enum md_search_mode mode, int *off, char *why,
-                         size_t why_len);
+ * nothing. *off: whether the index is off now. When the index must be
+ * built and `pending` is not NULL, *pending is set instead and the build
+ * left to md_pg_build. 0, or -1 with the error in `why`. */
+int md_pg_search_setting(PGconn *conn, enum md_search_mode mode, _Atomic int *off,
+                         _Atomic int *pending, char *why, size_t why_len);
+/* md_store_build, md_store_building (schema.c). */
+enum md_err md_pg_build(struct md_store *base, char *why, size_t why_len);
+int md_pg_building(struct md_store *base);
 
 /* ---- reads.c ---- */
 
@@ -431,10 +435,11 @@ struct pg_store {
     pthread_mutex_t prune_mu; /* guards pruner */
     unsigned long prune_heal_failures;
     struct md_touched *touched;
-    struct md_pg_watch *watch; /* LISTENs for other instances' commits */
-    int64_t prune_next_tenant; /* the pruner's: where pruning by age goes on */
-    int search_off;            /* no full-text index (--search off), set at open */
-    struct md_pg_reads *reads; /* views fetched asynchronously (reads.c) */
+    struct md_pg_watch *watch;  /* LISTENs for other instances' commits */
+    int64_t prune_next_tenant;  /* the pruner's: where pruning by age goes on */
+    _Atomic int search_off;     /* no full-text index (--search off), set at open */
+    _Atomic int search_pending; /* left to md_pg_build (defer_build); search off till then */
+    struct md_pg_reads *reads;  /* views fetched asynchronously (reads.c) */
 };
 
 static inline struct pg_store *md_pg_store_of(const struct pg_txn *t)

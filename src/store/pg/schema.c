@@ -86,8 +86,13 @@ int md_pg_migrate(PGconn *conn, char *why, size_t why_len)
     return version < 0 ? -1 : 0;
 }
 
-int md_pg_search_setting(PGconn *conn, enum md_search_mode mode, int *now_off, char *why,
-                         size_t why_len)
+#define SEARCH_INDEX_SQL                                                                           \
+    "CREATE INDEX IF NOT EXISTS entries_search ON entries"                                         \
+    " USING gin (memoryd_words(content)) WITH (gin_pending_list_limit = 256)"                      \
+    " WHERE kind = 0"
+
+int md_pg_search_setting(PGconn *conn, enum md_search_mode mode, _Atomic int *now_off,
+                         _Atomic int *pending, char *why, size_t why_len)
 {
     PGresult *r = PQexec(conn, "SELECT to_regclass('entries_search') IS NOT NULL");
     int on = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 &&
@@ -97,16 +102,38 @@ int md_pg_search_setting(PGconn *conn, enum md_search_mode mode, int *now_off, c
     int off = mode == MD_SEARCH_OFF;
     if (mode == MD_SEARCH_KEEP || on == !off)
         return 0;
-    if (exec(conn,
-             off ? "DROP INDEX IF EXISTS entries_search"
-                 : "CREATE INDEX IF NOT EXISTS entries_search ON entries"
-                   " USING gin (memoryd_words(content)) WITH (gin_pending_list_limit = 256)"
-                   " WHERE kind = 0",
-             why, why_len))
+    if (!off && pending) { /* built while memoryd serves (md_pg_build) */
+        *pending = 1;
+        return 0;
+    }
+    if (exec(conn, off ? "DROP INDEX IF EXISTS entries_search" : SEARCH_INDEX_SQL, why, why_len))
         return -1;
     *now_off = off;
     md_log_msg(MD_LOG_INFO,
                off ? "search index dropped (--search off)" : "search index built (--search on)",
                NULL);
     return 0;
+}
+
+enum md_err md_pg_build(struct md_store *base, char *why, size_t why_len)
+{
+    struct pg_store *s = (struct pg_store *)base;
+    if (!s->search_pending)
+        return MD_OK;
+    /* A connection of its own: CREATE INDEX waits for the writes under way
+     * (a SHARE lock on entries) and holds the next ones until it is done. */
+    PGconn *conn = md_pg_connect(s->uri, why, why_len);
+    int rc = conn ? exec(conn, SEARCH_INDEX_SQL, why, why_len) : -1;
+    PQfinish(conn);
+    s->search_pending = 0;
+    if (rc)
+        return MD_EDB; /* search stays off */
+    s->search_off = 0;
+    md_log_msg(MD_LOG_INFO, "search index built (--search on)", NULL);
+    return MD_OK;
+}
+
+int md_pg_building(struct md_store *base)
+{
+    return ((struct pg_store *)base)->search_pending;
 }

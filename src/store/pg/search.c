@@ -279,6 +279,8 @@ enum md_err md_pg_search(struct md_txn *base, const char *tenant, const struct m
                          md_search_cb cb, void *ctx)
 {
     struct pg_txn *t = (struct pg_txn *)base;
+    if (md_pg_store_of(t)->search_pending)
+        return MD_EBUSY;
     if (md_pg_store_of(t)->search_off)
         return MD_ENOENT;
     struct search_args a;

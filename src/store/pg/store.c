@@ -220,6 +220,8 @@ static const struct md_store_ops pg_ops = {
     .key_find = md_pg_key_find,
     .load = md_pg_load,
     .totals = md_pg_totals,
+    .build = md_pg_build,
+    .building = md_pg_building,
 };
 
 /* A connection of the reads thread: a reader's. */
@@ -237,7 +239,8 @@ static enum md_err migrate(struct pg_store *s, enum md_search_mode search, char 
     if (!m)
         return MD_EUNAVAIL;
     enum md_err e = md_pg_migrate(m, why, why_len) == 0 ? MD_OK : MD_EDB;
-    if (!e && md_pg_search_setting(m, search, &s->search_off, why, why_len))
+    if (!e && md_pg_search_setting(m, search, &s->search_off,
+                                   s->cfg.defer_build ? &s->search_pending : NULL, why, why_len))
         e = MD_EDB;
     PQfinish(m);
     return e;

@@ -276,8 +276,11 @@ struct sq_store {
     int64_t prune_next_tenant;
     int scrub_wal;
     /* No full-text index (--search off), set when the writer opens (a
-     * read-only store: as the database has it). */
-    int search_off;
+     * read-only store: as the database has it); with cfg.defer_build, the
+     * index --search on wants is left to sq_build (search_pending) and
+     * search_off stays set until it is built. Read by every thread. */
+    _Atomic int search_off;
+    _Atomic int search_pending;
 };
 
 /* Bounds of the subtree of `dir`: (dir + "/", dir + "0"). */
@@ -481,7 +484,14 @@ enum md_err sq_search_purge(struct sq_txn *t);
  * back and refills the index when they are missing; --search off drops
  * them and empties it; KEEP changes nothing. *off: whether the index is
  * off now. SQLite result code; `why` on failure. */
-int sq_search_setting(sqlite3 *db, enum md_search_mode mode, int *off, char *why, size_t why_len);
+/* The --search setting applied on the writer's connection `db` (MD_SEARCH_KEEP
+ * only reads it): *off set; when the index must be built and `pending` is
+ * not NULL, *pending is set instead and the build left to sq_search_build. */
+int sq_search_setting(sqlite3 *db, enum md_search_mode mode, _Atomic int *off, _Atomic int *pending,
+                      char *why, size_t why_len);
+/* md_store_build, md_store_building (search.c). */
+enum md_err sq_build(struct md_store *base, char *why, size_t why_len);
+int sq_building(struct md_store *base);
 enum md_err sq_search(struct md_txn *base, const char *tenant, const struct md_search_terms *q,
                       md_search_cb cb, void *ctx);
 
@@ -523,7 +533,7 @@ enum md_err sq_totals(struct md_txn *base, const char *tenant, struct md_totals 
 /* ---- backup.c: an online copy ---- */
 
 enum md_err sq_backup(struct md_store *base, const char *path, const volatile int *stop,
-                      struct md_progress *progress,
-                      struct md_backup_info *out, char *why, size_t why_len);
+                      struct md_progress *progress, struct md_backup_info *out, char *why,
+                      size_t why_len);
 
 #endif

@@ -103,8 +103,27 @@ static int exec_why(sqlite3 *db, const char *sql, char *why, size_t why_len)
     return rc;
 }
 
-int sq_search_setting(sqlite3 *db, enum md_search_mode mode, int *now_off, char *why,
-                      size_t why_len)
+/* The index made from the current files, with its triggers, in one
+ * transaction on `db`. */
+static int build_index(sqlite3 *db, char *why, size_t why_len)
+{
+    int rc = exec_why(db,
+                      "BEGIN IMMEDIATE; INSERT INTO entries_search (entries_search) VALUES "
+                      "('delete-all'); " SEARCH_FLUSH_CLEAR_SQL
+                      "; INSERT INTO entries_search (rowid, body, tenant)"
+                      " SELECT id, content, " TENANT_TOKEN "tenant FROM entries WHERE kind = 0;",
+                      why, why_len);
+    if (rc == SQLITE_OK)
+        rc = exec_why(db, triggers_sql, why, why_len);
+    if (rc == SQLITE_OK)
+        rc = exec_why(db, "COMMIT", why, why_len);
+    if (rc != SQLITE_OK)
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
+int sq_search_setting(sqlite3 *db, enum md_search_mode mode, _Atomic int *now_off,
+                      _Atomic int *pending, char *why, size_t why_len)
 {
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(db,
@@ -137,24 +156,24 @@ int sq_search_setting(sqlite3 *db, enum md_search_mode mode, int *now_off, char 
     }
     if (on == !off)
         return SQLITE_OK;
-    const char *sql =
-        off ? "BEGIN IMMEDIATE; DROP TRIGGER entries_search_insert;"
-              " DROP TRIGGER entries_search_delete; DROP TRIGGER entries_search_update;"
-              " INSERT INTO entries_search (entries_search) VALUES ('delete-all');"
-              " " SEARCH_FLUSH_CLEAR_SQL "; COMMIT;"
-            : "BEGIN IMMEDIATE; INSERT INTO entries_search (entries_search) VALUES ('delete-all');"
-              " " SEARCH_FLUSH_CLEAR_SQL "; INSERT INTO entries_search (rowid, body, tenant)"
-              " SELECT id, content, " TENANT_TOKEN "tenant FROM entries WHERE kind = 0;";
-    rc = exec_why(db, sql, why, why_len);
-    if (rc == SQLITE_OK && !off) {
-        rc = exec_why(db, triggers_sql, why, why_len);
-        if (rc == SQLITE_OK)
-            rc = exec_why(db, "COMMIT", why, why_len);
+    if (!off && pending) { /* built while memoryd serves (sq_build) */
+        *pending = 1;
+        return SQLITE_OK;
     }
-    if (rc != SQLITE_OK) {
-        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    if (off) {
+        rc = exec_why(db,
+                      "BEGIN IMMEDIATE; DROP TRIGGER entries_search_insert;"
+                      " DROP TRIGGER entries_search_delete; DROP TRIGGER entries_search_update;"
+                      " INSERT INTO entries_search (entries_search) VALUES ('delete-all');"
+                      " " SEARCH_FLUSH_CLEAR_SQL "; COMMIT;",
+                      why, why_len);
+        if (rc != SQLITE_OK)
+            sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    } else {
+        rc = build_index(db, why, why_len);
+    }
+    if (rc != SQLITE_OK)
         return rc;
-    }
     *now_off = off;
     md_log_msg(MD_LOG_INFO,
                off ? "search index dropped (--search off)" : "search index rebuilt (--search on)",
@@ -202,11 +221,46 @@ static enum md_err build_query(const struct md_search_terms *q, int64_t tenant,
  * tenant's search costs at most that much more than its own matches. */
 #define TOKEN_MAX_FILES 10000
 
+enum md_err sq_build(struct md_store *base, char *why, size_t why_len)
+{
+    struct sq_store *s = (struct sq_store *)base;
+    if (!s->search_pending)
+        return MD_OK;
+    /* A connection of its own; the writer's and the readers' statements
+     * see the new triggers when they next run (SQLite prepares them again). */
+    sqlite3 *db = NULL;
+    int rc = sqlite3_open_v2(s->path, &db, SQLITE_OPEN_READWRITE, NULL);
+    if (rc == SQLITE_OK) {
+        /* Another writer (memoryd's own writer, between two batches) may
+         * hold the lock: wait for it as long as it takes. */
+        sqlite3_busy_timeout(db, 1000);
+        do
+            rc = build_index(db, why, why_len);
+        while (rc == SQLITE_BUSY);
+    } else {
+        snprintf(why, why_len, "search index: %s", sqlite3_errstr(rc));
+    }
+    sqlite3_close(db);
+    s->search_pending = 0;
+    if (rc != SQLITE_OK)
+        return MD_EDB; /* search stays off */
+    s->search_off = 0;
+    md_log_msg(MD_LOG_INFO, "search index rebuilt (--search on)", NULL);
+    return MD_OK;
+}
+
+int sq_building(struct md_store *base)
+{
+    return ((struct sq_store *)base)->search_pending;
+}
+
 enum md_err sq_search(struct md_txn *base, const char *tenant, const struct md_search_terms *q,
                       md_search_cb cb, void *ctx)
 {
     struct sq_txn *t = (struct sq_txn *)base;
     struct sq_store *s = (struct sq_store *)base->store;
+    if (s->search_pending)
+        return MD_EBUSY;
     if (s->search_off)
         return MD_ENOENT;
     int64_t id = 0;

@@ -162,6 +162,8 @@ static const struct md_store_ops sqlite_ops = {
     .dump = sq_dump,
     .totals = sq_totals,
     .backup = sq_backup,
+    .build = sq_build,
+    .building = sq_building,
 };
 
 /* Process-wide SQLite settings, before its first use: no memory statistics
@@ -184,7 +186,8 @@ static void sqlite_setup(void)
  * reads). */
 static int db_settings(struct sq_store *s, sqlite3 *db, int writer, char *why, size_t why_len)
 {
-    return sq_search_setting(db, writer ? s->cfg.search : MD_SEARCH_KEEP, &s->search_off, why,
+    return sq_search_setting(db, writer ? s->cfg.search : MD_SEARCH_KEEP, &s->search_off,
+                             writer && s->cfg.defer_build ? &s->search_pending : NULL, why,
                              why_len);
 }
 
