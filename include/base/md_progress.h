@@ -26,9 +26,10 @@ struct md_progress {
     const char *unit; /* "pages", "rows", "files" */
     int64_t total, done;
     uint64_t t0_us, shown_us;
-    uint64_t every_us; /* between two log lines */
-    int tty;           /* drawing a bar */
-    int shown;         /* a bar drawn or a line logged */
+    uint64_t every_us;  /* between two log lines */
+    uint64_t redraw_us; /* between two drawings of the bar */
+    int tty;            /* drawing a bar */
+    int shown;          /* a bar drawn or a line logged */
 };
 
 /* Start: `tty_ok` 0 keeps to log lines even on a terminal (a server). */

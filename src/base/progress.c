@@ -18,7 +18,9 @@ void md_progress_begin(struct md_progress *p, const char *work, const char *unit
     p->t0_us = p->shown_us = md_now_us();
     p->tty = tty_ok && isatty(STDERR_FILENO);
     const char *ms = getenv("MEMORYD_PROGRESS_MS");
-    p->every_us = ms && *ms ? strtoull(ms, NULL, 10) * 1000u : (uint64_t)MD_PROGRESS_EVERY_S * 1000000u;
+    p->every_us =
+        ms && *ms ? strtoull(ms, NULL, 10) * 1000u : (uint64_t)MD_PROGRESS_EVERY_S * 1000000u;
+    p->redraw_us = p->every_us < REDRAW_US ? p->every_us : REDRAW_US;
 }
 
 /* `n` with thousands separators into out (32 bytes). */
@@ -83,8 +85,7 @@ void md_progress_update(struct md_progress *p, int64_t done)
 {
     p->done = done;
     uint64_t now = md_now_us();
-    uint64_t redraw = p->every_us < REDRAW_US ? p->every_us : REDRAW_US;
-    if (p->tty && now - p->shown_us >= redraw) {
+    if (p->tty && now - p->shown_us >= p->redraw_us) {
         p->shown_us = now;
         draw(p, now);
     } else if (!p->tty && now - p->shown_us >= p->every_us) {

@@ -465,6 +465,23 @@ describe('--search off, then on again over the same database', () => {
     }
   });
 
+  test('SQLite: the rebuild at start logs its progress in files indexed, then done', { skip: isPg() && 'SQLite only: PostgreSQL builds the index with one CREATE INDEX, which reports no progress' }, async () => {
+    const srv = await startServer({ args: ['--search', 'off'] });
+    for (let i = 0; i < 5; i++) await client(srv, 'alice').write({ command: 'create', path: `/memories/p${i}.md`, file_text: `pear ${i}\n` });
+    await client(srv, 'alice').write({ command: 'create', path: '/memories/dir/p5.md', file_text: 'pear 5\n' });
+    await srv.stop();
+    // MEMORYD_PROGRESS_MS=0: a line for every chunk of files indexed (one here).
+    const on = await startServer({ db: srv.dbPath, env: { MEMORYD_PROGRESS_MS: '0' } });
+    try {
+      await built(on);
+      const lines = on.logs.filter((l) => l.work === 'search index').map((l) => [l.msg, l.unit, l.total, l.done]);
+      assert.deepEqual(lines, [['progress', 'files', 6, 6], ['done', 'files', 6, 6]]);
+      assert.equal((await client(on, 'alice').paths('q=pear')).length, 6);
+    } finally {
+      await on.stop();
+    }
+  });
+
   test('SQLite: notes another writer left in search_pending go into the index at start', { skip: isPg() && 'SQLite only' }, async () => {
     const srv = await startServer();
     await client(srv, 'alice').write({ command: 'create', path: '/memories/n.md', file_text: 'alpha\n' });

@@ -16,6 +16,7 @@
 
 #include "base/md_buf.h"
 #include "base/md_log.h"
+#include "base/md_progress.h"
 #include "base/md_text.h"
 #include "internal.h"
 #include "store/md_search_terms.h"
@@ -105,14 +106,51 @@ static int exec_why(sqlite3 *db, const char *sql, char *why, size_t why_len)
 
 /* The index made from the current files, with its triggers, in one
  * transaction on `db`. */
-static int build_index(sqlite3 *db, char *why, size_t why_len)
+/* The files' rows into the index, BUILD_CHUNK ids at a time, counted in
+ * `progress` (NULL: not counted), inside the caller's transaction. */
+#define BUILD_CHUNK 4096
+static int index_files(sqlite3 *db, struct md_progress *progress, char *why, size_t why_len)
+{
+    sqlite3_stmt *count = NULL, *put = NULL;
+    int rc = sqlite3_prepare_v2(
+        db, "SELECT count(*), coalesce(max(id), 0) FROM entries WHERE kind = 0", -1, &count, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(db,
+                                "INSERT INTO entries_search (rowid, body, tenant)"
+                                " SELECT id, content, " TENANT_TOKEN "tenant FROM entries"
+                                " WHERE kind = 0 AND id > ?1 AND id <= ?2",
+                                -1, &put, NULL);
+    int64_t max = 0, done = 0;
+    if (rc == SQLITE_OK && (rc = sqlite3_step(count)) == SQLITE_ROW) {
+        if (progress)
+            progress->total = sqlite3_column_int64(count, 0);
+        max = sqlite3_column_int64(count, 1);
+        rc = SQLITE_OK;
+    }
+    for (int64_t lo = 0; rc == SQLITE_OK && lo < max; lo += BUILD_CHUNK) {
+        sqlite3_bind_int64(put, 1, lo);
+        sqlite3_bind_int64(put, 2, lo + BUILD_CHUNK);
+        rc = sqlite3_step(put) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(db);
+        sqlite3_reset(put);
+        done += sqlite3_changes(db);
+        if (progress)
+            md_progress_update(progress, done);
+    }
+    if (rc != SQLITE_OK)
+        snprintf(why, why_len, "search index: %s", sqlite3_errmsg(db));
+    sqlite3_finalize(count);
+    sqlite3_finalize(put);
+    return rc;
+}
+
+static int build_index(sqlite3 *db, struct md_progress *progress, char *why, size_t why_len)
 {
     int rc = exec_why(db,
                       "BEGIN IMMEDIATE; INSERT INTO entries_search (entries_search) VALUES "
-                      "('delete-all'); " SEARCH_FLUSH_CLEAR_SQL
-                      "; INSERT INTO entries_search (rowid, body, tenant)"
-                      " SELECT id, content, " TENANT_TOKEN "tenant FROM entries WHERE kind = 0;",
+                      "('delete-all'); " SEARCH_FLUSH_CLEAR_SQL ";",
                       why, why_len);
+    if (rc == SQLITE_OK)
+        rc = index_files(db, progress, why, why_len);
     if (rc == SQLITE_OK)
         rc = exec_why(db, triggers_sql, why, why_len);
     if (rc == SQLITE_OK)
@@ -170,7 +208,7 @@ int sq_search_setting(sqlite3 *db, enum md_search_mode mode, _Atomic int *now_of
         if (rc != SQLITE_OK)
             sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
     } else {
-        rc = build_index(db, why, why_len);
+        rc = build_index(db, NULL, why, why_len);
     }
     if (rc != SQLITE_OK)
         return rc;
@@ -234,9 +272,13 @@ enum md_err sq_build(struct md_store *base, char *why, size_t why_len)
         /* Another writer (memoryd's own writer, between two batches) may
          * hold the lock: wait for it as long as it takes. */
         sqlite3_busy_timeout(db, 1000);
+        /* Progress in files indexed: a log line every few seconds. */
+        struct md_progress progress;
+        md_progress_begin(&progress, "search index", "files", 0, 0);
         do
-            rc = build_index(db, why, why_len);
+            rc = build_index(db, &progress, why, why_len);
         while (rc == SQLITE_BUSY);
+        md_progress_end(&progress);
     } else {
         snprintf(why, why_len, "search index: %s", sqlite3_errstr(rc));
     }
