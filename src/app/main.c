@@ -48,8 +48,8 @@ struct server {
     struct md_store *store;
     struct md_writer *writer;
     struct md_http *http;
-    pthread_t build; /* md_store_build, while memoryd serves (built: started) */
-    int built;
+    pthread_t build;   /* md_store_build, while memoryd serves */
+    int build_started; /* `build` runs, to be joined */
 };
 
 /* The search index --search on wants and the open left to build: built
@@ -126,7 +126,7 @@ static void server_stop(const struct md_config *cfg, struct server *s)
     }
     struct md_writer_stats ws;
     md_writer_stop(s->writer, &ws); /* runs and resumes anything still queued */
-    if (s->built)
+    if (s->build_started)
         pthread_join(s->build, NULL); /* a search index build finishes first */
     md_http_stop(s->http);
     md_store_close(s->store); /* checkpoints the WAL */
@@ -183,8 +183,9 @@ static int serve(struct md_config *cfg, int utf8_locale)
     if (md_log_start_async() != 0)
         md_log_msg(MD_LOG_WARN, "cannot start the log thread; logging directly", NULL);
     log_listening(cfg, &s);
-    s.built = md_store_building(s.store) && pthread_create(&s.build, NULL, build_main, &s) == 0;
-    if (md_store_building(s.store) && !s.built)
+    s.build_started =
+        md_store_building(s.store) && pthread_create(&s.build, NULL, build_main, &s) == 0;
+    if (md_store_building(s.store) && !s.build_started)
         md_log_msg(MD_LOG_ERROR, "cannot start the search index build", NULL);
     int sig = 0;
     sigwait(&sigs, &sig);

@@ -113,6 +113,24 @@ static void allow_of(struct req *r)
 
 /* ---- the lists of paths in the 404 texts ---- */
 
+/* The first row of each path among the rows that pass `pick`, in row
+ * order, into `first`; their number. */
+static size_t distinct_paths(int (*pick)(const struct route *, const void *), const void *ctx,
+                             const struct route *first[R_COUNT])
+{
+    size_t n = 0;
+    for (size_t i = 0; i < R_COUNT; i++) {
+        if (!pick(&routes[i], ctx))
+            continue;
+        size_t k = 0;
+        while (k < n && strcmp(first[k]->path, routes[i].path) != 0)
+            k++;
+        if (k == n)
+            first[n++] = &routes[i];
+    }
+    return n;
+}
+
 /* Append to `out` ("A, B or C" when `or_last`, else "A, B, C") the paths
  * of the rows that pass `pick`, each once, in row order; with its first
  * method before it when `methods`. */
@@ -120,16 +138,7 @@ static enum md_err paths_of(struct md_buf *out, int (*pick)(const struct route *
                             const void *ctx, int methods, int or_last)
 {
     const struct route *seen[R_COUNT] = {0};
-    size_t n = 0;
-    for (size_t i = 0; i < R_COUNT; i++) {
-        if (!pick(&routes[i], ctx))
-            continue;
-        size_t k = 0;
-        while (k < n && strcmp(seen[k]->path, routes[i].path) != 0)
-            k++;
-        if (k == n)
-            seen[n++] = &routes[i];
-    }
+    size_t n = distinct_paths(pick, ctx, seen);
     enum md_err e = MD_OK;
     for (size_t k = 0; k < n && !e; k++) {
         const char *sep = k == 0 ? "" : or_last && k == n - 1 ? " or " : ", ";
@@ -150,14 +159,7 @@ enum md_err md_http_endpoints(struct md_buf *out)
 {
     static const int metrics_here = 1;
     const struct route *seen[R_COUNT] = {0};
-    size_t n = 0;
-    for (size_t i = 0; i < R_COUNT; i++) {
-        size_t k = 0;
-        while (k < n && strcmp(seen[k]->path, routes[i].path) != 0)
-            k++;
-        if (k == n && listed(&routes[i], &metrics_here))
-            seen[n++] = &routes[i];
-    }
+    size_t n = distinct_paths(listed, &metrics_here, seen);
     enum md_err e = MD_OK;
     for (size_t k = 0; k < n && !e; k++) {
         /* Its methods, in row order: "GET, HEAD". */
