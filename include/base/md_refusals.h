@@ -74,6 +74,10 @@
 #define MD_R_SHUTTING_DOWN MD_EBUSY, "memoryd is shutting down; retry shortly"
 #define MD_R_OVERLOADED                                                                            \
     MD_EBUSY, "Error: memoryd is overloaded; the command was not applied. Retry shortly."
+/* The tenant's import runs (md_writer.h): its commands wait for its end. */
+#define MD_R_TENANT_IMPORTING                                                                      \
+    MD_EBUSY, "Error: Tenant %s is being imported; the command was not applied. Retry when the "   \
+              "import is done."
 
 /* ---- the tenant (md_tenant_resolve.h) ---- */
 

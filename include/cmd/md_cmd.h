@@ -117,6 +117,8 @@ struct md_cmd {
      * the mode (enum md_import_mode). */
     int import_fd;
     int import_mode;
+    /* import: the files and bytes the archive writes (md_import_check). */
+    int64_t import_files, import_bytes;
     /* Set by the caller after parsing (request headers): */
     struct md_precond pre;
     const char *actor; /* X-Memory-Actor (borrowed), or NULL */

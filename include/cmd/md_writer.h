@@ -64,9 +64,28 @@ struct md_writer *md_writer_start(struct md_store *store, const struct md_limits
 /* Set the commit hook (before any job is submitted). */
 void md_writer_on_commit(struct md_writer *w, md_writer_commit_cb cb, void *ctx);
 
-/* Queue a job. MD_EBUSY when the queue is full or the writer is stopping
- * (then `done` will not be called). */
+/* Say whether the store keeps history (--history-versions and -days not
+ * 0), before any job is submitted: an import runs in steps between the
+ * batches where the store can (md_import.h: a transaction of its own kept
+ * open, or steps that each commit, undone from history on failure);
+ * otherwise in one transaction of the writer's, alone. */
+void md_writer_history(struct md_writer *w, int on);
+
+/* Undo the imports a stopped memoryd left halfway (steps that each commit:
+ * their marks), before anything is submitted; their tenants are busy
+ * (md_writer_importing) until then. MD_OK, or a storage error. */
+enum md_err md_writer_recover(struct md_writer *w);
+
+/* Queue a job. MD_EBUSY when the queue is full or the writer is stopping,
+ * MD_ECONFLICT when the job's tenant is being imported (or the job is an
+ * import and another of the tenant's is queued or running): then `done`
+ * will not be called. An import runs in steps between the batches (when
+ * the store allows it, see md_writer_history), and its tenant takes no
+ * other command until it is done. */
 enum md_err md_writer_submit(struct md_writer *w, struct md_job *job);
+
+/* Whether `tenant` has an import queued or running (or left to undo). */
+int md_writer_importing(struct md_writer *w, const char *tenant);
 
 /* Finish every queued job and call every `done`, then stop and free the
  * writer; its final stats go to `final` unless NULL. */

@@ -81,19 +81,23 @@ int64_t md_history_changes_ms(const struct md_retention *r);
     "The command was not applied. Its original answer was erased because a version of the file "   \
     "was redacted."
 
-/* What a write command is, for what it records. */
-struct md_write_meta {
-    const char *command; /* "create", ..., "restore", "redact"; static */
-    const char *actor;   /* X-Memory-Actor, or NULL */
-    int64_t time_ms;     /* unix time */
-};
-
 /* What a write command recorded (md_txn_cmd_end). */
 struct md_change_rec {
     int64_t seq;           /* its change-feed number */
     int64_t version;       /* the first version it recorded, 0 for none */
     int64_t versions;      /* how many */
     int64_t history_bytes; /* content bytes they hold */
+};
+
+/* What a write command is, for what it records. */
+struct md_write_meta {
+    const char *command; /* "create", ..., "restore", "redact"; static */
+    const char *actor;   /* X-Memory-Actor, or NULL */
+    int64_t time_ms;     /* unix time */
+    /* What the same command recorded in transactions before this one (an
+     * import in steps, md_import.h; else zeros): counted into the change-
+     * feed entry of its end. */
+    struct md_change_rec earlier;
 };
 
 /* One version, as read back. Strings are borrowed until the next call on
@@ -179,7 +183,10 @@ int64_t md_hist_next_version(const struct md_hist *h);
 /* Take `n` version numbers for it (the first is md_hist_next_version()),
  * holding `bytes` of content. */
 void md_hist_take_versions(struct md_hist *h, int64_t n, int64_t bytes);
-/* End the command: its seq taken, *rec filled with what it recorded. */
+/* What the command has recorded so far (seq 0), `earlier` left out. */
+void md_hist_cmd_recorded(const struct md_hist *h, struct md_change_rec *rec);
+/* End the command: its seq taken, *rec filled with what it recorded
+ * (and, from its meta, what it recorded earlier). */
 void md_hist_cmd_end(struct md_hist *h, struct md_change_rec *rec);
 
 /* Tenants whose counters changed in this transaction. */

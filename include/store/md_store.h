@@ -168,8 +168,10 @@ typedef void (*md_watch_cb)(void *ctx, const char *tenant);
  * added, at the end, with the version that brought them; the registry
  * (app/md_engines.h) refuses an engine of another version. Version 2:
  * backup takes a progress; build and building (the search index built
- * after open, while memoryd serves). */
-#define MD_STORE_VERSION 2
+ * after open, while memoryd serves). Version 3: imports in steps
+ * (import_begin; import_mark, import_unmark, import_marks, import_forget;
+ * cmd_recorded, and md_write_meta's `earlier`). */
+#define MD_STORE_VERSION 3
 
 /* What an engine can do beyond the operations every engine has (struct
  * md_store_ops `caps`); the wrappers below say which bit each operation
@@ -193,7 +195,23 @@ enum md_store_cap {
     MD_STORE_CAP_DUMP = 1u << 5,
     /* md_txn_load: rows of md_txn_dump written into a write transaction. */
     MD_STORE_CAP_LOAD = 1u << 6,
+    /* md_store_import_begin: an import's write transaction on a connection
+     * of its own, which may stay open while the writer's transactions come
+     * and go (the import's tenant locked all along, by md_txn_batch_begin):
+     * the import is written in steps, between the writer's batches, and
+     * committed once. */
+    MD_STORE_CAP_IMPORT_APART = 1u << 7,
+    /* md_txn_import_mark and the rest: an import written in steps that
+     * each commit, in the writer's own transactions, with a mark that says
+     * where the tenant's history stood, so that a failed or cut-off import
+     * is undone (src/cmd/import.c). For an engine with one writer
+     * (SQLite). */
+    MD_STORE_CAP_IMPORT_MARK = 1u << 8,
 };
+
+/* An import mark (md_txn_import_marks): the tenant, and its last version
+ * when the import began. */
+typedef int (*md_import_mark_cb)(void *ctx, const char *tenant, int64_t version);
 
 /* What a batch of write commands names (md_txn_batch_begin): its tenants,
  * locked first, and the paths its commands name (each command's path,
@@ -314,6 +332,14 @@ struct md_store_ops {
     /* Version 2: md_store_build, md_store_building. */
     enum md_err (*build)(struct md_store *s, char *why, size_t why_len);
     int (*building)(struct md_store *s);
+    /* Version 3: imports in steps; see the wrappers below. */
+    enum md_err (*import_begin)(struct md_store *s, struct md_txn **out); /* IMPORT_APART */
+    enum md_err (*import_mark)(struct md_txn *t, const char *tenant);     /* IMPORT_MARK */
+    enum md_err (*import_unmark)(struct md_txn *t, const char *tenant);   /* IMPORT_MARK */
+    enum md_err (*import_marks)(struct md_txn *t, md_import_mark_cb cb,
+                                void *ctx);                             /* IMPORT_MARK */
+    enum md_err (*import_forget)(struct md_txn *t, const char *tenant); /* IMPORT_MARK */
+    void (*cmd_recorded)(struct md_txn *t, struct md_change_rec *rec);
 };
 
 /* Every engine's store and txn structs begin with these. */
@@ -425,6 +451,43 @@ static inline enum md_err md_store_build(struct md_store *s, char *why, size_t w
 static inline int md_store_building(struct md_store *s)
 {
     return s->ops->building(s);
+}
+/* An import's write transaction, on a connection of its own
+ * (MD_STORE_CAP_IMPORT_APART): md_txn_batch_begin locks its tenant, then it
+ * may stay open while the writer's transactions (md_store_write_begin) come
+ * and go; ended by md_txn_commit or md_txn_rollback. One at a time, from
+ * the writer's thread. */
+static inline enum md_err md_store_import_begin(struct md_store *s, struct md_txn **t)
+{
+    return s->ops->import_begin(s, t);
+}
+/* Imports in steps that each commit (MD_STORE_CAP_IMPORT_MARK), on write
+ * transactions. md_txn_import_mark: an import into `tenant` begins (the
+ * tenant is made if new): its last version and change-feed seq are kept
+ * with the mark, in the transaction of the import's first step.
+ * md_txn_import_unmark: it is done (in its last step's transaction).
+ * md_txn_import_marks: every mark (imports a stopped memoryd left halfway),
+ * until `cb` returns nonzero. md_txn_import_forget: after the tenant's
+ * files were put back as they stood (a restore to before the mark's
+ * version + 1), the versions and change-feed entries recorded since the
+ * mark are deleted, the tenant's counters set back, and the mark dropped;
+ * in a transaction that runs no command (md_txn_cmd_begin). MD_ENOENT:
+ * no mark for the tenant. */
+static inline enum md_err md_txn_import_mark(struct md_txn *t, const char *tenant)
+{
+    return t->store->ops->import_mark(t, tenant);
+}
+static inline enum md_err md_txn_import_unmark(struct md_txn *t, const char *tenant)
+{
+    return t->store->ops->import_unmark(t, tenant);
+}
+static inline enum md_err md_txn_import_marks(struct md_txn *t, md_import_mark_cb cb, void *ctx)
+{
+    return t->store->ops->import_marks(t, cb, ctx);
+}
+static inline enum md_err md_txn_import_forget(struct md_txn *t, const char *tenant)
+{
+    return t->store->ops->import_forget(t, tenant);
 }
 /* MD_OK when the database answers and writes can be done. */
 static inline enum md_err md_store_ping(struct md_store *s)
@@ -587,6 +650,13 @@ static inline enum md_err md_txn_cmd_end(struct md_txn *t, const char *const *pa
                                          const size_t *lens, size_t n, struct md_change_rec *rec)
 {
     return t->store->ops->cmd_end(t, paths, lens, n, rec);
+}
+/* What the command begun on `t` has recorded so far (seq 0): for a
+ * command that goes on in another transaction (md_write_meta `earlier`)
+ * instead of ending here. */
+static inline void md_txn_cmd_recorded(struct md_txn *t, struct md_change_rec *rec)
+{
+    t->store->ops->cmd_recorded(t, rec);
 }
 /* The stored first answer for (tenant, key), kept MD_IDEMPOTENCY_MS;
  * MD_ENOENT when none. */

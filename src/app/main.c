@@ -85,6 +85,12 @@ static int server_start(struct md_config *cfg, struct server *s)
         md_store_close(s->store);
         return -1;
     }
+    /* Imports in steps where history can undo them; an import a stopped
+     * memoryd left halfway is undone before its tenant is served. */
+    md_writer_history(s->writer, md_history_on(&cfg->history));
+    if (md_writer_recover(s->writer) != MD_OK)
+        md_log_msg(MD_LOG_ERROR,
+                   "cannot read the imports left halfway; they are undone at the next start", NULL);
     s->http = md_http_start(&cfg->http, &cfg->limits, s->store, s->writer, why, sizeof why);
     if (!s->http) {
         md_log_msg(MD_LOG_ERROR, "cannot start the HTTP server", why);

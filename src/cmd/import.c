@@ -1,18 +1,14 @@
 /*
- * import.c — POST /v1/tenants/{t}/import: a tar's tree written into a
- * tenant, by the writer, in one transaction of its own (all or nothing).
+ * import.c — POST /v1/tenants/{t}/import (md_import.h): the archive checked
+ * on the request's thread, then written by the writer, in steps (md_writer.h)
+ * or in one transaction (md_cmd_exec, cmd_import).
  *
- * The archive (read by libarchive: ustar, pax and GNU tar; no compression)
- * holds "memories/" and what is below it, as GET .../export writes it or
- * `tar -cf x.tar memories` makes it (a leading "./" or "/" is taken).
- * Regular files are written (as a create, or over the file there); a
- * directory entry is taken and makes nothing by itself (directories are
- * made as the files below them need them). Every path goes through
- * md_path_canon. Refused, with nothing written: an entry of another type
- * (links, devices), outside memories/, with a path the tool would refuse,
- * a file over --max-file or not UTF-8 text, a file where the tenant (or
- * the archive) has a directory or the reverse (409), a result over the
- * tenant's quota (507), a tenant with entries in mode "new" (409).
+ * Every path goes through md_path_canon. The check replays the archive on a
+ * table of the paths it makes (struct sim), with the refusals the writer
+ * would give on a tenant with no entries: for modes new and replace it is
+ * exactly the tenant the writer writes into, so a refusal there is given
+ * before anything is written. Mode merge meets the tenant's own files in
+ * the writer's steps.
  */
 #include <archive.h>
 #include <archive_entry.h>
@@ -23,9 +19,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/md_clock.h"
+#include "base/md_json.h"
 #include "base/md_log.h"
 #include "base/md_progress.h"
 #include "base/md_refusals.h"
+#include "cmd/md_import.h"
 #include "cmd/md_quota.h"
 #include "internal.h"
 
@@ -218,157 +217,651 @@ static enum md_err check_dir(struct cmd_ctx *c, const char *name, const char *p,
     return e;
 }
 
-/* The root's children (mode replace removes each; mode new refuses if any). */
+/* ---- the archive's entries, one at a time ---- */
+
+struct reader {
+    struct archive *a;
+    struct md_progress progress;
+    struct md_buf content; /* a file's content */
+};
+
+static enum md_err reader_open(struct cmd_ctx *c, struct reader *r, int log_progress)
+{
+    md_buf_init(&r->content, c->lim->max_file + 1);
+    r->a = archive_read_new();
+    if (!r->a)
+        return MD_ENOMEM;
+    /* Progress in bytes of the archive read: a log line every few seconds of
+     * a long import (md_progress.h); the check says nothing. */
+    struct stat st;
+    int64_t total = fstat(c->cmd->import_fd, &st) == 0 ? (int64_t)st.st_size : 0;
+    md_progress_begin(&r->progress, "import", "bytes", total, 0);
+    if (!log_progress)
+        r->progress.every_us = UINT64_MAX;
+    archive_read_support_format_tar(r->a);
+    /* Names as stored are UTF-8 (as memoryd's paths are). */
+    archive_read_set_options(r->a, "hdrcharset=UTF-8");
+    if (lseek(c->cmd->import_fd, 0, SEEK_SET) != 0 ||
+        archive_read_open_fd(r->a, c->cmd->import_fd, IMPORT_BLOCK) != ARCHIVE_OK)
+        return not_tar(c, r->a);
+    return MD_OK;
+}
+
+static void reader_close(struct reader *r)
+{
+    md_buf_free(&r->content);
+    if (r->a)
+        archive_read_free(r->a);
+    r->a = NULL;
+}
+
+/* What reader_next found. */
+struct entry {
+    int eof;
+    int dir;          /* a directory entry (else a file, its content in r->content) */
+    const char *name; /* as in the archive (until the next entry) */
+    char *p;          /* canonical path, malloc'd */
+    size_t n;
+};
+
+/* The next entry that names something (the archive's own root "./" is
+ * passed over), read and checked on its own: its type, name, path, and
+ * for a file its size and text. */
+static enum md_err reader_next(struct cmd_ctx *c, struct reader *r, struct entry *out)
+{
+    *out = (struct entry){0};
+    for (;;) {
+        md_progress_update(&r->progress, archive_filter_bytes(r->a, -1));
+        struct archive_entry *en;
+        int rc = archive_read_next_header(r->a, &en);
+        if (rc == ARCHIVE_EOF) {
+            out->eof = 1;
+            md_progress_end(&r->progress);
+            return MD_OK;
+        }
+        if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN)
+            return not_tar(c, r->a);
+        const char *name = archive_entry_pathname_utf8(en);
+        if (!name)
+            name = archive_entry_pathname(en);
+        if (!name)
+            return refused(c, MD_R_IMPORT_NAME_NOT_UTF8);
+        char buf[300];
+        mode_t type = archive_entry_filetype(en);
+        if (archive_entry_hardlink(en) || type == AE_IFLNK ||
+            (type != AE_IFREG && type != AE_IFDIR))
+            return refused_type(c, en, shown(name, buf, sizeof buf));
+        int skip;
+        enum md_err e = entry_path(c, name, &out->p, &out->n, &skip);
+        if (e)
+            return e;
+        if (skip)
+            continue;
+        out->name = name;
+        out->dir = type == AE_IFDIR;
+        if (out->dir)
+            return MD_OK;
+        if (out->n == MD_ROOT_LEN)
+            return refused(c, MD_R_IMPORT_ROOT, shown(name, buf, sizeof buf));
+        return read_content(c, r->a, name, archive_entry_size(en), &r->content);
+    }
+}
+
+/* The JSON answer of an import (POST /v1/tenants/{t}/import). */
+enum md_err cmd_import_answer(const char *tenant, const struct md_cmd *cmd,
+                              const struct md_cmd_result *res, struct md_buf *out)
+{
+    static const char *const modes[] = {"new", "replace", "merge"};
+    md_buf_reset(out);
+    enum md_err e = md_buf_puts(out, "{\"tenant\":");
+    if (!e)
+        e = md_json_put_string(out, tenant, strlen(tenant));
+    if (!e)
+        e = md_buf_printf(out,
+                          ",\"mode\":\"%s\",\"files\":%lld,\"bytes\":%lld,\"removed\":%lld,"
+                          "\"seq\":%lld,\"versions_recorded\":%lld}",
+                          modes[cmd->import_mode], (long long)res->restored, (long long)res->bytes,
+                          (long long)res->removed, (long long)res->change.seq,
+                          (long long)res->change.versions);
+    return e;
+}
+
+/* ---- the check: the archive replayed on a table of the paths it makes ---- */
+
+struct sim_slot {
+    char *path; /* NULL: free */
+    size_t len;
+    int dir;
+    int64_t size; /* a file's */
+};
+
+struct sim {
+    struct sim_slot *slots;
+    size_t cap, n; /* cap: a power of two */
+    int64_t files, bytes;
+};
+
+static uint64_t sim_hash(const char *p, size_t n)
+{
+    uint64_t h = 1469598103934665603u; /* FNV-1a */
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)p[i]) * 1099511628211u;
+    return h;
+}
+
+/* The slot of p[0..n), or the free slot where it would go. */
+static struct sim_slot *sim_slot(const struct sim *s, const char *p, size_t n)
+{
+    for (size_t i = sim_hash(p, n) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
+        struct sim_slot *sl = &s->slots[i];
+        if (!sl->path || (sl->len == n && memcmp(sl->path, p, n) == 0))
+            return sl;
+    }
+}
+
+static const struct sim_slot *sim_find(const struct sim *s, const char *p, size_t n)
+{
+    if (!s->cap)
+        return NULL;
+    const struct sim_slot *sl = sim_slot(s, p, n);
+    return sl->path ? sl : NULL;
+}
+
+/* Add p[0..n) (not there yet). */
+static enum md_err sim_add(struct sim *s, const char *p, size_t n, int dir, int64_t size)
+{
+    if ((s->n + 1) * 2 > s->cap) {
+        struct sim bigger = {calloc(s->cap ? s->cap * 2 : 1024, sizeof *s->slots),
+                             s->cap ? s->cap * 2 : 1024, s->n, s->files, s->bytes};
+        if (!bigger.slots)
+            return MD_ENOMEM;
+        for (size_t i = 0; i < s->cap; i++)
+            if (s->slots[i].path)
+                *sim_slot(&bigger, s->slots[i].path, s->slots[i].len) = s->slots[i];
+        free(s->slots);
+        *s = bigger;
+    }
+    struct sim_slot *sl = sim_slot(s, p, n);
+    sl->path = strndup(p, n);
+    if (!sl->path)
+        return MD_ENOMEM;
+    *sl = (struct sim_slot){sl->path, n, dir, size};
+    s->n++;
+    return MD_OK;
+}
+
+static void sim_free(struct sim *s)
+{
+    for (size_t i = 0; i < s->cap; i++)
+        free(s->slots[i].path);
+    free(s->slots);
+}
+
+/* The nearest ancestor of p the table has (0: only the root). */
+static size_t sim_ancestor(const struct sim *s, const char *p, size_t n, int *is_file)
+{
+    for (size_t len = md_path_parent_len(p, n); len > MD_ROOT_LEN;
+         len = md_path_parent_len(p, len)) {
+        const struct sim_slot *sl = sim_find(s, p, len);
+        if (sl) {
+            *is_file = !sl->dir;
+            return len;
+        }
+    }
+    *is_file = 0;
+    return 0;
+}
+
+/* An entry replayed as put() and check_dir() would take it. */
+static enum md_err sim_entry(struct cmd_ctx *c, struct sim *s, const struct entry *en, int64_t size)
+{
+    char buf[300];
+    const struct sim_slot *at = sim_find(s, en->p, en->n);
+    int anc_file;
+    size_t anc = at ? 0 : sim_ancestor(s, en->p, en->n, &anc_file);
+    if (en->dir) {
+        if ((at && !at->dir) || (!at && anc_file))
+            return refused(c, MD_R_IMPORT_DIR_ON_FILE, shown(en->name, buf, sizeof buf),
+                           (int)(at ? en->n : anc), en->p);
+        return MD_OK;
+    }
+    if (at && at->dir)
+        return refused(c, MD_R_IMPORT_FILE_ON_DIR, shown(en->name, buf, sizeof buf), (int)en->n,
+                       en->p);
+    if (!at && anc_file)
+        return refused(c, MD_R_IMPORT_FILE_UNDER_FILE, shown(en->name, buf, sizeof buf), (int)anc,
+                       en->p);
+    if (at) { /* the same file again: the last one is kept */
+        s->bytes += size - at->size;
+        ((struct sim_slot *)at)->size = size;
+        return MD_OK;
+    }
+    enum md_err e = sim_add(s, en->p, en->n, 0, size);
+    /* Its directories, up to the first the table has. */
+    for (size_t len = md_path_parent_len(en->p, en->n); !e && len > MD_ROOT_LEN;
+         len = md_path_parent_len(en->p, len)) {
+        if (sim_find(s, en->p, len))
+            break;
+        e = sim_add(s, en->p, len, 1, 0);
+    }
+    if (!e) {
+        s->files++;
+        s->bytes += size;
+    }
+    return e;
+}
+
+static int count_entry(void *ctx, const char *path, size_t len, enum md_kind kind, int64_t size)
+{
+    (void)path, (void)len, (void)kind, (void)size;
+    (*(size_t *)ctx)++;
+    return 1; /* one is enough */
+}
+
+/* Mode new: the tenant must have no entry below its root. */
+static enum md_err check_empty(struct cmd_ctx *c)
+{
+    size_t n = 0;
+    enum md_err e = md_txn_list(c->t, c->tenant, MD_ROOT, MD_ROOT_LEN, count_entry, &n);
+    if (e == MD_ENOENT)
+        e = MD_OK;
+    return !e && n ? refused(c, MD_R_IMPORT_NOT_EMPTY, c->tenant) : e;
+}
+
+enum md_err md_import_check(struct md_store *s, const char *tenant, struct md_cmd *cmd,
+                            const struct md_limits *lim, struct md_buf *out)
+{
+    struct md_cmd_result res = {0};
+    struct cmd_ctx c = {NULL, tenant, cmd, lim, out, &res};
+    enum md_err e = MD_OK;
+    if (cmd->import_mode == MD_IMPORT_NEW) {
+        e = md_store_read_begin(s, &c.t);
+        if (e)
+            return e;
+        e = check_empty(&c);
+        md_txn_end(c.t);
+        if (e)
+            return e;
+    }
+    struct reader r = {0};
+    struct sim sim = {0};
+    e = reader_open(&c, &r, 0);
+    while (!e) {
+        struct entry en;
+        e = reader_next(&c, &r, &en);
+        if (!e && en.eof) {
+            cmd->import_files = sim.files;
+            cmd->import_bytes = sim.bytes;
+            free(en.p);
+            break;
+        }
+        if (!e)
+            e = sim_entry(&c, &sim, &en, (int64_t)r.content.len);
+        free(en.p);
+    }
+    sim_free(&sim);
+    reader_close(&r);
+    return e;
+}
+
+/* ---- the writer's steps ---- */
+
+enum phase { PH_START, PH_CLEAR, PH_ENTRIES, PH_DONE };
+
+struct md_import {
+    const struct md_cmd *cmd;
+    const char *tenant;
+    const struct md_limits *lim;
+    enum md_import_hist hist;
+    enum phase phase;
+    struct reader r;
+    struct md_usage before;
+    struct md_cmd_result res; /* over every step */
+};
+
+enum md_err md_import_open(const struct md_cmd *cmd, const char *tenant,
+                           const struct md_limits *lim, enum md_import_hist hist,
+                           struct md_import **out)
+{
+    struct md_import *im = calloc(1, sizeof *im);
+    if (!im)
+        return MD_ENOMEM;
+    *im = (struct md_import){.cmd = cmd, .tenant = tenant, .lim = lim, .hist = hist};
+    *out = im;
+    return MD_OK;
+}
+
+int md_import_begun(const struct md_import *im)
+{
+    return im->phase != PH_START;
+}
+
+void md_import_close(struct md_import *im)
+{
+    if (!im)
+        return;
+    reader_close(&im->r);
+    free(im);
+}
+
+/* Within the tenant's quota, or refused (unless it did not grow: a replace
+ * that shrinks a tenant over its quota is taken). `files`, `bytes`: what
+ * the tenant holds, or would. */
+static enum md_err quota_refusal(struct cmd_ctx *c, const struct md_usage *before, int64_t files,
+                                 int64_t bytes)
+{
+    int64_t max_files = md_quota_max_files(before, c->lim);
+    int64_t max_bytes = md_quota_max_bytes(before, c->lim);
+    if (max_files > 0 && files > max_files && files > before->files)
+        return refused(c, MD_R_IMPORT_FILES_OVER, (long long)files, (long long)max_files);
+    if (max_bytes > 0 && bytes > max_bytes && bytes > before->bytes) {
+        char used[32], limit[32];
+        md_quota_size(bytes, used, sizeof used);
+        md_quota_size(max_bytes, limit, sizeof limit);
+        return refused(c, MD_R_IMPORT_BYTES_OVER, used, limit);
+    }
+    return MD_OK;
+}
+
+/* The first step: the tenant as it is, mode new's refusal, and for new and
+ * replace the quota, from the archive's totals (md_import_check), before
+ * anything is written. */
+static enum md_err phase_start(struct md_import *im, struct cmd_ctx *c)
+{
+    enum md_err e = md_txn_usage(c->t, c->tenant, &im->before);
+    if (!e && im->cmd->import_mode == MD_IMPORT_NEW)
+        e = check_empty(c);
+    if (!e && im->cmd->import_mode != MD_IMPORT_MERGE)
+        e = quota_refusal(c, &im->before, im->cmd->import_files, im->cmd->import_bytes);
+    if (!e)
+        e = reader_open(c, &im->r, 1);
+    if (e)
+        return e;
+    if (im->cmd->import_mode == MD_IMPORT_REPLACE) {
+        im->res.removed = im->before.files;
+        im->phase = PH_CLEAR;
+    } else {
+        im->phase = PH_ENTRIES;
+    }
+    return MD_OK;
+}
+
+/* A directory's children (path, kind, size), listed. */
 struct children {
-    char **paths;
-    int64_t *sizes;
+    struct child {
+        char *path;
+        size_t len;
+        int dir;
+        int64_t size;
+    } * c;
     size_t n, cap;
     enum md_err err;
 };
 
 static int on_child(void *ctx, const char *path, size_t len, enum md_kind kind, int64_t size)
 {
-    (void)kind;
     struct children *ch = ctx;
     if (ch->n == ch->cap) {
         size_t cap = ch->cap ? ch->cap * 2 : 16;
-        char **p = realloc(ch->paths, cap * sizeof *p);
-        if (p)
-            ch->paths = p;
-        int64_t *s = p ? realloc(ch->sizes, cap * sizeof *s) : NULL;
-        if (s)
-            ch->sizes = s;
-        if (!p || !s) {
+        struct child *c = realloc(ch->c, cap * sizeof *c);
+        if (!c) {
             ch->err = MD_ENOMEM;
             return 1;
         }
+        ch->c = c;
         ch->cap = cap;
     }
-    ch->paths[ch->n] = strndup(path, len);
-    if (!ch->paths[ch->n]) {
+    char *p = strndup(path, len);
+    if (!p) {
         ch->err = MD_ENOMEM;
         return 1;
     }
-    ch->sizes[ch->n++] = size;
+    ch->c[ch->n++] = (struct child){p, len, kind == MD_KIND_DIR, size};
     return 0;
 }
 
-static enum md_err clear_root(struct cmd_ctx *c)
+static void children_free(struct children *ch)
+{
+    for (size_t i = 0; i < ch->n; i++)
+        free(ch->c[i].path);
+    free(ch->c);
+}
+
+/* Whether a step's time is up: `until` is past and it has done something
+ * (*did: the entries it wrote or removed). */
+static int time_up(uint64_t until, const int *did)
+{
+    return *did && md_now_us() >= until;
+}
+
+/* Mode replace: remove what is below `dir`, a file at a time (the sizes of
+ * directories listed may be those before this transaction's removals, so
+ * a directory goes only once emptied, with size 0), until time is up.
+ * *left: something is left for the next step. */
+static enum md_err clear_below(struct cmd_ctx *c, const char *dir, size_t len, uint64_t until,
+                               int *did, int *left)
 {
     struct children ch = {0};
-    enum md_err e = md_txn_list(c->t, c->tenant, MD_ROOT, MD_ROOT_LEN, on_child, &ch);
+    enum md_err e = md_txn_list(c->t, c->tenant, dir, len, on_child, &ch);
     if (!e)
         e = ch.err;
-    if (!e && ch.n > 0 && c->cmd->import_mode == MD_IMPORT_NEW)
-        e = refused(c, MD_R_IMPORT_NOT_EMPTY, c->tenant);
-    for (size_t i = 0; i < ch.n && !e && c->cmd->import_mode == MD_IMPORT_REPLACE; i++) {
-        e = md_txn_remove_tree(c->t, c->tenant, ch.paths[i], strlen(ch.paths[i]), ch.sizes[i]);
+    for (size_t i = 0; i < ch.n && !e && !*left; i++) {
+        const struct child *k = &ch.c[i];
+        if (time_up(until, did)) {
+            *left = 1;
+            break;
+        }
+        if (k->dir)
+            e = clear_below(c, k->path, k->len, until, did, left);
+        if (!e && !*left) {
+            e = md_txn_remove_tree(c->t, c->tenant, k->path, k->len, k->dir ? 0 : k->size);
+            (*did)++;
+        }
     }
-    for (size_t i = 0; i < ch.n; i++)
-        free(ch.paths[i]);
-    free(ch.paths);
-    free(ch.sizes);
+    children_free(&ch);
     return e;
 }
 
-/* After the writes: within the tenant's quota, or refused (unless it did
- * not grow: a replace that shrinks a tenant over its quota is taken). */
-static enum md_err check_quota(struct cmd_ctx *c, const struct md_usage *before)
+static enum md_err phase_clear(struct md_import *im, struct cmd_ctx *c, uint64_t until, int *did)
 {
-    struct md_usage u;
-    enum md_err e = md_txn_usage(c->t, c->tenant, &u);
-    if (e)
-        return e;
-    int64_t max_files = md_quota_max_files(&u, c->lim), max_bytes = md_quota_max_bytes(&u, c->lim);
-    int files_over = max_files > 0 && u.files > max_files && u.files > before->files;
-    int bytes_over = max_bytes > 0 && u.bytes > max_bytes && u.bytes > before->bytes;
-    if (!files_over && !bytes_over)
-        return MD_OK;
-    char used[32], limit[32];
-    md_quota_size(u.bytes, used, sizeof used);
-    md_quota_size(max_bytes, limit, sizeof limit);
-    if (files_over)
-        return refused(c, MD_R_IMPORT_FILES_OVER, (long long)u.files, (long long)max_files);
-    return refused(c, MD_R_IMPORT_BYTES_OVER, used, limit);
+    /* The root located first: an engine learns the tenant's id there. */
+    struct md_locate l = {.path = MD_ROOT, .len = MD_ROOT_LEN};
+    int exists, left = 0;
+    enum md_err e = md_txn_locate(c->t, c->tenant, &l, 1, &exists);
+    if (!e)
+        e = clear_below(c, MD_ROOT, MD_ROOT_LEN, until, did, &left);
+    if (!e && !left)
+        im->phase = PH_ENTRIES;
+    return e;
 }
 
+/* The archive's entries, until time is up; at its end, the quota. */
+static enum md_err phase_entries(struct md_import *im, struct cmd_ctx *c, uint64_t until, int *did)
+{
+    enum md_err e = MD_OK;
+    while (!e && !time_up(until, did)) {
+        struct entry en;
+        e = reader_next(c, &im->r, &en);
+        if (!e && en.eof) {
+            struct md_usage u;
+            e = md_txn_usage(c->t, c->tenant, &u);
+            if (!e)
+                e = quota_refusal(c, &im->before, u.files, u.bytes);
+            if (!e)
+                im->phase = PH_DONE;
+            free(en.p);
+            break;
+        }
+        if (!e)
+            e = en.dir ? check_dir(c, en.name, en.p, en.n)
+                       : put(c, en.name, en.p, en.n, &im->r.content);
+        (*did)++;
+        free(en.p);
+    }
+    return e;
+}
+
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+enum md_err md_import_step(struct md_import *im, struct md_txn *t, struct md_buf *out,
+                           struct md_cmd_result *res, uint64_t budget_us, int *done)
+{
+    *done = 0;
+    struct cmd_ctx c = {t, im->tenant, im->cmd, im->lim, out, &im->res};
+    uint64_t until = budget_us ? md_now_us() + budget_us : UINT64_MAX;
+    enum md_err e = MD_OK;
+    if (im->hist == MD_IMPORT_HIST_EACH ||
+        (im->hist == MD_IMPORT_HIST_ONCE && im->phase == PH_START)) {
+        /* Each step's transaction goes on with the same command (EACH): what
+         * the earlier ones recorded is counted into its one change-feed
+         * entry, at the end. */
+        struct md_write_meta m = {im->cmd->name, im->cmd->actor, wall_ms(), im->res.change};
+        e = md_txn_cmd_begin(t, im->tenant, &m);
+    }
+    /* Something is written in every step, however short its budget. */
+    int did = 0;
+    while (!e && im->phase != PH_DONE && !time_up(until, &did)) {
+        if (im->phase == PH_START)
+            e = phase_start(im, &c);
+        else if (im->phase == PH_CLEAR)
+            e = phase_clear(im, &c, until, &did);
+        else
+            e = phase_entries(im, &c, until, &did);
+    }
+    if (e || im->hist == MD_IMPORT_HIST_NONE ||
+        (im->hist == MD_IMPORT_HIST_ONCE && im->phase != PH_DONE)) {
+        *done = !e && im->phase == PH_DONE;
+        if (*done)
+            *res = im->res;
+        return e;
+    }
+    struct md_change_rec rec;
+    if (im->phase != PH_DONE) {
+        /* EACH, a step before the last: what it recorded, for the next. */
+        md_txn_cmd_recorded(t, &rec);
+        if (!im->res.change.version)
+            im->res.change.version = rec.version;
+        im->res.change.versions += rec.versions;
+        im->res.change.history_bytes += rec.history_bytes;
+        return MD_OK;
+    }
+    static const char *const paths[1] = {MD_ROOT};
+    static const size_t lens[1] = {MD_ROOT_LEN};
+    e = md_txn_cmd_end(t, paths, lens, 1, &rec);
+    if (e)
+        return e;
+    im->res.change = rec;
+    *done = 1;
+    *res = im->res;
+    return cmd_import_answer(im->tenant, im->cmd, res, out);
+}
+
+/* The command of md_cmd_exec: the whole import in its transaction. */
 enum md_err cmd_import(struct cmd_ctx *c)
 {
-    struct md_usage before;
-    enum md_err e = md_txn_usage(c->t, c->tenant, &before);
-    if (!e && c->cmd->import_mode != MD_IMPORT_MERGE)
-        e = clear_root(c);
-    if (!e && c->cmd->import_mode == MD_IMPORT_REPLACE)
-        c->res->removed = before.files;
+    struct md_import *im = NULL;
+    enum md_err e = md_import_open(c->cmd, c->tenant, c->lim, MD_IMPORT_HIST_NONE, &im);
+    int done = 0;
+    if (!e)
+        e = md_import_step(im, c->t, c->out, c->res, 0, &done);
+    md_import_close(im);
+    return e;
+}
+
+/* ---- undoing the committed steps of an import ---- */
+
+struct mark_find {
+    const char *tenant;
+    int64_t version;
+    int found;
+};
+
+static int on_mark(void *ctx, const char *tenant, int64_t version)
+{
+    struct mark_find *f = ctx;
+    if (strcmp(tenant, f->tenant) != 0)
+        return 0;
+    f->version = version;
+    f->found = 1;
+    return 1;
+}
+
+enum md_err md_import_begin(struct md_store *s, const char *tenant, int apart, struct md_txn **t)
+{
+    enum md_err e = apart ? md_store_import_begin(s, t) : md_store_write_begin(s, t);
     if (e)
         return e;
-    struct archive *a = archive_read_new();
-    if (!a)
-        return MD_ENOMEM;
-    /* Progress in bytes of the archive read: a log line every few seconds of a
-     * long import (md_progress.h). */
-    struct stat st;
-    struct md_progress progress;
-    md_progress_begin(&progress, "import", "bytes",
-                      fstat(c->cmd->import_fd, &st) == 0 ? (int64_t)st.st_size : 0, 0);
-    struct md_buf content;
-    md_buf_init(&content, c->lim->max_file + 1);
-    archive_read_support_format_tar(a);
-    /* Names as stored are UTF-8 (as memoryd's paths are). */
-    archive_read_set_options(a, "hdrcharset=UTF-8");
-    if (lseek(c->cmd->import_fd, 0, SEEK_SET) != 0 ||
-        archive_read_open_fd(a, c->cmd->import_fd, IMPORT_BLOCK) != ARCHIVE_OK) {
-        e = not_tar(c, a);
-        goto cleanup;
-    }
-    for (;;) {
-        md_progress_update(&progress, archive_filter_bytes(a, -1));
-        struct archive_entry *en;
-        int rc = archive_read_next_header(a, &en);
-        if (rc == ARCHIVE_EOF)
-            break;
-        if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN) {
-            e = not_tar(c, a);
-            goto cleanup;
-        }
-        const char *name = archive_entry_pathname_utf8(en);
-        if (!name)
-            name = archive_entry_pathname(en);
-        if (!name) {
-            e = refused(c, MD_R_IMPORT_NAME_NOT_UTF8);
-            goto cleanup;
-        }
-        char buf[300];
-        mode_t type = archive_entry_filetype(en);
-        if (archive_entry_hardlink(en) || type == AE_IFLNK ||
-            (type != AE_IFREG && type != AE_IFDIR)) {
-            e = refused_type(c, en, shown(name, buf, sizeof buf));
-            goto cleanup;
-        }
-        char *p = NULL;
-        size_t n = 0;
-        int skip;
-        e = entry_path(c, name, &p, &n, &skip);
-        if (e || skip)
-            goto next;
-        if (type == AE_IFDIR) {
-            e = check_dir(c, name, p, n);
-        } else if (n == MD_ROOT_LEN) {
-            e = refused(c, MD_R_IMPORT_ROOT, shown(name, buf, sizeof buf));
-        } else {
-            e = read_content(c, a, name, archive_entry_size(en), &content);
-            if (!e)
-                e = put(c, name, p, n, &content);
-        }
-    next:
-        free(p);
-        if (e)
-            goto cleanup;
-    }
-    e = check_quota(c, &before);
-    md_progress_end(&progress);
-cleanup:
-    md_buf_free(&content);
-    archive_read_free(a);
+    const char *tenants[1] = {tenant};
+    struct md_batch b = {tenants, 1, NULL, 0, 0};
+    e = md_txn_batch_begin(*t, &b);
+    if (e)
+        md_txn_rollback(*t);
     return e;
+}
+
+/* The restore of /memories to before `before` (cmd_restore), as a command
+ * of its own: its versions and change-feed entry are forgotten next. */
+static enum md_err restore_root(struct md_txn *t, const char *tenant, int64_t before,
+                                const struct md_limits *lim)
+{
+    struct md_cmd cmd = {.kind = MD_CMD_RESTORE, .name = "restore", .write = 1, .before = before};
+    cmd.path.canon = strdup(MD_ROOT);
+    if (!cmd.path.canon)
+        return MD_ENOMEM;
+    cmd.path.canon_len = MD_ROOT_LEN;
+    cmd.path.raw = (struct md_str){MD_ROOT, MD_ROOT_LEN};
+    struct md_buf out;
+    md_buf_init(&out, (size_t)64 * 1024);
+    struct md_cmd_result res = {0};
+    struct cmd_ctx c = {t, tenant, &cmd, lim, &out, &res};
+    struct md_write_meta m = {cmd.name, NULL, wall_ms(), {0, 0, 0, 0}};
+    enum md_err e = md_txn_cmd_begin(t, tenant, &m);
+    if (!e)
+        e = cmd_restore(&c);
+    if (e && out.len)
+        md_log_msg(MD_LOG_ERROR, "import undo: the restore was refused", out.data);
+    md_buf_free(&out);
+    free(cmd.path.canon);
+    return e;
+}
+
+enum md_err md_import_undo(struct md_store *s, const char *tenant, const struct md_limits *lim)
+{
+    struct md_txn *t;
+    enum md_err e = md_import_begin(s, tenant, 0, &t);
+    if (e)
+        return e;
+    struct mark_find f = {tenant, 0, 0};
+    e = md_txn_import_marks(t, on_mark, &f);
+    struct md_version v;
+    int recorded = 0;
+    if (!e && f.found) {
+        e = md_txn_version_get(t, tenant, f.version + 1, 0, &v);
+        recorded = e == MD_OK;
+        if (e == MD_ENOENT)
+            e = MD_OK;
+    }
+    if (!e && recorded)
+        e = restore_root(t, tenant, f.version + 1, lim);
+    if (e) {
+        md_txn_rollback(t);
+        return e;
+    }
+    e = md_txn_commit(t);
+    if (e || !f.found)
+        return e;
+    e = md_import_begin(s, tenant, 0, &t);
+    if (e)
+        return e;
+    e = md_txn_import_forget(t, tenant);
+    if (e) {
+        md_txn_rollback(t);
+        return e;
+    }
+    return md_txn_commit(t);
 }

@@ -40,6 +40,10 @@ enum md_err cmd_limits(struct cmd_ctx *c);
 enum md_err cmd_erase(struct cmd_ctx *c);
 enum md_err cmd_import(struct cmd_ctx *c);
 
+/* The JSON answer of an import (import.c), in `out`. */
+enum md_err cmd_import_answer(const char *tenant, const struct md_cmd *cmd,
+                              const struct md_cmd_result *res, struct md_buf *out);
+
 /* The command's preconditions (If-Match, If-None-Match) against what is at
  * `p` now (`found`, and then `e`): MD_OK, or MD_EPRECOND with the text the
  * model can act on in c->out. */

@@ -476,32 +476,13 @@ static enum md_err op_answer(const struct md_cmd *cmd, const struct md_cmd_resul
     return e;
 }
 
-/* The JSON answer of an import (POST /v1/tenants/{t}/import). */
-static enum md_err import_answer(const char *tenant, const struct md_cmd *cmd,
-                                 const struct md_cmd_result *res, struct md_buf *out)
-{
-    static const char *const modes[] = {"new", "replace", "merge"};
-    md_buf_reset(out);
-    enum md_err e = md_buf_puts(out, "{\"tenant\":");
-    if (!e)
-        e = md_json_put_string(out, tenant, strlen(tenant));
-    if (!e)
-        e = md_buf_printf(out,
-                          ",\"mode\":\"%s\",\"files\":%lld,\"bytes\":%lld,\"removed\":%lld,"
-                          "\"seq\":%lld,\"versions_recorded\":%lld}",
-                          modes[cmd->import_mode], (long long)res->restored, (long long)res->bytes,
-                          (long long)res->removed, (long long)res->change.seq,
-                          (long long)res->change.versions);
-    return e;
-}
-
 enum md_err md_cmd_exec(struct md_txn *t, const char *tenant, const struct md_cmd *cmd,
                         const struct md_limits *lim, struct md_buf *out, struct md_cmd_result *res)
 {
     memset(res, 0, sizeof *res);
     struct cmd_ctx c = {t, tenant, cmd, lim, out, res};
     if (cmd->write) {
-        struct md_write_meta m = {cmd->name, cmd->actor, wall_ms()};
+        struct md_write_meta m = {cmd->name, cmd->actor, wall_ms(), {0, 0, 0, 0}};
         enum md_err e = md_txn_cmd_begin(t, tenant, &m);
         if (e)
             return e;
@@ -516,6 +497,6 @@ enum md_err md_cmd_exec(struct md_txn *t, const char *tenant, const struct md_cm
     if (!e && (cmd->kind == MD_CMD_RESTORE || cmd->kind == MD_CMD_REDACT))
         e = op_answer(cmd, res, out);
     if (!e && cmd->kind == MD_CMD_IMPORT)
-        e = import_answer(tenant, cmd, res, out);
+        e = cmd_import_answer(tenant, cmd, res, out);
     return e;
 }

@@ -11,6 +11,7 @@
 #include "base/md_log.h"
 #include "base/md_metrics.h"
 #include "base/md_refusals.h"
+#include "cmd/md_import.h"
 #include "store/md_tenant_cache.h"
 
 /* Retention runs between batches, at most this often, deleting at most
@@ -23,6 +24,22 @@
 #define PRUNE_EVERY_MS 100
 #define PRUNE_IDLE_MS  10
 #define PRUNE_BUDGET   256
+
+/* An import runs in steps of about this long (md_import.h), between the
+ * writer's batches, where the store can (MD_STORE_CAP_IMPORT_APART, or
+ * MD_STORE_CAP_IMPORT_MARK with history on); MEMORYD_IMPORT_STEP_US sets
+ * it (tests). A step's commit costs beyond the work given it (SQLite
+ * indexes the step's words then, and flushes): the work budget follows
+ * what the last steps took, whole. */
+#define IMPORT_STEP_US     5000
+#define IMPORT_MIN_WORK_US 200
+
+/* How imports run. */
+enum import_way {
+    IMPORT_ALONE, /* in one transaction of the writer's, alone */
+    IMPORT_APART, /* in steps, on a transaction of their own kept open */
+    IMPORT_MARK,  /* in steps that each commit, undone on failure */
+};
 
 struct md_writer {
     struct md_store *store;
@@ -44,6 +61,22 @@ struct md_writer {
     int prune_apart; /* retention in the pruner thread (set before it starts) */
     pthread_t pruner;
     pthread_cond_t prune_cv;
+    /* Imports in steps (import_way). The queue of imports taken from the
+     * jobs (the first runs) and the tenants that have one queued, running
+     * or left to undo (`busy`, their commands refused meanwhile) are under
+     * `mu`; the running import's state is the writer thread's. */
+    enum import_way import_way;
+    uint64_t import_step_us;
+    uint64_t import_work_us; /* the next step's work budget */
+    struct md_job *imp_head, *imp_tail;
+    char **busy;
+    size_t nbusy, busy_cap;
+    struct md_import *imp;  /* the first import's state, once begun */
+    struct md_txn *imp_txn; /* IMPORT_APART: its transaction */
+    size_t undo_left;       /* busy[0..undo_left): left halfway by a stopped memoryd */
+    enum { RECOVER_NONE, RECOVER_ASKED, RECOVER_DONE } recover; /* md_writer_recover */
+    enum md_err recover_err;
+    pthread_cond_t recovered_cv;
 };
 
 static uint64_t now_us(void)
@@ -394,28 +427,235 @@ static void maybe_prune(struct md_writer *w, int now_please)
     pthread_mutex_unlock(&w->mu);
 }
 
+/* ---- imports in steps ---- */
+
+/* Is `tenant` busy with an import (w->mu held)? Its index, or -1. */
+static long busy_find(const struct md_writer *w, const char *tenant)
+{
+    for (size_t i = 0; i < w->nbusy; i++)
+        if (strcmp(w->busy[i], tenant) == 0)
+            return (long)i;
+    return -1;
+}
+
+/* Add `tenant` to the busy ones (w->mu held). */
+static enum md_err busy_add(struct md_writer *w, const char *tenant)
+{
+    if (w->nbusy == w->busy_cap) {
+        size_t cap = w->busy_cap ? w->busy_cap * 2 : 8;
+        char **b = realloc(w->busy, cap * sizeof *b);
+        if (!b)
+            return MD_ENOMEM;
+        w->busy = b;
+        w->busy_cap = cap;
+    }
+    if (!(w->busy[w->nbusy] = strdup(tenant)))
+        return MD_ENOMEM;
+    w->nbusy++;
+    return MD_OK;
+}
+
+static void busy_drop(struct md_writer *w, const char *tenant)
+{
+    pthread_mutex_lock(&w->mu);
+    long i = busy_find(w, tenant);
+    if (i >= 0) {
+        free(w->busy[i]);
+        w->busy[i] = w->busy[--w->nbusy];
+    }
+    pthread_mutex_unlock(&w->mu);
+}
+
+/* The committed steps of an import into `tenant` undone (md_import_undo);
+ * the tenant stays busy when that fails (its commands refused until a
+ * start undoes it). */
+static void undo_import(struct md_writer *w, const char *tenant, const char *why)
+{
+    enum md_err e = md_import_undo(w->store, tenant, w->lim);
+    struct md_logline l;
+    md_log_begin(&l, e ? MD_LOG_ERROR : MD_LOG_WARN,
+                 e ? "import undo failed: the tenant stays refused until memoryd starts again"
+                   : "import undone");
+    md_log_str(&l, "tenant", tenant);
+    md_log_str(&l, "why", why);
+    if (e)
+        md_log_str(&l, "error", md_strerror(e));
+    md_log_end(&l);
+    if (!e)
+        busy_drop(w, tenant);
+}
+
+/* The first import is finished (w->imp_head): its job to the notifier. */
+static void import_finish(struct md_writer *w, struct md_job *j, enum md_err e)
+{
+    if (e && is_storage_err(e))
+        storage_failure(j, e);
+    else
+        j->err = e;
+    md_import_close(w->imp);
+    w->imp = NULL;
+    w->imp_txn = NULL;
+    /* A failed import that committed steps is undone first (undo_import
+     * drops the tenant when it is). */
+    if (!e || w->import_way == IMPORT_APART)
+        busy_drop(w, j->tenant);
+    pthread_mutex_lock(&w->mu);
+    w->imp_head = j->next;
+    if (!w->imp_head)
+        w->imp_tail = NULL;
+    j->next = NULL;
+    w->jobs++;
+    if (w->done_tail)
+        w->done_tail->next = j;
+    else
+        w->done_head = j;
+    w->done_tail = j;
+    pthread_cond_signal(&w->done_cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+/* One step of the first import (the writer's thread, w->mu not held). */
+static void import_step(struct md_writer *w)
+{
+    pthread_mutex_lock(&w->mu);
+    struct md_job *j = w->imp_head;
+    pthread_mutex_unlock(&w->mu);
+    int apart = w->import_way == IMPORT_APART, done = 0;
+    enum md_err e = MD_OK;
+    uint64_t t0 = md_now_us();
+    if (!w->imp) {
+        w->import_work_us = w->import_step_us;
+        md_buf_reset(j->out);
+        memset(&j->res, 0, sizeof j->res);
+        e = md_import_open(j->cmd, j->tenant, w->lim,
+                           apart ? MD_IMPORT_HIST_ONCE : MD_IMPORT_HIST_EACH, &w->imp);
+        if (!e && apart)
+            e = md_import_begin(w->store, j->tenant, 1, &w->imp_txn);
+    }
+    struct md_txn *t = w->imp_txn;
+    if (!e && !apart) {
+        e = md_import_begin(w->store, j->tenant, 0, &t);
+        /* The mark, in the first step's transaction (again if that failed). */
+        if (!e && !md_import_begun(w->imp))
+            e = md_txn_import_mark(t, j->tenant);
+        if (e && t) {
+            md_txn_rollback(t);
+            t = NULL;
+        }
+    }
+    if (!e)
+        e = md_import_step(w->imp, t, j->out, &j->res, w->import_work_us, &done);
+    if (t && (e || (apart && !done))) {
+        if (e)
+            md_txn_rollback(t);
+    } else if (t) {
+        if (!apart && done)
+            e = md_txn_import_unmark(t, j->tenant);
+        if (e)
+            md_txn_rollback(t);
+        else
+            e = md_txn_commit(t);
+    }
+    if (!e && !done) {
+        /* The next step's budget: this one's, scaled to what it took whole. */
+        uint64_t took = md_now_us() - t0, work = w->import_work_us, step = w->import_step_us;
+        uint64_t least = step < IMPORT_MIN_WORK_US ? step : IMPORT_MIN_WORK_US;
+        work = took > step ? work * step / took : work + work / 4 + 1;
+        w->import_work_us = work < least ? least : work > step ? step : work;
+        return;
+    }
+    if (e && !apart)
+        undo_import(w, j->tenant, is_storage_err(e) ? md_strerror(e) : "refused");
+    import_finish(w, j, e);
+}
+
+static int on_mark(void *ctx, const char *tenant, int64_t version)
+{
+    (void)version;
+    struct md_writer *w = ctx;
+    return busy_add(w, tenant) != MD_OK;
+}
+
+/* The marks of imports a stopped memoryd left halfway, read on the
+ * writer's connection: their tenants busy, to undo (w->mu held). */
+static void read_marks(struct md_writer *w)
+{
+    struct md_txn *t;
+    pthread_mutex_unlock(&w->mu);
+    enum md_err e = md_store_write_begin(w->store, &t);
+    pthread_mutex_lock(&w->mu);
+    if (!e) {
+        e = md_txn_import_marks(t, on_mark, w);
+        md_txn_rollback(t);
+    }
+    w->undo_left = w->nbusy;
+    w->recover_err = e;
+    w->recover = RECOVER_DONE;
+    pthread_cond_broadcast(&w->recovered_cv);
+}
+
 static void *writer_main(void *arg)
 {
     struct md_writer *w = arg;
     pthread_mutex_lock(&w->mu);
     for (;;) {
-        while (!w->head && !w->stopping && w->prune_apart)
+        if (w->recover == RECOVER_ASKED) {
+            read_marks(w);
+            continue;
+        }
+        if (w->undo_left) {
+            /* An import a stopped memoryd left halfway (md_writer_recover). */
+            char *tenant = strdup(w->busy[--w->undo_left]);
+            pthread_mutex_unlock(&w->mu);
+            if (tenant)
+                undo_import(w, tenant, "memoryd stopped during the import");
+            free(tenant);
+            pthread_mutex_lock(&w->mu);
+            continue;
+        }
+        while (!w->head && !w->imp_head && !w->undo_left && w->recover != RECOVER_ASKED &&
+               !w->stopping && w->prune_apart)
             pthread_cond_wait(&w->cv, &w->mu);
-        while (!w->head && !w->stopping) {
+        while (!w->head && !w->imp_head && !w->undo_left && w->recover != RECOVER_ASKED &&
+               !w->stopping) {
             /* Idle: retention still runs, once a second, or after
              * PRUNE_IDLE_MS of quiet while it has work left. Not at once:
              * under load the queue is empty for a moment after every
              * commit (the callers are being told), and a retention run
              * there would hold up the next batch. */
             struct timespec until = md_deadline_ms(w->prune_more ? PRUNE_IDLE_MS : 1000);
-            if (pthread_cond_timedwait(&w->cv, &w->mu, &until) != 0 && !w->head && !w->stopping) {
+            if (pthread_cond_timedwait(&w->cv, &w->mu, &until) != 0 && !w->head && !w->imp_head &&
+                !w->stopping) {
                 pthread_mutex_unlock(&w->mu);
                 maybe_prune(w, 1);
                 pthread_mutex_lock(&w->mu);
             }
         }
-        if (!w->head)
+        if (w->undo_left || w->recover == RECOVER_ASKED)
+            continue;
+        if (!w->head && !w->imp_head)
             break; /* stopping and drained */
+        if (!w->head) {
+            pthread_mutex_unlock(&w->mu);
+            import_step(w);
+            pthread_mutex_lock(&w->mu);
+            continue;
+        }
+        if (w->import_way != IMPORT_ALONE && w->head->cmd->kind == MD_CMD_IMPORT) {
+            /* To the imports' queue: it runs in steps, between batches. */
+            struct md_job *j = w->head;
+            w->head = j->next;
+            if (!w->head)
+                w->tail = NULL;
+            j->next = NULL;
+            w->queued--;
+            if (w->imp_tail)
+                w->imp_tail->next = j;
+            else
+                w->imp_head = j;
+            w->imp_tail = j;
+            continue;
+        }
         struct md_job *batch = w->head, *last = batch;
         size_t n = 1;
         /* An erasure runs alone: nothing else in its transaction uses the
@@ -452,9 +692,16 @@ static void *writer_main(void *arg)
             w->done_head = batch;
         w->done_tail = last;
         pthread_cond_signal(&w->done_cv);
-        if (!w->prune_apart) {
+        int importing = w->imp_head != NULL;
+        if (!w->prune_apart && !importing) {
             pthread_mutex_unlock(&w->mu);
             maybe_prune(w, 0);
+            pthread_mutex_lock(&w->mu);
+        }
+        if (importing) {
+            /* A step of the import after every batch: both go on. */
+            pthread_mutex_unlock(&w->mu);
+            import_step(w);
             pthread_mutex_lock(&w->mu);
         }
     }
@@ -550,10 +797,14 @@ static void notifier_finish(struct md_writer *w)
 
 static void writer_free(struct md_writer *w)
 {
+    for (size_t i = 0; i < w->nbusy; i++)
+        free(w->busy[i]);
+    free(w->busy);
     pthread_mutex_destroy(&w->mu);
     pthread_cond_destroy(&w->cv);
     pthread_cond_destroy(&w->done_cv);
     pthread_cond_destroy(&w->prune_cv);
+    pthread_cond_destroy(&w->recovered_cv);
     free(w);
 }
 
@@ -578,10 +829,15 @@ struct md_writer *md_writer_start(struct md_store *store, const struct md_limits
     w->lim = lim;
     w->max_batch = max_batch ? max_batch : 1;
     w->max_queue = max_queue ? max_queue : 1;
+    const char *step = getenv("MEMORYD_IMPORT_STEP_US");
+    w->import_step_us = step && *step ? strtoull(step, NULL, 10) : IMPORT_STEP_US;
+    if (!w->import_step_us)
+        w->import_step_us = 1;
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->cv, NULL);
     pthread_cond_init(&w->done_cv, NULL);
     pthread_cond_init(&w->prune_cv, NULL);
+    pthread_cond_init(&w->recovered_cv, NULL);
     if (pthread_create(&w->notifier, NULL, notifier_main, w) != 0) {
         writer_free(w);
         return NULL;
@@ -616,6 +872,14 @@ enum md_err md_writer_submit(struct md_writer *w, struct md_job *job)
         pthread_mutex_unlock(&w->mu);
         return MD_EBUSY;
     }
+    /* A tenant being imported takes no other command meanwhile; an import
+     * makes its tenant busy from now. */
+    if (busy_find(w, job->tenant) >= 0 ||
+        (job->cmd->kind == MD_CMD_IMPORT && w->import_way != IMPORT_ALONE &&
+         busy_add(w, job->tenant) != MD_OK)) {
+        pthread_mutex_unlock(&w->mu);
+        return MD_ECONFLICT;
+    }
     job->next = NULL;
     if (w->tail)
         w->tail->next = job;
@@ -627,6 +891,39 @@ enum md_err md_writer_submit(struct md_writer *w, struct md_job *job)
     pthread_cond_signal(&w->cv);
     pthread_mutex_unlock(&w->mu);
     return MD_OK;
+}
+
+int md_writer_importing(struct md_writer *w, const char *tenant)
+{
+    pthread_mutex_lock(&w->mu);
+    int busy = busy_find(w, tenant) >= 0;
+    pthread_mutex_unlock(&w->mu);
+    return busy;
+}
+
+void md_writer_history(struct md_writer *w, int on)
+{
+    /* Before any job: the writer thread reads it when an import comes. */
+    pthread_mutex_lock(&w->mu);
+    unsigned caps = md_store_caps(w->store);
+    w->import_way = (caps & MD_STORE_CAP_IMPORT_APART)        ? IMPORT_APART
+                    : (caps & MD_STORE_CAP_IMPORT_MARK) && on ? IMPORT_MARK
+                                                              : IMPORT_ALONE;
+    pthread_mutex_unlock(&w->mu);
+}
+
+enum md_err md_writer_recover(struct md_writer *w)
+{
+    if (!(md_store_caps(w->store) & MD_STORE_CAP_IMPORT_MARK))
+        return MD_OK;
+    pthread_mutex_lock(&w->mu);
+    w->recover = RECOVER_ASKED;
+    pthread_cond_signal(&w->cv);
+    while (w->recover == RECOVER_ASKED)
+        pthread_cond_wait(&w->recovered_cv, &w->mu);
+    enum md_err e = w->recover_err;
+    pthread_mutex_unlock(&w->mu);
+    return e;
 }
 
 void md_writer_stop(struct md_writer *w, struct md_writer_stats *final)

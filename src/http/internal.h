@@ -278,8 +278,13 @@ enum MHD_Result md_reply_result(struct req *r);
 /* ---- tenant.c ---- */
 
 /* The request's tenant, decided once (md_tenant_resolve.h) into
- * r->tenant: 0, or -1 with the refusal answered in *ret. */
+ * r->tenant: 0, or -1 with the refusal answered in *ret (also while the
+ * tenant is being imported in steps that commit: md_http_tenant_readable). */
 int md_http_tenant(struct req *r, enum MHD_Result *ret);
+
+/* 0 when r->tenant may be read now; -1 with 503 answered in *ret while an
+ * import into it commits in steps (md_writer.h), which are not shown. */
+int md_http_tenant_readable(struct req *r, enum MHD_Result *ret);
 
 /* The key of params._meta that carries a tools/call's Idempotency-Key. */
 #define MD_MCP_IDEMPOTENCY_META "memoryd/idempotency-key"

@@ -104,7 +104,8 @@ enum MHD_Result md_http_submit(struct req *r)
     enum md_err e = md_writer_submit(r->h->writer, &r->job);
     if (e) {
         md_buf_reset(&r->out);
-        r->job.err = md_buf_say(&r->out, MD_R_OVERLOADED);
+        r->job.err = e == MD_ECONFLICT ? md_buf_say(&r->out, MD_R_TENANT_IMPORTING, r->tenant)
+                                       : md_buf_say(&r->out, MD_R_OVERLOADED);
         job_done(&r->job);
     }
     return MHD_YES;

@@ -3,6 +3,17 @@
 #include "http/md_tenant_resolve.h"
 #include "internal.h"
 
+int md_http_tenant_readable(struct req *r, enum MHD_Result *ret)
+{
+    /* Where an import commits in steps (md_writer.h), what it wrote so far
+     * is not shown: its tenant's reads wait for its end too. */
+    if ((md_store_caps(r->h->store) & MD_STORE_CAP_IMPORT_APART) ||
+        !md_writer_importing(r->h->writer, r->tenant))
+        return 0;
+    *ret = md_reply_refuse(r, MD_R_TENANT_IMPORTING, r->tenant);
+    return -1;
+}
+
 int md_http_tenant(struct req *r, enum MHD_Result *ret)
 {
     if (r->tenant[0])
@@ -19,5 +30,5 @@ int md_http_tenant(struct req *r, enum MHD_Result *ret)
         *ret = md_reply_refuse(r, e, "%s", msg.data ? msg.data : "");
     }
     md_buf_free(&msg);
-    return e ? -1 : 0;
+    return e ? -1 : md_http_tenant_readable(r, ret);
 }

@@ -16,6 +16,7 @@
 
 #include "base/md_json.h"
 #include "base/md_path.h"
+#include "cmd/md_import.h"
 #include "cmd/md_quota.h"
 #include "internal.h"
 
@@ -236,7 +237,7 @@ enum MHD_Result md_http_tenant_erase(struct req *r)
 enum MHD_Result md_http_tenant_export(struct req *r)
 {
     enum MHD_Result ret;
-    if (tenant_of_path(r, &ret) != 0)
+    if (tenant_of_path(r, &ret) != 0 || md_http_tenant_readable(r, &ret) != 0)
         return ret;
     return md_http_export(r);
 }
@@ -271,5 +272,15 @@ enum MHD_Result md_http_tenant_import(struct req *r)
         return md_reply_error(r, MD_EINVAL, r->out.data, r->out.len);
     if (r->job.idem_key || md_precond_given(&r->cmd.pre))
         return md_reply_errorf(r, MD_R_IMPORT_HEADERS);
-    return md_http_submit(r);
+    /* The archive checked here, on this thread: the writer gets only an
+     * archive it can write (md_import.h). */
+    enum md_err e = md_import_check(r->h->store, r->tenant, &r->cmd, r->h->limits, &r->out);
+    if (e == MD_EDB || e == MD_ENOMEM || e == MD_EBUSY || e == MD_EUNAVAIL) {
+        r->err = md_storage_class(e);
+        md_buf_reset(&r->out);
+        md_buf_puts(&r->out, md_storage_text(r->err));
+    } else {
+        r->err = e;
+    }
+    return e ? md_reply_result(r) : md_http_submit(r);
 }

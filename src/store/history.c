@@ -97,7 +97,7 @@ static void cmd_clear(struct md_hist *h)
     h->cmd_tenant = 0;
     free(h->actor);
     h->actor = NULL;
-    h->meta = (struct md_write_meta){NULL, NULL, 0};
+    h->meta = (struct md_write_meta){NULL, NULL, 0, {0, 0, 0, 0}};
     h->first_version = h->versions = h->bytes = 0;
 }
 
@@ -189,10 +189,17 @@ void md_hist_take_versions(struct md_hist *h, int64_t n, int64_t bytes)
     h->bytes += bytes;
 }
 
+void md_hist_cmd_recorded(const struct md_hist *h, struct md_change_rec *rec)
+{
+    *rec = (struct md_change_rec){0, h->first_version, h->versions, h->bytes};
+}
+
 void md_hist_cmd_end(struct md_hist *h, struct md_change_rec *rec)
 {
     struct tenant_counters *c = find(h, h->cmd_tenant);
-    *rec = (struct md_change_rec){0, h->first_version, h->versions, h->bytes};
+    const struct md_change_rec *e = &h->meta.earlier;
+    *rec = (struct md_change_rec){0, e->version ? e->version : h->first_version,
+                                  e->versions + h->versions, e->history_bytes + h->bytes};
     if (c) {
         rec->seq = ++c->last_seq;
         c->dirty = 1;

@@ -174,7 +174,8 @@ static enum md_err write_file(struct md_store *s, const char *tenant, const char
     enum md_err e = md_store_write_begin(s, &t);
     if (e)
         return e;
-    const struct md_write_meta m = {old_size < 0 ? "create" : "str_replace", "tester", time_ms};
+    const struct md_write_meta m = {
+        old_size < 0 ? "create" : "str_replace", "tester", time_ms, {0, 0, 0, 0}};
     unsigned char sha[MD_SHA256_LEN];
     size_t len = strlen(path), n = strlen(text);
     struct md_change_rec rec;

@@ -672,6 +672,11 @@ static enum md_err change_row(struct pg_txn *t, int64_t id, const struct md_chan
     return e;
 }
 
+void md_pg_cmd_recorded(struct md_txn *base, struct md_change_rec *rec)
+{
+    md_hist_cmd_recorded(((struct pg_txn *)base)->history->hist, rec);
+}
+
 enum md_err md_pg_cmd_end(struct md_txn *base, const char *const *paths, const size_t *lens,
                           size_t n, struct md_change_rec *rec)
 {

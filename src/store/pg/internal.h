@@ -434,6 +434,11 @@ struct pg_store {
     struct pg_conn *pruner;
     pthread_mutex_t prune_mu; /* guards pruner */
     unsigned long prune_heal_failures;
+    /* An import's own connection (md_pg_import_begin), beside the writer's:
+     * opened at the first import, kept. */
+    struct pg_conn *importer;
+    pthread_mutex_t import_mu; /* guards importer */
+    unsigned long import_heal_failures;
     struct md_touched *touched;
     struct md_pg_watch *watch;  /* LISTENs for other instances' commits */
     int64_t prune_next_tenant;  /* the pruner's: where pruning by age goes on */
@@ -630,6 +635,7 @@ int md_pg_vacuum_asked(const struct pg_txn *t);
 /* The VACUUM, on a connection of its own, under the pruner's mutex. */
 void md_pg_vacuum(struct pg_store *s, int what);
 enum md_err md_pg_cmd_begin(struct md_txn *base, const char *tenant, const struct md_write_meta *m);
+void md_pg_cmd_recorded(struct md_txn *base, struct md_change_rec *rec);
 enum md_err md_pg_cmd_end(struct md_txn *base, const char *const *paths, const size_t *lens,
                           size_t n, struct md_change_rec *rec);
 
@@ -742,6 +748,7 @@ int md_pg_txn_parts_new(struct pg_txn *t);
 void md_pg_txn_parts_free(struct pg_txn *t);
 enum md_err md_pg_write_begin(struct md_store *base, struct md_txn **out);
 enum md_err md_pg_prune_begin(struct md_store *base, struct md_txn **out);
+enum md_err md_pg_import_begin(struct md_store *base, struct md_txn **out);
 enum md_err md_pg_commit(struct md_txn *base);
 void md_pg_rollback(struct md_txn *base);
 enum md_err md_pg_savepoint(struct md_txn *base);

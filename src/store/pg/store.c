@@ -155,10 +155,12 @@ static void pg_close(struct md_store *base)
     }
     md_pg_conn_close(s->writer);
     md_pg_conn_close(s->pruner);
+    md_pg_conn_close(s->importer);
     md_touched_free(s->touched);
     pthread_mutex_destroy(&s->pool_mu);
     pthread_mutex_destroy(&s->write_mu);
     pthread_mutex_destroy(&s->prune_mu);
+    pthread_mutex_destroy(&s->import_mu);
     free(s->uri);
     free(s);
 }
@@ -167,7 +169,7 @@ static void pg_close(struct md_store *base)
 
 #define PG_CAPS                                                                                    \
     (MD_STORE_CAP_VIEW_ASYNC | MD_STORE_CAP_PRUNE_APART | MD_STORE_CAP_DEFER |                     \
-     MD_STORE_CAP_ROUND_TRIPS | MD_STORE_CAP_LOAD)
+     MD_STORE_CAP_ROUND_TRIPS | MD_STORE_CAP_LOAD | MD_STORE_CAP_IMPORT_APART)
 
 static const struct md_store_ops pg_ops = {
     .version = MD_STORE_VERSION,
@@ -204,6 +206,8 @@ static const struct md_store_ops pg_ops = {
     .redact = md_pg_redact,
     .prune = md_pg_prune,
     .prune_begin = md_pg_prune_begin,
+    .import_begin = md_pg_import_begin,
+    .cmd_recorded = md_pg_cmd_recorded,
     .db_size = pg_db_size,
     .watch = pg_watch,
     .usage = md_pg_usage,
@@ -273,6 +277,7 @@ static enum md_err pg_open(const struct md_store_config *cfg, const void *own,
     pthread_mutex_init(&s->pool_mu, NULL);
     pthread_mutex_init(&s->write_mu, NULL);
     pthread_mutex_init(&s->prune_mu, NULL);
+    pthread_mutex_init(&s->import_mu, NULL);
     s->touched = md_touched_new();
     enum md_err e = MD_EUNAVAIL;
     if (!s->touched) {

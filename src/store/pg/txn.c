@@ -70,7 +70,9 @@ static void writer_done(struct pg_store *s, struct pg_txn *t, int failed)
     if (failed && t->tenant_made_txn)
         md_tenant_cache_clear(t->conn->tenants);
     t->tenant_made_txn = t->tenant_made_cmd = 0;
-    pthread_mutex_unlock(t->conn == s->pruner ? &s->prune_mu : &s->write_mu);
+    pthread_mutex_unlock(t->conn == s->pruner     ? &s->prune_mu
+                         : t->conn == s->importer ? &s->import_mu
+                                                  : &s->write_mu);
 }
 
 /* A write transaction on connection `c` (its mutex held): BEGIN queued. */
@@ -113,6 +115,23 @@ enum md_err md_pg_prune_begin(struct md_store *base, struct md_txn **out)
         e = txn_start(s->pruner, out);
     if (e)
         pthread_mutex_unlock(&s->prune_mu);
+    return e;
+}
+
+/* An import's transaction, on a connection of its own (opened at the
+ * first), beside the writer's: the import locks its tenant (batch_begin)
+ * and writes only that tenant's rows, so the writer's transactions go on
+ * while it stays open; the writer takes no command of that tenant
+ * meanwhile (src/cmd/writer.c). */
+enum md_err md_pg_import_begin(struct md_store *base, struct md_txn **out)
+{
+    struct pg_store *s = (struct pg_store *)base;
+    pthread_mutex_lock(&s->import_mu);
+    enum md_err e = md_pg_conn_heal(s, &s->importer, &s->import_heal_failures, "import");
+    if (!e)
+        e = txn_start(s->importer, out);
+    if (e)
+        pthread_mutex_unlock(&s->import_mu);
     return e;
 }
 

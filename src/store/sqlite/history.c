@@ -240,6 +240,11 @@ enum md_err sq_record_subtree(struct sq_txn *t, int64_t tenant, const char *path
     return e;
 }
 
+void sq_cmd_recorded(struct md_txn *base, struct md_change_rec *rec)
+{
+    md_hist_cmd_recorded(((struct sq_txn *)base)->hist, rec);
+}
+
 enum md_err sq_cmd_end(struct md_txn *base, const char *const *paths, const size_t *lens, size_t n,
                        struct md_change_rec *rec)
 {

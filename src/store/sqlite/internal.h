@@ -30,6 +30,8 @@
  *                 tenant's totals (md_txn_totals)
  *   backup.c      an online copy of the database into a file
  *                 (md_store_backup)
+ *   imports.c     the marks of imports written in steps; forgetting the
+ *                 history of an undone one
  *   store.c       the md_store_ops table, open and close, what every
  *                 connection is opened with (struct sq_conn_setup), the
  *                 engine descriptor md_engine_sqlite, the hooks for tests
@@ -147,6 +149,13 @@ enum stmt_id {
     S_DUMP_IDEM,
     S_DUMP_KEYS,
     S_TOTALS,
+    /* imports.c: marks of imports in steps */
+    S_IMPORT_MARK,
+    S_IMPORT_UNMARK,
+    S_IMPORT_MARKS,
+    S_IMPORT_MARK_GET,
+    S_IMPORT_CUT_VERSIONS,
+    S_IMPORT_CUT_CHANGES,
     S_COUNT
 };
 
@@ -161,6 +170,7 @@ extern const char *const sq_tenants_sql[S_COUNT];
 extern const char *const sq_search_sql[S_COUNT];
 extern const char *const sq_keys_sql[S_COUNT];
 extern const char *const sq_dump_sql[S_COUNT];
+extern const char *const sq_imports_sql[S_COUNT];
 
 /* Columns of a row read back: a version (sq_version_of, content after
  * them), a change-feed entry (sq_change_of), an API key (sq_key_of, its
@@ -410,6 +420,7 @@ void sq_key_of(sqlite3_stmt *st, struct md_key_info *k);
  * and txn.c call of it ---- */
 
 enum md_err sq_cmd_begin(struct md_txn *base, const char *tenant, const struct md_write_meta *m);
+void sq_cmd_recorded(struct md_txn *base, struct md_change_rec *rec);
 enum md_err sq_cmd_end(struct md_txn *base, const char *const *paths, const size_t *lens, size_t n,
                        struct md_change_rec *rec);
 enum md_err sq_idem_get(struct md_txn *base, const char *tenant, const char *key, size_t key_len,
@@ -535,5 +546,12 @@ enum md_err sq_totals(struct md_txn *base, const char *tenant, struct md_totals 
 enum md_err sq_backup(struct md_store *base, const char *path, const volatile int *stop,
                       struct md_progress *progress, struct md_backup_info *out, char *why,
                       size_t why_len);
+
+/* ---- imports.c: marks of imports in steps ---- */
+
+enum md_err sq_import_mark(struct md_txn *base, const char *tenant);
+enum md_err sq_import_unmark(struct md_txn *base, const char *tenant);
+enum md_err sq_import_marks(struct md_txn *base, md_import_mark_cb cb, void *ctx);
+enum md_err sq_import_forget(struct md_txn *base, const char *tenant);
 
 #endif

@@ -110,7 +110,7 @@ static void sq_close(struct md_store *base)
     free(s);
 }
 
-#define SQLITE_CAPS (MD_STORE_CAP_BACKUP | MD_STORE_CAP_DUMP)
+#define SQLITE_CAPS (MD_STORE_CAP_BACKUP | MD_STORE_CAP_DUMP | MD_STORE_CAP_IMPORT_MARK)
 
 static const struct md_store_ops sqlite_ops = {
     .version = MD_STORE_VERSION,
@@ -164,6 +164,11 @@ static const struct md_store_ops sqlite_ops = {
     .backup = sq_backup,
     .build = sq_build,
     .building = sq_building,
+    .import_mark = sq_import_mark,
+    .import_unmark = sq_import_unmark,
+    .import_marks = sq_import_marks,
+    .import_forget = sq_import_forget,
+    .cmd_recorded = sq_cmd_recorded,
 };
 
 /* Process-wide SQLite settings, before its first use: no memory statistics
@@ -193,8 +198,8 @@ static int db_settings(struct sq_store *s, sqlite3 *db, int writer, char *why, s
 
 /* The statements of every file, in the order of enum stmt_id's groups. */
 static const char *const *const sql_tables[] = {
-    sq_txn_sql,   sq_sizes_sql,   sq_entries_sql, sq_tree_sql, sq_history_sql,
-    sq_quota_sql, sq_tenants_sql, sq_search_sql,  sq_keys_sql, sq_dump_sql,
+    sq_txn_sql,     sq_sizes_sql,  sq_entries_sql, sq_tree_sql, sq_history_sql, sq_quota_sql,
+    sq_tenants_sql, sq_search_sql, sq_keys_sql,    sq_dump_sql, sq_imports_sql,
 };
 static const struct sq_function *const sql_functions[] = {&sq_search_score};
 
@@ -287,7 +292,8 @@ const struct md_engine md_engine_sqlite = {
  * path (md_txn_search). A listing of API keys reads them all, or all of
  * a tenant's (memoryd keys list). The dump and the totals read every row
  * of the database, or of a tenant, by design (md_txn_dump,
- * md_txn_totals). */
+ * md_txn_totals). The marks of imports are read whole, once at start (a
+ * row per import running when memoryd stopped). */
 static const unsigned char plan_exempt[S_COUNT] = {
     [S_SEARCH_SCAN] = 1,        [S_SEARCH_OPTIMIZE] = 1, [S_SEARCH_NOTED] = 1,
     [S_SEARCH_FLUSH_OUT] = 1,   [S_SEARCH_FLUSH_IN] = 1, [S_SEARCH_FLUSH_CLEAR] = 1,
@@ -298,6 +304,7 @@ static const unsigned char plan_exempt[S_COUNT] = {
     [S_KEY_LIST_ALL] = 1,       [S_KEY_LIST_TENANT] = 1, [S_DUMP_TENANTS] = 1,
     [S_DUMP_ENTRIES] = 1,       [S_DUMP_VERSIONS] = 1,   [S_DUMP_CHANGES] = 1,
     [S_DUMP_IDEM] = 1,          [S_DUMP_KEYS] = 1,       [S_TOTALS] = 1,
+    [S_IMPORT_MARKS] = 1,
 };
 
 /* Whether a line of EXPLAIN QUERY PLAN finds its rows by a search that
