@@ -106,7 +106,7 @@ static int wait_for_change(struct req *r, unsigned long long seen)
 enum MHD_Result md_http_changes(struct req *r)
 {
     enum MHD_Result ret;
-    if (md_http_tenant(r, &ret) != 0)
+    if (md_http_tenant(r, &ret) != 0 || md_http_tenant_readable(r, &ret) != 0)
         return ret;
     int64_t after, limit, wait;
     int first = r->wait_until_us == 0;

@@ -120,7 +120,7 @@ static enum md_err read_history(struct req *r, const char *canon, size_t len, in
 enum MHD_Result md_http_history(struct req *r)
 {
     enum MHD_Result ret;
-    if (md_http_tenant(r, &ret) != 0)
+    if (md_http_tenant(r, &ret) != 0 || md_http_tenant_readable(r, &ret) != 0)
         return ret;
     const char *raw = md_http_arg(r, "path");
     if (!raw)
@@ -167,7 +167,7 @@ out:
 enum MHD_Result md_http_version(struct req *r)
 {
     enum MHD_Result ret;
-    if (md_http_tenant(r, &ret) != 0)
+    if (md_http_tenant(r, &ret) != 0 || md_http_tenant_readable(r, &ret) != 0)
         return ret;
     const char *num = r->url + strlen("/v1/versions/");
     char *end = NULL;

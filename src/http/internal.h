@@ -278,12 +278,15 @@ enum MHD_Result md_reply_result(struct req *r);
 /* ---- tenant.c ---- */
 
 /* The request's tenant, decided once (md_tenant_resolve.h) into
- * r->tenant: 0, or -1 with the refusal answered in *ret (also while the
- * tenant is being imported in steps that commit: md_http_tenant_readable). */
+ * r->tenant: 0, or -1 with the refusal answered in *ret. */
 int md_http_tenant(struct req *r, enum MHD_Result *ret);
 
-/* 0 when r->tenant may be read now; -1 with 503 answered in *ret while an
- * import into it commits in steps (md_writer.h), which are not shown. */
+/* Whether r->tenant may not be read now: an import into it commits in
+ * steps (md_writer.h), which are not shown until its end. */
+int md_http_unreadable(struct req *r);
+
+/* 0 when r->tenant may be read now; else -1 with 503 (MD_R_TENANT_IMPORTING)
+ * answered in *ret. */
 int md_http_tenant_readable(struct req *r, enum MHD_Result *ret);
 
 /* The key of params._meta that carries a tools/call's Idempotency-Key. */

@@ -184,6 +184,11 @@ int md_http_cmd_run(struct req *r, enum md_err pe, struct md_buf *parse_msg)
         md_http_submit(r);
         return 1;
     }
+    if (md_http_unreadable(r)) {
+        md_buf_reset(&r->out);
+        r->err = md_buf_say(&r->out, MD_R_TENANT_IMPORTING, r->tenant);
+        return 0;
+    }
     if (r->cmd.kind == MD_CMD_VIEW && md_store_has_view_async(h->store)) {
         const struct md_patharg *p = &r->cmd.path;
         r->view = (struct md_view_job){r->tenant, p->canon, p->canon_len,

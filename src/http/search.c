@@ -14,7 +14,7 @@
 enum MHD_Result md_http_search(struct req *r)
 {
     enum MHD_Result ret;
-    if (md_http_tenant(r, &ret) != 0)
+    if (md_http_tenant(r, &ret) != 0 || md_http_tenant_readable(r, &ret) != 0)
         return ret;
     int64_t limit;
     if (md_http_int_arg(r, "limit", 1, MD_SEARCH_LIMIT_MAX, MD_SEARCH_LIMIT_DEFAULT, &limit, &ret))

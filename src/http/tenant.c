@@ -3,12 +3,17 @@
 #include "http/md_tenant_resolve.h"
 #include "internal.h"
 
-int md_http_tenant_readable(struct req *r, enum MHD_Result *ret)
+int md_http_unreadable(struct req *r)
 {
     /* Where an import commits in steps (md_writer.h), what it wrote so far
      * is not shown: its tenant's reads wait for its end too. */
-    if ((md_store_caps(r->h->store) & MD_STORE_CAP_IMPORT_APART) ||
-        !md_writer_importing(r->h->writer, r->tenant))
+    return !(md_store_caps(r->h->store) & MD_STORE_CAP_IMPORT_APART) &&
+           md_writer_importing(r->h->writer, r->tenant);
+}
+
+int md_http_tenant_readable(struct req *r, enum MHD_Result *ret)
+{
+    if (!md_http_unreadable(r))
         return 0;
     *ret = md_reply_refuse(r, MD_R_TENANT_IMPORTING, r->tenant);
     return -1;
@@ -30,5 +35,5 @@ int md_http_tenant(struct req *r, enum MHD_Result *ret)
         *ret = md_reply_refuse(r, e, "%s", msg.data ? msg.data : "");
     }
     md_buf_free(&msg);
-    return e ? -1 : md_http_tenant_readable(r, ret);
+    return e ? -1 : 0;
 }

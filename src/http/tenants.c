@@ -129,7 +129,7 @@ enum MHD_Result md_http_tenant_limits(struct req *r)
 enum MHD_Result md_http_tenant_get(struct req *r)
 {
     enum MHD_Result ret;
-    if (tenant_of_path(r, &ret) != 0)
+    if (tenant_of_path(r, &ret) != 0 || md_http_tenant_readable(r, &ret) != 0)
         return ret;
     struct md_txn *t;
     enum md_err e = md_store_read_begin(r->h->store, &t);

@@ -6,8 +6,9 @@
 //     between its steps (MEMORYD_IMPORT_STEP_US=1 makes every step one entry, so the import of
 //     3,000 files takes 3,000 steps, and a queued write waits for one step at most); it is one
 //     change-feed entry;
-//   - the tenant being imported takes no other command meanwhile: 503 with its exact text and
-//     Retry-After; its reads too where the steps commit (SQLite), while on PostgreSQL (one
+//   - the tenant being imported takes no other command meanwhile (a write, a second import):
+//     503 with its exact text and Retry-After; its reads too where the steps commit (SQLite: a
+//     view, the export, history, search, the change feed, its usage), while on PostgreSQL (one
 //     transaction of its own, kept open) its reads see the tenant as it was before;
 //   - a refusal met after steps were written (merge: a file where the tenant has a directory)
 //     leaves the tenant exactly as it was: tree, contents, versions and change feed;
@@ -119,6 +120,10 @@ describe('imports in steps', () => {
       // on PostgreSQL its reads see it as it was, the import's transaction being open.
       const view = await s.post({ command: 'view', path: '/memories/keep.md' }, { tenant: 'acme' });
       const exp = await s.request('GET', '/v1/tenants/acme/export');
+      const reads = [];
+      for (const url of ['/v1/history?path=/memories/keep.md', '/v1/search?q=kept', '/v1/changes?after=0', '/v1/tenants/acme']) {
+        reads.push(await s.request('GET', url, { headers: { 'x-tenant-id': 'acme' } }));
+      }
       const again = await importTar(s, 'acme', tarArchive([{ name: 'memories/x.md', data: 'x\n' }]), '?mode=merge');
       const w = await probe(s, 'acme');
       assert.ok(!events.includes('import'), 'the import ended before the checks: make it larger');
@@ -136,7 +141,12 @@ describe('imports in steps', () => {
         assert.equal(view.json.content, busyText('acme'));
         assert.equal(exp.status, 503, exp.text);
         assert.deepEqual(exp.json, { error: busyText('acme').replace(/^Error: /, '') });
+        for (const x of reads) {
+          assert.equal(x.status, 503, x.text);
+          assert.deepEqual(x.json, { error: busyText('acme').replace(/^Error: /, '') });
+        }
       }
+      if (pg) for (const x of reads) assert.equal(x.status, 200, x.text);
       const r = await pending;
       stop = true;
       await Promise.all(loops);
