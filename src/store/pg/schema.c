@@ -1,11 +1,14 @@
 /* schema.c — the PostgreSQL schema: migrations of sql/postgres/ applied at
  * start, once, whichever instance comes first, and the --search setting
  * (see internal.h). */
+#include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/md_log.h"
+#include "base/md_progress.h"
 #include "internal.h"
 #include "store/pg/md_store_pg.h"
 
@@ -115,6 +118,72 @@ int md_pg_search_setting(PGconn *conn, enum md_search_mode mode, _Atomic int *no
     return 0;
 }
 
+/* How often a build's progress is read (pg_stat_progress_create_index). */
+#define BUILD_POLL_MS 100
+
+/* How far the CREATE INDEX of `builder` has come, read on `watch` into
+ * `p`: the table's blocks scanned ("building index": blocks_done of
+ * blocks_total). Nothing while it waits for its lock; a reading of every
+ * block done before the scan was seen under way is the view's state
+ * before the scan, not taken (*scanning: it was seen). */
+static void build_progress(PGconn *watch, PGconn *builder, struct md_progress *p, int *scanning)
+{
+    char pid[16];
+    snprintf(pid, sizeof pid, "%d", PQbackendPID(builder));
+    const char *params[1] = {pid};
+    PGresult *r = PQexecParams(watch,
+                               "SELECT blocks_done, blocks_total FROM pg_stat_progress_create_index"
+                               " WHERE pid = $1 AND phase LIKE 'building index%'",
+                               1, NULL, params, NULL, NULL, 0);
+    int64_t done = p->done;
+    if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1) {
+        int64_t d = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+        int64_t total = strtoll(PQgetvalue(r, 0, 1), NULL, 10);
+        if (total > 0)
+            p->total = total;
+        *scanning |= d < total;
+        if (*scanning && d > done)
+            done = d;
+    }
+    md_progress_update(p, done);
+    PQclear(r);
+}
+
+/* The index built on `conn`, its progress logged every few seconds
+ * (md_progress.h) from a second connection; without one, built all the
+ * same. 0, or -1 with the reason in `why`. */
+static int build_index(const char *uri, PGconn *conn, char *why, size_t why_len)
+{
+    char ignore[256];
+    PGconn *watch = md_pg_connect(uri, ignore, sizeof ignore);
+    if (!watch)
+        return exec(conn, SEARCH_INDEX_SQL, why, why_len);
+    struct md_progress p;
+    md_progress_begin(&p, "search index", "blocks", 0, 0);
+    int rc = PQsendQuery(conn, SEARCH_INDEX_SQL) ? 0 : -1, scanning = 0;
+    while (!rc) {
+        build_progress(watch, conn, &p, &scanning);
+        struct pollfd pfd = {PQsocket(conn), POLLIN, 0};
+        if ((poll(&pfd, 1, BUILD_POLL_MS) < 0 && errno != EINTR) || !PQconsumeInput(conn))
+            rc = -1;
+        else if (!PQisBusy(conn))
+            break;
+    }
+    PGresult *r;
+    while ((r = PQgetResult(conn)) != NULL) {
+        if (PQresultStatus(r) != PGRES_COMMAND_OK)
+            rc = -1;
+        PQclear(r);
+    }
+    if (rc)
+        snprintf(why, why_len, "%s", PQerrorMessage(conn));
+    else
+        md_progress_update(&p, p.total);
+    md_progress_end(&p);
+    PQfinish(watch);
+    return rc;
+}
+
 enum md_err md_pg_build(struct md_store *base, char *why, size_t why_len)
 {
     struct pg_store *s = (struct pg_store *)base;
@@ -123,7 +192,7 @@ enum md_err md_pg_build(struct md_store *base, char *why, size_t why_len)
     /* A connection of its own: CREATE INDEX waits for the writes under way
      * (a SHARE lock on entries) and holds the next ones until it is done. */
     PGconn *conn = md_pg_connect(s->uri, why, why_len);
-    int rc = conn ? exec(conn, SEARCH_INDEX_SQL, why, why_len) : -1;
+    int rc = conn ? build_index(s->uri, conn, why, why_len) : -1;
     PQfinish(conn);
     s->search_pending = 0;
     if (rc)
