@@ -259,6 +259,10 @@
     MD_ECONFLICT, "Error: The history of %.*s before version %lld was pruned (retention keeps "    \
                   "the newest versions of each file): restore its files one version at a time"
 #define MD_R_REDACT_VERSION MD_EINVAL, "Error: `version` must be a positive integer"
+/* DELETE /v1/memories */
+#define MD_R_CLEAR_PRECOND                                                                         \
+    MD_EINVAL, "Error: If-Match and If-None-Match do not apply to clearing every file (DELETE "    \
+               "/v1/memories)"
 #define MD_R_REDACT_PRECOND                                                                        \
     MD_EINVAL, "Error: If-Match and If-None-Match do not apply to a redaction"
 #define MD_R_REDACT_NOT_EXISTED                                                                    \

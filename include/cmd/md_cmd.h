@@ -77,6 +77,9 @@ struct md_cmd_result {
      * their bytes (`bytes`), and the files a replace removed first
      * (`removed`). */
     int64_t restored, removed, unchanged, bytes;
+    /* A write that found nothing to change (clear: nothing below the root):
+     * no change-feed entry, `change` all zeros. */
+    int no_change;
 };
 
 struct md_str {

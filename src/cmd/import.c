@@ -586,47 +586,6 @@ static enum md_err phase_start(struct md_import *im, struct cmd_ctx *c)
     return MD_OK;
 }
 
-/* A directory's children (path, kind, size), listed. */
-struct children {
-    struct child {
-        char *path;
-        size_t len;
-        int dir;
-        int64_t size;
-    } * c;
-    size_t n, cap;
-    enum md_err err;
-};
-
-static int on_child(void *ctx, const char *path, size_t len, enum md_kind kind, int64_t size)
-{
-    struct children *ch = ctx;
-    if (ch->n == ch->cap) {
-        size_t cap = ch->cap ? ch->cap * 2 : 16;
-        struct child *c = realloc(ch->c, cap * sizeof *c);
-        if (!c) {
-            ch->err = MD_ENOMEM;
-            return 1;
-        }
-        ch->c = c;
-        ch->cap = cap;
-    }
-    char *p = strndup(path, len);
-    if (!p) {
-        ch->err = MD_ENOMEM;
-        return 1;
-    }
-    ch->c[ch->n++] = (struct child){p, len, kind == MD_KIND_DIR, size};
-    return 0;
-}
-
-static void children_free(struct children *ch)
-{
-    for (size_t i = 0; i < ch->n; i++)
-        free(ch->c[i].path);
-    free(ch->c);
-}
-
 /* Whether a step's time is up: `until` is past and it has done something
  * (*did: the entries it wrote or removed). */
 static int time_up(uint64_t until, const int *did)
@@ -641,12 +600,10 @@ static int time_up(uint64_t until, const int *did)
 static enum md_err clear_below(struct cmd_ctx *c, const char *dir, size_t len, uint64_t until,
                                int *did, int *left)
 {
-    struct children ch = {0};
-    enum md_err e = md_txn_list(c->t, c->tenant, dir, len, on_child, &ch);
-    if (!e)
-        e = ch.err;
+    struct cmd_children ch;
+    enum md_err e = cmd_children_list(c, dir, len, &ch);
     for (size_t i = 0; i < ch.n && !e && !*left; i++) {
-        const struct child *k = &ch.c[i];
+        const struct cmd_child *k = &ch.c[i];
         if (time_up(until, did)) {
             *left = 1;
             break;
@@ -658,7 +615,7 @@ static enum md_err clear_below(struct cmd_ctx *c, const char *dir, size_t len, u
             (*did)++;
         }
     }
-    children_free(&ch);
+    cmd_children_free(&ch);
     return e;
 }
 

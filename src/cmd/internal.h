@@ -39,6 +39,24 @@ enum md_err cmd_redact(struct cmd_ctx *c);
 enum md_err cmd_limits(struct cmd_ctx *c);
 enum md_err cmd_erase(struct cmd_ctx *c);
 enum md_err cmd_import(struct cmd_ctx *c);
+enum md_err cmd_clear(struct cmd_ctx *c);
+
+/* A directory's children (tree.c): cmd_children_list fills `out` (path,
+ * malloc'd, kind, size), cmd_children_free frees it. MD_ENOENT: no such
+ * tenant or directory. */
+struct cmd_children {
+    struct cmd_child {
+        char *path;
+        size_t len;
+        int dir;
+        int64_t size;
+    } * c;
+    size_t n, cap;
+    enum md_err err;
+};
+enum md_err cmd_children_list(struct cmd_ctx *c, const char *dir, size_t len,
+                              struct cmd_children *out);
+void cmd_children_free(struct cmd_children *ch);
 
 /* The JSON answer of an import (import.c), in `out`. */
 enum md_err cmd_import_answer(const char *tenant, const struct md_cmd *cmd,

@@ -464,13 +464,21 @@ static enum md_err op_answer(const struct md_cmd *cmd, const struct md_cmd_resul
         e = md_json_put_string(out, cmd->path.canon, cmd->path.canon_len);
     if (!e && cmd->kind == MD_CMD_REDACT)
         e = md_buf_printf(out, ",\"version\":%lld,\"redacted\":true", (long long)cmd->version);
+    if (!e && cmd->kind == MD_CMD_CLEAR)
+        e = res->change.version
+                ? md_buf_printf(out, ",\"removed\":%lld,\"restore_before\":%lld",
+                                (long long)res->removed, (long long)res->change.version)
+                : md_buf_printf(out, ",\"removed\":%lld,\"restore_before\":null",
+                                (long long)res->removed);
     if (!e && cmd->kind == MD_CMD_RESTORE)
         e = md_buf_printf(out, ",\"%s\":%lld,\"restored\":%lld,\"removed\":%lld,\"unchanged\":%lld",
                           cmd->version ? "version" : "before",
                           (long long)(cmd->version ? cmd->version : cmd->before),
                           (long long)res->restored, (long long)res->removed,
                           (long long)res->unchanged);
-    if (!e)
+    if (!e && res->no_change)
+        e = md_buf_puts(out, ",\"seq\":null,\"versions_recorded\":0}");
+    else if (!e)
         e = md_buf_printf(out, ",\"seq\":%lld,\"versions_recorded\":%lld}",
                           (long long)res->change.seq, (long long)res->change.versions);
     return e;
@@ -493,8 +501,12 @@ enum md_err md_cmd_exec(struct md_txn *t, const char *tenant, const struct md_cm
     /* The change names the canonical paths (rename: both). */
     const char *paths[2] = {cmd->path.canon, cmd->path2.canon};
     size_t lens[2] = {cmd->path.canon_len, cmd->path2.canon_len};
-    e = md_txn_cmd_end(t, paths, lens, cmd->path2.canon ? 2 : 1, &res->change);
-    if (!e && (cmd->kind == MD_CMD_RESTORE || cmd->kind == MD_CMD_REDACT))
+    /* A write that found nothing to change records nothing (a clear of an
+     * empty tenant). */
+    if (!res->no_change)
+        e = md_txn_cmd_end(t, paths, lens, cmd->path2.canon ? 2 : 1, &res->change);
+    if (!e &&
+        (cmd->kind == MD_CMD_RESTORE || cmd->kind == MD_CMD_REDACT || cmd->kind == MD_CMD_CLEAR))
         e = op_answer(cmd, res, out);
     if (!e && cmd->kind == MD_CMD_IMPORT)
         e = cmd_import_answer(tenant, cmd, res, out);

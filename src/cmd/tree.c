@@ -1,4 +1,9 @@
-/* tree.c — commands that move or remove whole subtrees: delete, rename. */
+/* tree.c — commands that move or remove whole subtrees: delete, rename,
+ * clear (every file); a directory's children listed (cmd_children_list). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/md_refusals.h"
 #include "internal.h"
 
 enum md_err cmd_delete(struct cmd_ctx *c)
@@ -55,5 +60,67 @@ enum md_err cmd_rename(struct cmd_ctx *c)
                          src->e.size, dst->anc_len);
     if (!e)
         e = cmd_say(c->out, MD_OK, "Successfully renamed ", from->raw, " to ", to->raw, NULL);
+    return e;
+}
+
+/* A directory's children, listed (cmd_children_list). */
+static int on_child(void *ctx, const char *path, size_t len, enum md_kind kind, int64_t size)
+{
+    struct cmd_children *ch = ctx;
+    if (ch->n == ch->cap) {
+        size_t cap = ch->cap ? ch->cap * 2 : 16;
+        struct cmd_child *c = realloc(ch->c, cap * sizeof *c);
+        if (!c) {
+            ch->err = MD_ENOMEM;
+            return 1;
+        }
+        ch->c = c;
+        ch->cap = cap;
+    }
+    char *p = strndup(path, len);
+    if (!p) {
+        ch->err = MD_ENOMEM;
+        return 1;
+    }
+    ch->c[ch->n++] = (struct cmd_child){p, len, kind == MD_KIND_DIR, size};
+    return 0;
+}
+
+enum md_err cmd_children_list(struct cmd_ctx *c, const char *dir, size_t len,
+                              struct cmd_children *out)
+{
+    *out = (struct cmd_children){0};
+    enum md_err e = md_txn_list(c->t, c->tenant, dir, len, on_child, out);
+    return e ? e : out->err;
+}
+
+void cmd_children_free(struct cmd_children *ch)
+{
+    for (size_t i = 0; i < ch->n; i++)
+        free(ch->c[i].path);
+    free(ch->c);
+    *ch = (struct cmd_children){0};
+}
+
+/* DELETE /v1/memories: every entry below the root removed, in this one
+ * command (history records each file; one change-feed entry). */
+enum md_err cmd_clear(struct cmd_ctx *c)
+{
+    if (md_precond_given(&c->cmd->pre))
+        return md_buf_say(c->out, MD_R_CLEAR_PRECOND);
+    struct md_usage u;
+    struct cmd_children ch = {0};
+    enum md_err e = md_txn_usage(c->t, c->tenant, &u);
+    if (!e)
+        e = cmd_children_list(c, MD_ROOT, MD_ROOT_LEN, &ch);
+    if (e == MD_ENOENT)
+        e = MD_OK; /* a tenant without data: nothing to clear */
+    for (size_t i = 0; i < ch.n && !e; i++)
+        e = md_txn_remove_tree(c->t, c->tenant, ch.c[i].path, ch.c[i].len, ch.c[i].size);
+    if (!e) {
+        c->res->removed = u.files;
+        c->res->no_change = ch.n == 0;
+    }
+    cmd_children_free(&ch);
     return e;
 }

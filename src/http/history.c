@@ -226,3 +226,26 @@ enum MHD_Result md_http_redact(struct req *r)
 {
     return write_op(r, MD_CMD_REDACT);
 }
+
+/* ---- DELETE /v1/memories ---- */
+
+enum MHD_Result md_http_clear(struct req *r)
+{
+    enum MHD_Result ret;
+    if (md_http_tenant(r, &ret) != 0)
+        return ret;
+    md_http_body_drop(r);
+    r->cmd.kind = MD_CMD_CLEAR;
+    r->cmd.name = md_cmd_kind_name(MD_CMD_CLEAR);
+    r->cmd.write = 1;
+    if (!(r->cmd.path.canon = strdup(MD_ROOT)))
+        return MHD_NO;
+    r->cmd.path.canon_len = MD_ROOT_LEN;
+    r->cmd.path.raw = (struct md_str){MD_ROOT, MD_ROOT_LEN};
+    struct md_buf msg;
+    md_buf_init(&msg, OUT_LIMIT);
+    enum md_err e = md_http_write_headers(r, "", 0, &msg);
+    ret = e ? md_reply_error(r, e, msg.data ? msg.data : "", msg.len) : md_http_submit(r);
+    md_buf_free(&msg);
+    return ret;
+}

@@ -356,6 +356,7 @@ enum MHD_Result md_http_history(struct req *r);       /* history.c */
 enum MHD_Result md_http_version(struct req *r);       /* history.c */
 enum MHD_Result md_http_restore(struct req *r);       /* history.c */
 enum MHD_Result md_http_redact(struct req *r);        /* history.c */
+enum MHD_Result md_http_clear(struct req *r);         /* history.c */
 enum MHD_Result md_http_changes(struct req *r);       /* changes.c */
 enum MHD_Result md_http_search(struct req *r);        /* search.c */
 enum MHD_Result md_http_tenants_list(struct req *r);  /* tenants.c */

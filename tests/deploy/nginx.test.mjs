@@ -138,7 +138,7 @@ test('the key\'s scheme and the key itself are matched ignoring case (hex keys, 
   assert.deepEqual([r.status, r.json], [200, ok(`${LISTING}6B\t/memories\n6B\t/memories/a.txt`)]);
 });
 
-const NOT_FOUND = '{"error":"not found: use POST /memory, /mcp, GET /healthz, GET /readyz or the per-tenant /v1 API (history, versions, restore, redact, changes, search)"}';
+const NOT_FOUND = '{"error":"not found: use POST /memory, /mcp, GET /healthz, GET /readyz or the per-tenant /v1 API (history, versions, restore, redact, changes, search, memories)"}';
 
 test('only POST /memory, /mcp, the per-tenant /v1 API, GET /healthz and GET /readyz are forwarded', async () => {
   await mdSync();
@@ -193,11 +193,21 @@ test('the per-tenant /v1 API through nginx: the key\'s tenant (another key\'s X-
   assert.equal(r.status, 200, r.text);
   r = await px.request({ key: KEY, body: view(p) });
   assert.match(JSON.parse(r.text).content, /billing cycle/);
-  // team-b's key sees none of it, whatever X-Tenant-ID it sends.
+  // team-b's key sees none of it, whatever X-Tenant-ID it sends; its clear clears its own.
   r = await get(`/v1/history?path=${p}`, KEY_B, { 'x-tenant-id': 'team-v1' });
   assert.equal(r.status, 404, r.text);
   r = await get('/v1/search?q=payment', KEY_B, { 'x-tenant-id': 'team-v1' });
   assert.deepEqual([r.status, JSON.parse(r.text).hits], [200, []]);
+  r = await px.request({ path: '/v1/memories', method: 'DELETE', key: KEY_B, headers: { 'x-tenant-id': 'team-v1' } });
+  assert.equal(r.status, 200, r.text);
+  r = await px.request({ key: KEY, body: view(p) });
+  assert.match(JSON.parse(r.text).content, /billing cycle/);
+  // Clear all (DELETE /v1/memories), as team-v1: every file gone, in one change.
+  r = await px.request({ path: '/v1/memories', method: 'DELETE', key: KEY });
+  assert.equal(r.status, 200, r.text);
+  assert.equal(JSON.parse(r.text).removed, 1);
+  r = await px.request({ key: KEY, body: view(p) });
+  assert.match(JSON.parse(r.text).content, /does not exist/);
   // memoryd answers the methods: 405 with Allow.
   r = await px.request({ path: '/v1/search', method: 'PUT', key: KEY });
   assert.deepEqual([r.status, r.headers.allow, r.text], [405, 'GET', '{"error":"method not allowed"}']);

@@ -433,6 +433,7 @@ describe('openapi.yaml agrees with the code', () => {
     const ops = Object.entries(doc.paths).flatMap(([p, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${p} ${item[m].operationId}`));
     assert.deepEqual(ops.sort(), [
       'DELETE /mcp endMcpSession',
+      'DELETE /v1/memories clearMemories',
       'DELETE /v1/tenants/{tenant} eraseTenant',
       'GET /healthz getHealth',
       'GET /metrics getMetrics',
@@ -492,10 +493,11 @@ describe('openapi.yaml agrees with the code', () => {
     // The other rows are the bodies of POST /v1/{name}: the same fields, types and required
     // flags, and no `command`.
     // (`limits` is PUT /v1/tenants/{tenant}/limits, whose body src/http/tenants.c reads,
-    // `erase` DELETE /v1/tenants/{tenant}, without a body, and `import` POST
-    // /v1/tenants/{tenant}/import, whose body is a tar: the rows have no fields.)
-    for (const name of ['limits', 'erase', 'import']) assert.deepEqual(routes.find((r) => r.name === name)?.fields, [], `the ${name} row has no fields`);
-    const others = routes.filter((r) => !r.tool && !['limits', 'erase', 'import'].includes(r.name));
+    // `erase` DELETE /v1/tenants/{tenant}, without a body, `import` POST
+    // /v1/tenants/{tenant}/import, whose body is a tar, and `clear` DELETE /v1/memories, without
+    // a body: the rows have no fields.)
+    for (const name of ['limits', 'erase', 'import', 'clear']) assert.deepEqual(routes.find((r) => r.name === name)?.fields, [], `the ${name} row has no fields`);
+    const others = routes.filter((r) => !r.tool && !['limits', 'erase', 'import', 'clear'].includes(r.name));
     assert.deepEqual(others.map((r) => r.name).sort(), ['redact', 'restore']);
     for (const route of others) {
       const where = `POST /v1/${route.name}`;
@@ -596,6 +598,7 @@ describe('openapi.yaml agrees with the code', () => {
         const expectedHeaders = {
           '/v1/restore': ['X-Tenant-ID', 'If-Match', 'If-None-Match', 'Idempotency-Key', 'X-Memory-Actor'],
           '/v1/redact': ['X-Tenant-ID', 'Idempotency-Key', 'X-Memory-Actor'],
+          '/v1/memories': ['X-Tenant-ID', 'Idempotency-Key', 'X-Memory-Actor'],
           // the tenant is in the path
           '/v1/tenants': [],
           '/v1/tenants/{tenant}': [],
@@ -605,7 +608,7 @@ describe('openapi.yaml agrees with the code', () => {
         }[p] ?? ['X-Tenant-ID'];
         assert.deepEqual(headers, expectedHeaders, where);
         // (An import takes no Idempotency-Key: it is all or nothing.)
-        if (method === 'post' && p !== '/v1/tenants/{tenant}/import') {
+        if ((method === 'post' && p !== '/v1/tenants/{tenant}/import') || p === '/v1/memories') {
           assert.ok(statuses.includes(422), `${where}: 422 (a reused Idempotency-Key)`);
           assert.ok(deref(op.responses['200']).headers['Idempotent-Replayed'], `${where}: 200 documents Idempotent-Replayed`);
         }
@@ -813,6 +816,7 @@ const V1_DEFAULT = {
   getTenant: { method: 'GET', path: '/v1/tenants/acme' },
   listTenants: { method: 'GET', path: '/v1/tenants' },
   eraseTenant: { method: 'DELETE', path: '/v1/tenants/acme' },
+  clearMemories: { method: 'DELETE', path: '/v1/memories' },
   setTenantLimits: { method: 'PUT', path: '/v1/tenants/acme/limits', body: { max_bytes: 1048576, max_files: null } },
   exportTenant: { method: 'GET', path: '/v1/tenants/acme/export' },
   importTenant: { method: 'POST', path: '/v1/tenants/acme/import?mode=merge', raw: IMPORT_TAR },
@@ -848,6 +852,8 @@ const CALLS_BO = { command: 'create', path: '/memories/calls.md', file_text: '- 
 // a GET, the body for a POST, in backticks).
 const V1_PROVOKE = {
   tenantUsage: {},
+  memoriesCleared: { shows: ['`DELETE /v1/memories`'] },
+  clearPrecondition: { request: { headers: { 'If-Match': '*' } }, shows: ['`If-Match: *`'] },
   tenantBadName: { request: { path: '/v1/tenants/team:b' } },
   // On a database of its own: the tenant is the only one listed.
   tenantList: { restart: {} },

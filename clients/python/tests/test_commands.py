@@ -206,3 +206,17 @@ def test_invalid_options(url, kwargs, message):
     with pytest.raises(ValueError) as info:
         MemorydClient(**args)
     assert str(info.value) == message
+
+
+def test_clear_all_memory_removes_every_file_in_one_write_that_a_restore_undoes(client, seeded):
+    answer = client.clear_all_memory()
+    assert answer == {"path": "/memories", "removed": 3, "restore_before": answer["restore_before"],
+                      "seq": 4, "versions_recorded": 3}
+    assert seeded.view("/memories").endswith("\n0B\t/memories")
+    restored = client.restore("/memories", before=answer["restore_before"])
+    assert (restored["restored"], restored["removed"]) == (3, 0)
+    assert seeded.changes()[-2:] == ["clear /memories", "restore /memories"]
+    # Nothing left to clear: an answer all the same.
+    client.clear_all_memory()
+    again = client.clear_all_memory()
+    assert (again["removed"], again["restore_before"], again["versions_recorded"]) == (0, None, 0)

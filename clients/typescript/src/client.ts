@@ -9,6 +9,8 @@ import type {
   FollowOptions,
   HistoryOptions,
   HistoryPage,
+  ClearOptions,
+  ClearResult,
   RestoreOptions,
   RestoreRequest,
   RestoreResult,
@@ -213,7 +215,7 @@ interface Call {
   key: string | undefined;
   /** What to view to learn a write's outcome. */
   target: string;
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'DELETE';
   url: string;
   headers: Record<string, string>;
   body: string | undefined;
@@ -451,6 +453,42 @@ export class MemorydClient {
       call,
       readV1((a) => {
         const r = jsonWith<Omit<RestoreResult, 'replayed'>>(a, 'restored', 'seq');
+        return r && { ...r, replayed: a.replayed };
+      }),
+      options.signal,
+    );
+  }
+
+  /**
+   * Deletes every file and directory below `/memories` (`DELETE /v1/memories`): the Python
+   * SDK's `clear_all_memory`, as one write recorded in the history and the change feed (one
+   * entry), which `restore({ path: '/memories', before: result.restore_before })` undoes. It
+   * needs a key that may write; it carries an `Idempotency-Key` and is retried as the other
+   * writes are.
+   *
+   * @throws MemorydError (a `ToolError`): kind `rejected` with memoryd's text (403 for a
+   *   read-only key, 503 while the tenant is being imported); or a transport failure, with
+   *   `outcomeUnknown` and the `idempotencyKey` when the clear may have been applied.
+   */
+  async clearAllMemory(options: ClearOptions = {}): Promise<ClearResult> {
+    const key = this.#keyFor(options.idempotencyKey);
+    const headers = withKey(this.#jsonHeaders, key);
+    const call: Call = {
+      name: 'clear',
+      noun: 'request',
+      readOnly: false,
+      key,
+      target: '/memories',
+      method: 'DELETE',
+      url: this.baseUrl + '/v1/memories',
+      headers,
+      body: undefined,
+      timeoutMs: this.#timeoutMs,
+    };
+    return this.#call(
+      call,
+      readV1((a) => {
+        const r = jsonWith<Omit<ClearResult, 'replayed'>>(a, 'removed', 'seq');
         return r && { ...r, replayed: a.replayed };
       }),
       options.signal,

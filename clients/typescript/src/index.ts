@@ -40,6 +40,8 @@ export type {
   VersionEntry,
   VersionDetail,
   RestoreRequest,
+  ClearOptions,
+  ClearResult,
   RestoreOptions,
   RestoreResult,
   ChangesOptions,

@@ -145,6 +145,31 @@ export interface RestoreResult {
   replayed: boolean;
 }
 
+/** Options of `MemorydClient.clearAllMemory`. */
+export interface ClearOptions extends ApiCallOptions {
+  /** The clear's `Idempotency-Key` (1–255 visible ASCII characters) instead of a new random one. */
+  idempotencyKey?: string | undefined;
+}
+
+/** memoryd's answer to `DELETE /v1/memories` (`MemorydClient.clearAllMemory`). */
+export interface ClearResult {
+  /** `/memories`. */
+  path: string;
+  /** The files there were. */
+  removed: number;
+  /**
+   * `restore({ path: '/memories', before: restore_before })` undoes the clear; `null` when it
+   * recorded no version (nothing was there, or history is off).
+   */
+  restore_before: number | null;
+  /** This write's change-feed entry; `null` when nothing was there to clear (nothing recorded). */
+  seq: number | null;
+  /** The versions it recorded. */
+  versions_recorded: number;
+  /** True when memoryd answered with the stored first answer of an earlier attempt with the same `Idempotency-Key`. */
+  replayed: boolean;
+}
+
 /** Options of `MemorydClient.changes`. */
 export interface ChangesOptions extends ApiCallOptions {
   /** List the entries with a `seq` above this one: the `next_after` of the previous answer. Default 0. */

@@ -1,5 +1,5 @@
-// The /v1 helpers of MemorydClient (search, searchText, history, version, restore, changes,
-// follow) and the memory_search tool, against a live memoryd (tests/lib/server.mjs: SQLite,
+// The /v1 helpers of MemorydClient (search, searchText, history, version, restore,
+// clearAllMemory, changes, follow) and the memory_search tool, against a live memoryd (tests/lib/server.mjs: SQLite,
 // or PostgreSQL when MD_TEST_PG is set): memoryd's exact answers as the client returns them,
 // its error answers as MemorydError (a ToolError) of kind `rejected` with memoryd's text, a
 // restore applied once under its Idempotency-Key, the change feed's long poll outlasting
@@ -101,6 +101,27 @@ test('search and searchText: the hits, pages, the text for a model, and memoryd\
   } finally {
     await off.stop();
   }
+});
+
+test('clearAllMemory: every file gone in one write, once under its key, undone by a restore', async () => {
+  const c = clientOf('v1-clear');
+  await run(
+    c,
+    { command: 'create', path: '/memories/a.md', file_text: 'a\n' },
+    { command: 'create', path: '/memories/d/b.md', file_text: 'b\n' },
+    { command: 'create', path: '/memories/.hidden.md', file_text: 'h\n' },
+  );
+  const cleared = await c.clearAllMemory({ idempotencyKey: 'v1-test-clear-1' });
+  assert.deepEqual(cleared, { path: '/memories', removed: 3, restore_before: 4, seq: 4, versions_recorded: 3, replayed: false });
+  assert.deepEqual(await c.clearAllMemory({ idempotencyKey: 'v1-test-clear-1' }), { ...cleared, replayed: true });
+  assert.equal((await c.execute({ command: 'view', path: '/memories' })).content,
+    'Here\'re the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n0B\t/memories');
+  assert.deepEqual((await c.changes({ after: 3 })).changes.map((x) => [x.seq, x.command, x.paths]), [[4, 'clear', ['/memories']]]);
+  const back = await c.restore({ path: '/memories', before: cleared.restore_before });
+  assert.deepEqual([back.restored, back.removed], [3, 0]);
+  assert.equal((await c.execute({ command: 'view', path: '/memories/.hidden.md' })).content, 'Here\'s the content of /memories/.hidden.md with line numbers:\n     1\th\n     2\t');
+  const empty = await clientOf('v1-clear-empty').clearAllMemory();
+  assert.deepEqual([empty.removed, empty.restore_before, empty.versions_recorded], [0, null, 0]);
 });
 
 test('history, version and restore: versions newest first, content back, a restore applied once under its key', async () => {

@@ -513,6 +513,14 @@ class MemorydClient:
         """``POST /v1/redact``: erases the content (and hash) of version ``version`` of ``path`` for good."""
         return self._v1_post("redact", "/v1/redact", {"path": path, "version": version}, path, idempotency_key)
 
+    def clear_all_memory(self, *, idempotency_key: Optional[str] = None) -> Dict[str, Any]:
+        """``DELETE /v1/memories``: every file and directory below ``/memories`` removed, in one
+        write recorded in the history and the change feed (one entry), so that
+        ``restore("/memories", before=answer["restore_before"])`` undoes it. Retried under its
+        own ``Idempotency-Key``. Returns memoryd's JSON (``removed``: the files there were,
+        ``restore_before``, ``seq``, ``versions_recorded``)."""
+        return self._v1_post("clear", "/v1/memories", None, "/memories", idempotency_key, method="DELETE")
+
     def changes(self, *, after: int = 0, limit: Optional[int] = None, wait: Optional[int] = None) -> Dict[str, Any]:
         """``GET /v1/changes``: the tenant's writes after ``after``, oldest first.
 
@@ -588,14 +596,17 @@ class MemorydClient:
         self,
         name: str,
         route: str,
-        body: Mapping[str, Any],
+        body: Optional[Mapping[str, Any]],
         path: str,
         idempotency_key: Optional[str],
         if_match: _ETags = None,
         if_none_match: Optional[str] = None,
+        method: str = "POST",
     ) -> Dict[str, Any]:
+        """A /v1 write: ``body`` as JSON (``None``: no body)."""
         headers = dict(self._headers)
-        _set_header(headers, "Content-Type", "application/json")
+        if body is not None:
+            _set_header(headers, "Content-Type", "application/json")
         key = self._key(idempotency_key)
         if key is not None:
             _set_header(headers, IDEMPOTENCY_KEY_HEADER, key)
@@ -603,9 +614,9 @@ class MemorydClient:
         if self._actor is not None:
             _set_header(headers, "X-Memory-Actor", self._actor)
         request = _Request(
-            method="POST",
+            method=method,
             target=self._prefix + route,
-            body=json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8"),
+            body=b"" if body is None else json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8"),
             headers=headers,
             name=name,
             read_only=False,

@@ -31,10 +31,10 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from typing import Any, Callable, Dict, List, Mapping, NoReturn, Optional, Tuple
+from typing import Any, Callable, Dict, Mapping, NoReturn, Optional
 
 from .client import MemorydClient, _status_error
-from .errors import MemorydError, NotFoundError
+from .errors import MemorydError
 
 __all__ = ["MemorydMemoryTool", "MemorydAsyncMemoryTool", "SDK_AVAILABLE"]
 
@@ -145,38 +145,20 @@ class _Memoryd:
 
     def _clear(self) -> str:
         try:
-            for _ in range(10000):
-                listing = self.client.view("/memories")
-                total, top = _top_level_entries(listing)
-                if not top:
-                    break
-                for path in top:
-                    try:
-                        self.client.delete(path)
-                    except NotFoundError:
-                        pass  # deleted meanwhile
+            self.client.clear_all_memory()
         except MemorydError as e:
             _raise_for_model(e)
-        if total == "0B":
-            return "All memory cleared"
-        return (
-            f"All memory cleared except entries a listing does not show (names starting with '.', "
-            f"and node_modules): /memories still holds {total}"
-        )
+        return "All memory cleared"
 
 
-_CLEAR_DOC = """Deletes every entry of the tenant's ``/memories`` that a listing shows.
+_CLEAR_DOC = """Deletes every file and directory of the tenant's ``/memories``: memoryd's
+        ``DELETE /v1/memories`` (``MemorydClient.clear_all_memory``), one write with a key that
+        may write. It is recorded in the history (kept ``--history-days``) and the change feed
+        as one change, so ``POST /v1/restore`` with ``{"path": "/memories", "before": N}``
+        undoes it (``N``: the ``restore_before`` of its answer). To erase a tenant whole,
+        history included, an administrator uses ``DELETE /v1/tenants/{tenant}``.
 
-        With an ordinary key this is all memoryd allows: it views ``/memories`` and deletes each
-        top-level entry it lists, again until the listing is empty (a long listing is cut, so
-        it may take several rounds). Entries a listing leaves out (names starting with ``.``
-        and ``node_modules``) are not deleted: the answer says how many bytes they still hold
-        when there are any. Deletes are writes like the model's: they are recorded in the
-        history (kept ``--history-days``) and the change feed. To erase a tenant whole, history
-        included, an administrator uses ``DELETE /v1/tenants/{tenant}``.
-
-        Returns ``All memory cleared``, as the SDK's filesystem tool does, or that text with what
-        is left.
+        Returns ``All memory cleared``, as the SDK's filesystem tool does.
         """
 
 _Base: Any = _SdkBase if _SdkBase is not None else _PlainMemoryTool
@@ -282,20 +264,3 @@ def _field(command: Any, name: str) -> Any:
     if isinstance(command, Mapping):
         return command.get(name)
     return getattr(command, name, None)
-
-
-def _top_level_entries(listing: str) -> Tuple[str, List[str]]:
-    """The size of ``/memories`` and its top-level entries, from a listing of ``/memories``."""
-    total = ""
-    top: List[str] = []
-    for line in listing.split("\n")[1:]:
-        size, tab, path = line.partition("\t")
-        if not tab:
-            continue  # the truncation note
-        if path == "/memories":
-            total = size
-            continue
-        path = path.rstrip("/")
-        if path.startswith("/memories/") and "/" not in path[len("/memories/") :]:
-            top.append(path)
-    return total, top
