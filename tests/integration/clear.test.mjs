@@ -8,18 +8,7 @@
 // (--auth keys); counted in the metrics as `clear`.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import { runMemoryd, startServer } from '../lib/server.mjs';
-
-async function withServer(opts, fn) {
-  const s = await startServer(opts);
-  try {
-    await fn(s);
-  } finally {
-    await s.stop();
-    fs.rmSync(s.dir, { recursive: true, force: true });
-  }
-}
+import { createKey, withServer } from '../lib/server.mjs';
 
 async function write(s, tenant, cmd, headers = {}) {
   const r = await s.post(cmd, { tenant, headers });
@@ -101,13 +90,8 @@ describe('DELETE /v1/memories', () => {
 
   test('--auth keys: a read key gets 403, a write key clears its tenant', async () => {
     await withServer({ args: ['--auth', 'keys'] }, async (s) => {
-      const key = async (scope) => {
-        const r = await runMemoryd(['keys', 'create', '--db', s.dbPath, '--tenant', 'acme', '--scope', scope]);
-        assert.equal(r.code, 0, r.stderr);
-        return r.stdout.split('\n')[0];
-      };
-      const reader = await key('read');
-      const writer = await key('write');
+      const reader = await createKey(s, 'acme', 'read');
+      const writer = await createKey(s, 'acme', 'write');
       await write(s, 'acme', { command: 'create', path: '/memories/a.md', file_text: 'a\n' }, { authorization: `Bearer ${writer}` });
       const denied = await s.request('DELETE', '/v1/memories', { headers: { authorization: `Bearer ${reader}` } });
       assert.equal(denied.status, 403, denied.text);

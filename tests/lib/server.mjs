@@ -155,6 +155,25 @@ export async function startServer({ args = [], env = {}, db, wrapper, startTimeo
   return { port, url, dbPath, dir, proc, logs, rawStderr, request, post, stop, kill, waitForLogs, exited: () => exited };
 }
 
+// Run `fn(server)` against a server started with `opts` (startServer), stopped and its directory
+// removed afterwards.
+export async function withServer(opts, fn) {
+  const s = await startServer(opts);
+  try {
+    await fn(s);
+  } finally {
+    await s.stop();
+    fs.rmSync(s.dir, { recursive: true, force: true });
+  }
+}
+
+// A new API key of `scope` for `tenant` on the server's database (memoryd keys create): the key.
+export async function createKey(s, tenant, scope) {
+  const r = await runMemoryd(['keys', 'create', '--db', s.dbPath, '--tenant', tenant, '--scope', scope]);
+  if (r.code !== 0) throw new Error(`memoryd keys create: ${r.stderr}`);
+  return r.stdout.split('\n')[0];
+}
+
 // Run a CLI invocation of memoryd to completion: {code, stdout, stderr}. `unwrapped`: without the
 // environment's wrapper (valgrind), for a test that repeats a command already checked under it.
 export function runMemoryd(args, { env = {}, wrapper, unwrapped = false } = {}) {
