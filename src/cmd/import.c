@@ -593,42 +593,61 @@ static int time_up(uint64_t until, const int *did)
     return *did && md_now_us() >= until;
 }
 
-/* Mode replace: remove what is below `dir`, a file at a time (the sizes of
- * directories listed may be those before this transaction's removals, so
- * a directory goes only once emptied, with size 0), until time is up.
- * *left: something is left for the next step. */
-static enum md_err clear_below(struct cmd_ctx *c, const char *dir, size_t len, uint64_t until,
-                               int *did, int *left)
-{
-    struct cmd_children ch;
-    enum md_err e = cmd_children_list(c, dir, len, &ch);
-    for (size_t i = 0; i < ch.n && !e && !*left; i++) {
-        const struct cmd_child *k = &ch.c[i];
-        if (time_up(until, did)) {
-            *left = 1;
-            break;
-        }
-        if (k->dir)
-            e = clear_below(c, k->path, k->len, until, did, left);
-        if (!e && !*left) {
-            e = md_txn_remove_tree(c->t, c->tenant, k->path, k->len, k->dir ? 0 : k->size);
-            (*did)++;
-        }
-    }
-    cmd_children_free(&ch);
-    return e;
-}
-
+/* Mode replace: what is below the root removed, a file at a time, until
+ * time is up: each round lists a directory (the root first), removes its
+ * files and goes down into its first subdirectory; a directory found empty
+ * is removed (with size 0: the sizes listed may be those before this
+ * transaction's removals) and the next round starts at the root again. */
 static enum md_err phase_clear(struct md_import *im, struct cmd_ctx *c, uint64_t until, int *did)
 {
     /* The root located first: an engine learns the tenant's id there. */
     struct md_locate l = {.path = MD_ROOT, .len = MD_ROOT_LEN};
-    int exists, left = 0;
+    int exists;
     enum md_err e = md_txn_locate(c->t, c->tenant, &l, 1, &exists);
-    if (!e)
-        e = clear_below(c, MD_ROOT, MD_ROOT_LEN, until, did, &left);
-    if (!e && !left)
-        im->phase = PH_ENTRIES;
+    char *dir = strdup(MD_ROOT);
+    size_t len = MD_ROOT_LEN;
+    if (!dir)
+        e = MD_ENOMEM;
+    while (!e && !time_up(until, did)) {
+        struct cmd_children ch;
+        e = cmd_children_list(c, dir, len, &ch);
+        char *down = NULL;
+        size_t down_len = 0;
+        for (size_t i = 0; i < ch.n && !e && !time_up(until, did); i++) {
+            const struct cmd_child *k = &ch.c[i];
+            if (k->dir) {
+                if (!down) {
+                    down = strndup(k->path, k->len);
+                    down_len = k->len;
+                    e = down ? MD_OK : MD_ENOMEM;
+                }
+                continue;
+            }
+            e = md_txn_remove_tree(c->t, c->tenant, k->path, k->len, k->size);
+            (*did)++;
+        }
+        int empty = !e && ch.n == 0;
+        cmd_children_free(&ch);
+        if (empty && len == MD_ROOT_LEN) {
+            im->phase = PH_ENTRIES;
+            free(down);
+            break;
+        }
+        if (empty) {
+            e = md_txn_remove_tree(c->t, c->tenant, dir, len, 0);
+            (*did)++;
+            down = strdup(MD_ROOT);
+            down_len = MD_ROOT_LEN;
+            if (!down && !e)
+                e = MD_ENOMEM;
+        }
+        if (down) {
+            free(dir);
+            dir = down;
+            len = down_len;
+        }
+    }
+    free(dir);
     return e;
 }
 

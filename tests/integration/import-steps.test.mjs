@@ -88,8 +88,10 @@ async function snapshot(s, tenant) {
   return { tar, changes: feed.json.changes.length, last: feed.json.changes.at(-1)?.seq ?? 0, versions };
 }
 
+// Three directories of names of different lengths, one nested, for a replace to clear.
 async function seed(s, tenant) {
   await write(s, tenant, { command: 'create', path: '/memories/keep.md', file_text: 'kept\n' });
+  await write(s, tenant, { command: 'create', path: '/memories/b/long-name-dir/c.txt', file_text: 'c\n' });
   await write(s, tenant, { command: 'create', path: '/memories/zz/a.txt', file_text: 'a\n' });
   await write(s, tenant, { command: 'str_replace', path: '/memories/keep.md', old_str: 'kept', new_str: 'kept, edited' });
 }
@@ -155,18 +157,18 @@ describe('imports in steps', () => {
       const during = events.slice(events.indexOf('busy'), events.indexOf('import')).filter((e) => e === 'other');
       assert.ok(during.length > 0, events.join(' '));
       assert.equal(r.json.files, FILES);
-      assert.equal(r.json.removed, 2);
-      assert.equal(r.json.versions_recorded, FILES + 2);
+      assert.equal(r.json.removed, 3);
+      assert.equal(r.json.versions_recorded, FILES + 3);
       // One change-feed entry for the whole import, naming /memories.
-      const feed = await s.request('GET', '/v1/changes?after=3', { headers: { 'x-tenant-id': 'acme' } });
+      const feed = await s.request('GET', '/v1/changes?after=4', { headers: { 'x-tenant-id': 'acme' } });
       assert.equal(feed.json.changes.length, 1, feed.text);
       assert.equal(feed.json.changes[0].seq, r.json.seq);
-      assert.equal(feed.json.changes[0].seq, 4);
+      assert.equal(feed.json.changes[0].seq, 5);
       assert.deepEqual(feed.json.changes[0].paths, ['/memories']);
       // The tenant is the archive's now, and served again.
       const root = await s.post({ command: 'view', path: '/memories' }, { tenant: 'acme' });
       assert.equal(root.status, 200, root.text);
-      assert.doesNotMatch(root.json.content, /keep\.md|zz/);
+      assert.doesNotMatch(root.json.content, /keep\.md|zz|long-name/);
       const one = await s.post({ command: 'view', path: '/memories/n/0007.md' }, { tenant: 'acme' });
       assert.match(one.json.content, /note 7/);
       assert.deepEqual(dbInconsistencies(s.dbPath), []);

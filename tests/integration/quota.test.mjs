@@ -399,7 +399,7 @@ test('migration 003 counts the files already stored', async () => {
   await run(s, t, { command: 'delete', path: '/memories/e' });
   await s.stop();
   // Back to schema 2: the counter and the triggers gone, as before the migration (and the
-  // later migrations undone: 004's api_keys, 005's search index; SQLite's entries keep the id
+  // later migrations undone: 004's api_keys, 005's search index, SQLite's 006 imports; SQLite's entries keep the id
   // column 005 gave them, which 005 does not read when it rebuilds the table).
   if (isPgUri(s.dbPath)) {
     dbSql(s.dbPath, 'DROP TABLE api_keys; DROP TRIGGER entries_files_insert ON entries; DROP TRIGGER entries_files_delete ON entries;'
@@ -412,7 +412,7 @@ test('migration 003 counts the files already stored', async () => {
       + ' ALTER TABLE tenants DROP COLUMN files; ALTER TABLE tenants DROP COLUMN max_bytes;'
       + ' ALTER TABLE tenants DROP COLUMN max_files; DROP TRIGGER entries_search_insert;'
       + ' DROP TRIGGER entries_search_delete; DROP TRIGGER entries_search_update; DROP TABLE entries_search;'
-      + ' DROP TABLE search_pending;'
+      + ' DROP TABLE search_pending; DROP TABLE imports;'
       + ' PRAGMA user_version = 2;');
   }
   const again = await startServer({ db: s.dbPath });

@@ -10,6 +10,7 @@
 
 #include "internal.h"
 
+/* NOLINTBEGIN(bugprone-suspicious-missing-comma): statements over several lines */
 const char *const sq_imports_sql[S_COUNT] = {
     [S_IMPORT_MARK] = "INSERT INTO imports (tenant, last_version, last_seq, started)"
                       " SELECT id, last_version, last_seq, ?2 FROM tenants WHERE id = ?1",
@@ -20,6 +21,7 @@ const char *const sq_imports_sql[S_COUNT] = {
     [S_IMPORT_CUT_VERSIONS] = "DELETE FROM versions WHERE tenant = ?1 AND version > ?2",
     [S_IMPORT_CUT_CHANGES] = "DELETE FROM changes WHERE tenant = ?1 AND seq > ?2",
 };
+/* NOLINTEND(bugprone-suspicious-missing-comma) */
 
 enum md_err sq_import_mark(struct md_txn *base, const char *tenant)
 {
