@@ -18,6 +18,7 @@
 #include "base/md_netaddr.h"
 #include "base/md_tenant.h"
 #include "cmd/md_cmd.h"
+#include "cmd/md_sensitive.h"
 #include "http/md_http.h"
 #include "store/md_store.h"
 
@@ -32,7 +33,8 @@ struct md_config {
     unsigned shutdown_timeout;   /* seconds to finish in-flight requests */
     struct md_retention history; /* versions kept; 0 in either: history off */
     int log_level;
-    int search_off; /* --search off: no full-text index (md_search.h) */
+    int search_off;                       /* --search off: no full-text index (md_search.h) */
+    struct md_sensitive_config sensitive; /* --sensitive, -cards, -patterns */
 };
 
 enum md_config_result { MD_CONFIG_RUN, MD_CONFIG_EXIT_OK, MD_CONFIG_EXIT_USAGE };

@@ -78,6 +78,13 @@ void md_metrics_refused(enum md_metric_refusal why);
 /* An error the database returned (as logged by the store). */
 void md_metrics_storage_error(void);
 
+/* The kinds of secret counted (at most MD_METRICS_SENSITIVE_KINDS; names
+ * borrowed, [a-z0-9-] as md_sensitive.h makes them), before serving; then a
+ * write that held one, by kind: refused, or stored redacted. */
+#define MD_METRICS_SENSITIVE_KINDS 64
+void md_metrics_sensitive_kinds(const char *const *kinds, size_t n);
+void md_metrics_sensitive(const char *kind, int redacted);
+
 /* Rows retention deleted and committed: versions, change-feed entries,
  * idempotency answers. */
 void md_metrics_pruned(size_t versions, size_t changes, size_t idempotency);

@@ -259,6 +259,23 @@
     MD_ECONFLICT, "Error: The history of %.*s before version %lld was pruned (retention keeps "    \
                   "the newest versions of each file): restore its files one version at a time"
 #define MD_R_REDACT_VERSION MD_EINVAL, "Error: `version` must be a positive integer"
+/* --sensitive reject (md_sensitive.h): what it looks like, its line. */
+#define MD_R_SENSITIVE                                                                             \
+    MD_ESENSITIVE, "Error: The text contains what looks like %s (line %zu); memory must not hold " \
+                   "credentials. Write it again without the secret."
+/* --sensitive redact: after the command's own answer (what, line, kind;
+ * then the number of others). */
+#define MD_SENSITIVE_REDACTED_ONE                                                                  \
+    " (memoryd replaced what looks like %s on line %zu with [REDACTED:%s]: memory must not hold "  \
+    "credentials)"
+#define MD_SENSITIVE_REDACTED_MORE                                                                 \
+    " (memoryd replaced what looks like %s on line %zu with [REDACTED:%s], and %zu more secrets "  \
+    "likewise: memory must not hold credentials)"
+/* The same in an import: the entry's name as shown, what, line. */
+#define MD_R_IMPORT_SENSITIVE                                                                      \
+    MD_ESENSITIVE, "Nothing was imported: file %s contains what looks like %s (line %zu); memory " \
+                   "must not hold credentials"
+
 /* DELETE /v1/memories */
 #define MD_R_CLEAR_PRECOND                                                                         \
     MD_EINVAL, "Error: If-Match and If-None-Match do not apply to clearing every file (DELETE "    \

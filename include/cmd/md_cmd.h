@@ -93,6 +93,8 @@ struct md_patharg {
     size_t canon_len;
 };
 
+struct md_sensitive;
+
 struct md_limits {
     size_t max_body; /* request body bytes */
     size_t max_file; /* file content bytes */
@@ -101,6 +103,8 @@ struct md_limits {
     /* A tenant's quota by default (md_quota.h): bytes of file content and
      * number of files; 0: unlimited. */
     size_t tenant_max_bytes, tenant_max_files;
+    /* Secrets kept out (--sensitive, md_sensitive.h; borrowed); NULL: off. */
+    const struct md_sensitive *sensitive;
 };
 
 struct md_cmd {

@@ -21,6 +21,7 @@ enum opt_type {
     O_DURABILITY,
     O_AUTH,
     O_SEARCH,
+    O_SENSITIVE,
     O_LOGLEVEL,
     O_TENANT,
     O_CIDRS,
@@ -140,6 +141,18 @@ static const struct opt opts[] = {
      "                          transaction of each write (GET /v1/search); off:\n"
      "                          none (the index is dropped at start, and rebuilt\n"
      "                          when turned on again)                              [on]"},
+    {"sensitive", "MEMORYD_SENSITIVE", O_SENSITIVE, OFF(sensitive.mode), 0, 0, "reject|redact|off",
+     "what a write holding what looks like a credential or\n"
+     "                          a key (private keys; AWS, GitHub, Anthropic, OpenAI,\n"
+     "                          Slack, Google, Stripe keys; JWTs) gets: reject: a\n"
+     "                          refusal naming the kind and line; redact: stored\n"
+     "                          as [REDACTED:kind]; off: not checked            [reject]"},
+    {"sensitive-cards", "MEMORYD_SENSITIVE_CARDS", O_BOOL, OFF(sensitive.cards), 0, 0, NULL,
+     "payment card numbers (that pass the Luhn check) too  [off]"},
+    {"sensitive-patterns", "MEMORYD_SENSITIVE_PATTERNS", O_STR, OFF(sensitive.patterns), 0, 0,
+     "FILE",
+     "the operator's own detectors: lines of a kind, then\n"
+     "                          a PCRE2 pattern                            [unset: none]"},
     {"log-level", "MEMORYD_LOG_LEVEL", O_LOGLEVEL, OFF(log_level), 0, 0, "error|warn|info|debug",
      "least important log lines written   [info]"},
 };
@@ -260,6 +273,15 @@ static int set_opt(struct md_config *cfg, const struct opt *o, const char *val, 
         else
             goto bad;
         return 0;
+    case O_SENSITIVE: {
+        static const char *const modes[] = {"reject", "redact", "off"};
+        for (int i = 0; i < 3; i++)
+            if (strcmp(val, modes[i]) == 0) {
+                *(int *)(void *)dst = i;
+                return 0;
+            }
+        goto bad;
+    }
     case O_CIDRS: {
         char why[160];
         if (md_cidr_list_parse(val, (struct md_cidr_list *)(void *)dst, why, sizeof why)) {

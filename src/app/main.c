@@ -12,8 +12,10 @@
 #include "app/md_engines.h"
 #include "app/md_subcommands.h"
 #include "base/md_log.h"
+#include "base/md_metrics.h"
 #include "base/md_netaddr.h"
 #include "base/md_version.h"
+#include "cmd/md_sensitive.h"
 #include "cmd/md_writer.h"
 #include "http/md_http.h"
 
@@ -182,9 +184,27 @@ static int serve(struct md_config *cfg, int utf8_locale)
     /* Past a file-size limit, write(2) must fail (and the command with
      * it) rather than kill the process. */
     signal(SIGXFSZ, SIG_IGN);
-    struct server s;
-    if (server_start(cfg, &s) != 0)
+    /* The detectors of --sensitive, compiled once; their kinds counted. */
+    struct md_sensitive *sensitive = NULL;
+    char why[512] = "";
+    if (md_sensitive_new(&cfg->sensitive, &sensitive, why, sizeof why) != MD_OK) {
+        md_log_msg(MD_LOG_ERROR, "cannot start: --sensitive", why);
         return 1;
+    }
+    cfg->limits.sensitive = sensitive;
+    const char *kinds[MD_METRICS_SENSITIVE_KINDS];
+    size_t nkinds = 0;
+    while (md_sensitive_mode(sensitive) != MD_SENSITIVE_OFF &&
+           nkinds < MD_METRICS_SENSITIVE_KINDS && nkinds < md_sensitive_kinds(sensitive)) {
+        kinds[nkinds] = md_sensitive_kind(sensitive, nkinds);
+        nkinds++;
+    }
+    md_metrics_sensitive_kinds(kinds, nkinds);
+    struct server s;
+    if (server_start(cfg, &s) != 0) {
+        md_sensitive_free(sensitive);
+        return 1;
+    }
     /* From here on, log lines are written by a background thread. */
     if (md_log_start_async() != 0)
         md_log_msg(MD_LOG_WARN, "cannot start the log thread; logging directly", NULL);
@@ -201,6 +221,7 @@ static int serve(struct md_config *cfg, int utf8_locale)
     md_log_end(&l);
     server_stop(cfg, &s);
     md_log_stop_async();
+    md_sensitive_free(sensitive);
     return 0;
 }
 

@@ -63,12 +63,34 @@ static struct {
     atomic_llong connections;
     atomic_ullong refused[MD_MR_COUNT];
     atomic_ullong storage_errors;
+    atomic_ullong sensitive[MD_METRICS_SENSITIVE_KINDS][2]; /* rejected, redacted */
     atomic_ullong pruned_versions, pruned_changes, pruned_idempotency;
     atomic_uint tenants_used;
     atomic_ullong tenant_overflow;
     struct tenant_slot tenants[TENANT_SLOTS];
     atomic_llong started; /* Unix time, seconds */
 } M;
+
+/* The kinds of md_metrics_sensitive (md_metrics_sensitive_kinds): kept
+ * through md_metrics_reset. */
+static const char *sensitive_kinds[MD_METRICS_SENSITIVE_KINDS];
+static size_t nsensitive;
+
+void md_metrics_sensitive_kinds(const char *const *kinds, size_t n)
+{
+    nsensitive = n < MD_METRICS_SENSITIVE_KINDS ? n : MD_METRICS_SENSITIVE_KINDS;
+    for (size_t i = 0; i < nsensitive; i++)
+        sensitive_kinds[i] = kinds[i];
+}
+
+void md_metrics_sensitive(const char *kind, int redacted)
+{
+    for (size_t i = 0; i < nsensitive; i++)
+        if (strcmp(sensitive_kinds[i], kind) == 0) {
+            atomic_fetch_add_explicit(&M.sensitive[i][redacted != 0], 1, memory_order_relaxed);
+            return;
+        }
+}
 
 void md_metrics_reset(void)
 {
@@ -339,6 +361,15 @@ static void render_other(struct out *o, const struct md_metrics_gauges *g)
            "Errors the database returned (each also logged).");
     putf(o, "memoryd_storage_errors_total %llu\n",
          atomic_load_explicit(&M.storage_errors, memory_order_relaxed));
+    if (nsensitive)
+        family(o, "memoryd_sensitive", "counter",
+               "Writes that held what looks like a credential or a key (--sensitive), by kind: "
+               "refused (rejected) or stored with it redacted.");
+    for (size_t i = 0; i < nsensitive; i++)
+        for (int a = 0; a < 2; a++)
+            putf(o, "memoryd_sensitive_total{kind=\"%s\",action=\"%s\"} %llu\n", sensitive_kinds[i],
+                 a ? "redacted" : "rejected",
+                 atomic_load_explicit(&M.sensitive[i][a], memory_order_relaxed));
     family(o, "memoryd_pruned_rows", "counter",
            "Rows retention deleted: history versions, change-feed entries, Idempotency-Key "
            "answers.");

@@ -22,10 +22,12 @@
 #include "base/md_clock.h"
 #include "base/md_json.h"
 #include "base/md_log.h"
+#include "base/md_metrics.h"
 #include "base/md_progress.h"
 #include "base/md_refusals.h"
 #include "cmd/md_import.h"
 #include "cmd/md_quota.h"
+#include "cmd/md_sensitive.h"
 #include "internal.h"
 
 /* libarchive's read block. */
@@ -451,6 +453,47 @@ static enum md_err sim_entry(struct cmd_ctx *c, struct sim *s, const struct entr
     return e;
 }
 
+/* --sensitive reject: a file of the archive holding what looks like a
+ * secret is refused (md_sensitive.h). */
+static enum md_err secret_refused(struct cmd_ctx *c, const struct entry *en,
+                                  const struct md_buf *content)
+{
+    const struct md_sensitive *s = c->lim->sensitive;
+    if (en->dir || md_sensitive_mode(s) != MD_SENSITIVE_REJECT)
+        return MD_OK;
+    struct md_sensitive_hit hit;
+    int found = md_sensitive_find(s, content->data ? content->data : "", content->len, &hit);
+    if (found < 0)
+        return MD_ENOMEM;
+    if (!found)
+        return MD_OK;
+    md_metrics_sensitive(hit.kind, 0);
+    char buf[300];
+    return refused(c, MD_R_IMPORT_SENSITIVE, shown(en->name, buf, sizeof buf), hit.what, hit.line);
+}
+
+/* --sensitive redact: a file's content with its secrets replaced, into
+ * `content` itself. */
+static enum md_err secret_redacted(struct cmd_ctx *c, struct md_buf *content)
+{
+    const struct md_sensitive *s = c->lim->sensitive;
+    if (md_sensitive_mode(s) != MD_SENSITIVE_REDACT)
+        return MD_OK;
+    struct md_buf out;
+    md_buf_init(&out, (size_t)64 << 20);
+    size_t n = 0;
+    struct md_sensitive_hit first;
+    enum md_err e =
+        md_sensitive_redact(s, content->data ? content->data : "", content->len, &out, &n, &first);
+    if (!e && n) {
+        md_metrics_sensitive(first.kind, 1);
+        md_buf_reset(content);
+        e = md_buf_append(content, out.data, out.len);
+    }
+    md_buf_free(&out);
+    return e;
+}
+
 static int count_entry(void *ctx, const char *path, size_t len, enum md_kind kind, int64_t size)
 {
     (void)path, (void)len, (void)kind, (void)size;
@@ -495,6 +538,8 @@ enum md_err md_import_check(struct md_store *s, const char *tenant, struct md_cm
             free(en.p);
             break;
         }
+        if (!e)
+            e = secret_refused(&c, &en, &r.content);
         if (!e)
             e = sim_entry(&c, &sim, &en, (int64_t)r.content.len);
         free(en.p);
@@ -668,6 +713,8 @@ static enum md_err phase_entries(struct md_import *im, struct cmd_ctx *c, uint64
             free(en.p);
             break;
         }
+        if (!e && !en.dir)
+            e = secret_redacted(c, &im->r.content);
         if (!e)
             e = en.dir ? check_dir(c, en.name, en.p, en.n)
                        : put(c, en.name, en.p, en.n, &im->r.content);

@@ -498,13 +498,13 @@ enum md_err md_cmd_exec(struct md_txn *t, const char *tenant, const struct md_cm
     enum md_err e = commands[cmd->kind].run(&c);
     if (e || !cmd->write)
         return e;
-    /* The change names the canonical paths (rename: both). */
-    const char *paths[2] = {cmd->path.canon, cmd->path2.canon};
-    size_t lens[2] = {cmd->path.canon_len, cmd->path2.canon_len};
-    /* A write that found nothing to change records nothing (a clear of an
-     * empty tenant). */
-    if (!res->no_change)
+    /* The change names the canonical paths (rename: both). A write that
+     * found nothing to change records nothing (a clear of an empty tenant). */
+    if (!res->no_change) {
+        const char *paths[2] = {cmd->path.canon, cmd->path2.canon};
+        size_t lens[2] = {cmd->path.canon_len, cmd->path2.canon_len};
         e = md_txn_cmd_end(t, paths, lens, cmd->path2.canon ? 2 : 1, &res->change);
+    }
     if (!e &&
         (cmd->kind == MD_CMD_RESTORE || cmd->kind == MD_CMD_REDACT || cmd->kind == MD_CMD_CLEAR))
         e = op_answer(cmd, res, out);

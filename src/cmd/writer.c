@@ -559,9 +559,12 @@ static void import_step(struct md_writer *w)
     if (!e && !done) {
         /* The next step's budget: this one's, scaled to what it took whole. */
         uint64_t took = md_now_us() - t0, work = w->import_work_us, step = w->import_step_us;
-        uint64_t least = step < IMPORT_MIN_WORK_US ? step : IMPORT_MIN_WORK_US;
         work = took > step ? work * step / took : work + work / 4 + 1;
-        w->import_work_us = work < least ? least : work > step ? step : work;
+        if (work < IMPORT_MIN_WORK_US)
+            work = IMPORT_MIN_WORK_US; /* at least this much, */
+        if (work > step)
+            work = step; /* and at most a step */
+        w->import_work_us = work;
         return;
     }
     if (e && !apart)

@@ -37,6 +37,7 @@
 #include "base/md_refusals.h"
 #include "base/md_tenant.h"
 #include "cmd/md_cmd.h"
+#include "cmd/md_sensitive.h"
 #include "cmd/md_writer.h"
 #include "http/md_http.h"
 #include "store/md_store.h"
@@ -177,6 +178,11 @@ struct req {
     char actor[129];    /* X-Memory-Actor, when valid */
     char idem_key[256]; /* the Idempotency-Key r->job.idem_key points to, when valid */
     struct md_cmd cmd;
+    /* --sensitive redact: the command's text with its secrets replaced
+     * (cmd's text points here), how many, the first (for the answer). */
+    struct md_buf redacted;
+    size_t redactions;
+    struct md_sensitive_hit redacted_first;
     struct md_buf out;
     enum md_err err;
     struct md_job job;

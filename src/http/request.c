@@ -240,6 +240,7 @@ static struct req *req_new(struct md_http *h, struct MHD_Connection *conn, const
     r->spool_fd = -1;
     md_buf_init(&r->body, h->limits->max_body);
     md_buf_init(&r->out, OUT_LIMIT);
+    md_buf_init(&r->redacted, (size_t)64 << 20);
     r->headers.tenant_name = h->cfg->tenant_header;
     r->headers.tenant_name_len = strlen(h->cfg->tenant_header);
     MHD_get_connection_values_n(conn, MHD_HEADER_KIND, scan_header, &r->headers);
@@ -372,6 +373,7 @@ void md_http_on_completed(void *cls, struct MHD_Connection *conn, void **req_cls
     if (r->spool_fd >= 0)
         close(r->spool_fd);
     md_buf_free(&r->out);
+    md_buf_free(&r->redacted);
     free(r);
     atomic_fetch_sub(&h->in_flight, 1);
 }

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "base/md_metrics.h"
 #include "internal.h"
 
 /* Visible ASCII (an Idempotency-Key), or printable ASCII with spaces (an
@@ -83,12 +84,82 @@ enum md_err md_http_idempotency(struct req *r, const char *key, size_t len, cons
     return fingerprint(r, body, body_len);
 }
 
+/* The text a write command would store (create, str_replace, insert):
+ * its field, or NULL. */
+static struct md_str *stored_text(struct md_cmd *cmd)
+{
+    switch (cmd->kind) {
+    case MD_CMD_CREATE:
+        return &cmd->file_text;
+    case MD_CMD_STR_REPLACE:
+        return &cmd->new_str;
+    case MD_CMD_INSERT:
+        return &cmd->insert_text;
+    default:
+        return NULL;
+    }
+}
+
+/* --sensitive (md_sensitive.h), on this thread before the writer sees the
+ * command: refused (1, answered in r->out), or with its secrets replaced in
+ * r->redacted (0), or as it is (0). */
+static int sensitive_check(struct req *r)
+{
+    const struct md_sensitive *s = r->h->limits->sensitive;
+    struct md_str *text = stored_text(&r->cmd);
+    if (!text || !text->p || md_sensitive_mode(s) == MD_SENSITIVE_OFF)
+        return 0;
+    struct md_sensitive_hit hit;
+    if (md_sensitive_mode(s) == MD_SENSITIVE_REDACT) {
+        enum md_err e =
+            md_sensitive_redact(s, text->p, text->n, &r->redacted, &r->redactions, &hit);
+        if (e) {
+            md_buf_reset(&r->out);
+            r->err = md_storage_class(e);
+            md_buf_puts(&r->out, md_storage_text(r->err));
+            return 1;
+        }
+        if (r->redactions) {
+            r->redacted_first = hit;
+            *text = (struct md_str){r->redacted.data ? r->redacted.data : "", r->redacted.len};
+            md_metrics_sensitive(hit.kind, 1);
+        }
+        return 0;
+    }
+    int found = md_sensitive_find(s, text->p, text->n, &hit);
+    if (found == 0)
+        return 0;
+    md_buf_reset(&r->out);
+    if (found < 0) {
+        r->err = md_storage_class(MD_ENOMEM);
+        md_buf_puts(&r->out, md_storage_text(r->err));
+        return 1;
+    }
+    md_metrics_sensitive(hit.kind, 0);
+    r->err = md_sensitive_refusal(&r->out, &hit);
+    return 1;
+}
+
+/* A command whose secrets were replaced says so after its own text. */
+static void say_redacted(struct req *r)
+{
+    const struct md_sensitive_hit *h = &r->redacted_first;
+    if (!r->redactions || r->err != MD_OK)
+        return;
+    if (r->redactions == 1)
+        md_buf_printf(&r->out, MD_SENSITIVE_REDACTED_ONE, h->what, h->line, h->kind);
+    else
+        md_buf_printf(&r->out, MD_SENSITIVE_REDACTED_MORE, h->what, h->line, h->kind,
+                      r->redactions - 1);
+}
+
 /* The writer's notifier: the job is done. */
 static void job_done(struct md_job *job)
 {
     struct req *r = (struct req *)((char *)job - offsetof(struct req, job));
     r->err = job->err;
     r->cost = job->cost;
+    say_redacted(r);
     atomic_store(&r->state, ST_READY);
     MHD_resume_connection(r->conn);
 }
@@ -180,6 +251,8 @@ int md_http_cmd_run(struct req *r, enum md_err pe, struct md_buf *parse_msg)
         r->err = md_buf_say(&r->out, MD_R_AUTH_READ_ONLY);
         return 0;
     }
+    if (r->cmd.write && sensitive_check(r))
+        return 0;
     if (r->cmd.write) {
         md_http_submit(r);
         return 1;
