@@ -73,6 +73,7 @@ struct md_writer {
     size_t nbusy, busy_cap;
     struct md_import *imp;  /* the first import's state, once begun */
     struct md_txn *imp_txn; /* IMPORT_APART: its transaction */
+    int imp_committed;      /* IMPORT_MARK: a step of it may be committed */
     size_t undo_left;       /* busy[0..undo_left): left halfway by a stopped memoryd */
     enum { RECOVER_NONE, RECOVER_ASKED, RECOVER_DONE } recover; /* md_writer_recover */
     enum md_err recover_err;
@@ -497,8 +498,9 @@ static void import_finish(struct md_writer *w, struct md_job *j, enum md_err e)
     w->imp_txn = NULL;
     /* A failed import that committed steps is undone first (undo_import
      * drops the tenant when it is). */
-    if (!e || w->import_way == IMPORT_APART)
+    if (!e || w->import_way == IMPORT_APART || !w->imp_committed)
         busy_drop(w, j->tenant);
+    w->imp_committed = 0;
     pthread_mutex_lock(&w->mu);
     w->imp_head = j->next;
     if (!w->imp_head)
@@ -555,6 +557,7 @@ static void import_step(struct md_writer *w)
             md_txn_rollback(t);
         else
             e = md_txn_commit(t);
+        w->imp_committed |= !e || e == MD_EUNSURE;
     }
     if (!e && !done) {
         /* The next step's budget: this one's, scaled to what it took whole. */
@@ -567,7 +570,8 @@ static void import_step(struct md_writer *w)
         w->import_work_us = work;
         return;
     }
-    if (e && !apart)
+    /* Steps committed are undone (a refusal in the first step left none). */
+    if (e && !apart && w->imp_committed)
         undo_import(w, j->tenant, is_storage_err(e) ? md_strerror(e) : "refused");
     import_finish(w, j, e);
 }
