@@ -3,11 +3,12 @@
  * write would store is checked for credentials and keys before it is
  * stored (src/cmd/sensitive.c).
  *
- * The detectors are regular expressions compiled once with PCRE2 and its
- * JIT (libpcre2-8, Debian's libpcre2-dev): one pattern of alternatives, each
- * naming its kind with (*MARK), scans a text once; payment card numbers
- * (opt-in) are digits that pass the Luhn check; an operator's own patterns
- * (a file of "kind<TAB>regex" lines) are compiled beside them. Kinds:
+ * The detectors are regular expressions compiled once with PCRE2 (libpcre2-8,
+ * Debian's libpcre2-dev), interpreted: each built-in one runs only where a
+ * literal every match holds (a key's prefix) occurs, found with memmem;
+ * payment card numbers (opt-in) are digits that pass the Luhn check; an
+ * operator's own patterns (a file of "kind<TAB>regex" lines) are compiled
+ * beside them. Kinds:
  * private-key, aws-access-key-id, aws-secret-access-key, github-token,
  * anthropic-api-key, openai-api-key, slack-token, google-api-key,
  * stripe-secret-key, jwt, payment-card, and the operator's names.

@@ -1,10 +1,13 @@
 /*
- * sensitive.c — secrets kept out of memory (see md_sensitive.h): PCRE2 with
- * its JIT. The built-in detectors are one pattern of alternatives, each
- * beginning with (*MARK:n), n the detector's index: one pass over a text
- * finds the earliest of them (PCRE2 starts its search only at the bytes
- * that can begin one of them). Payment card numbers and the operator's
- * patterns are patterns of their own.
+ * sensitive.c — secrets kept out of memory (see md_sensitive.h): PCRE2,
+ * interpreted. Each built-in detector names literals one of which every
+ * match holds (a key's prefix: "AKIA", "ghp_", "sk-ant-"); a text is
+ * searched for them with memmem first, and a detector's pattern runs only
+ * where one of its literals occurs, so that an ordinary note costs a few
+ * memmem calls. No JIT: it needs memory both writable and executable,
+ * which memoryd's systemd unit forbids (MemoryDenyWriteExecute). Payment
+ * card numbers run only on a text with 13 digits or more; the operator's
+ * patterns always run.
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "cmd/md_sensitive.h"
@@ -22,24 +25,46 @@
  * its keys and their length, or a key named as such. */
 static const struct detector {
     const char *kind, *what, *re;
+    const char *lit[6]; /* every match holds one of them */
 } builtin[] = {
-    {"private-key", "a private key", "-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"},
-    {"aws-access-key-id", "an AWS access key ID", "\\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\\b"},
-    {"aws-secret-access-key", "an AWS secret access key",
-     "(?i:aws_?secret_?(?:access_?)?key)[\"']?\\s*[:=]\\s*[\"']?[A-Za-z0-9/+]{40}(?![A-Za-z0-9/"
-     "+])"},
-    {"github-token", "a GitHub token",
-     "\\b(?:gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{82})\\b"},
-    {"anthropic-api-key", "an Anthropic API key", "\\bsk-ant-[a-z]+\\d{2}-[A-Za-z0-9_-]{32,}"},
-    {"openai-api-key", "an OpenAI API key",
-     "\\bsk-(?:[a-z]+-)?[A-Za-z0-9_-]{8,}T3BlbkFJ[A-Za-z0-9_-]{8,}"},
-    {"slack-token", "a Slack token",
+    {"private-key",
+     "a private key",
+     "-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----",
+     {"PRIVATE KEY"}},
+    {"aws-access-key-id",
+     "an AWS access key ID",
+     "\\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\\b",
+     {"AKIA", "ASIA", "ABIA", "ACCA"}},
+    {"aws-secret-access-key",
+     "an AWS secret access key",
+     "(?i:aws_?secret_?(?:access_?)?key)[\"']?\\s*[:=]\\s*[\"']?[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+])",
+     {"ecret", "ECRET"}},
+    {"github-token",
+     "a GitHub token",
+     "\\b(?:gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{82})\\b",
+     {"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}},
+    {"anthropic-api-key",
+     "an Anthropic API key",
+     "\\bsk-ant-[a-z]+\\d{2}-[A-Za-z0-9_-]{32,}",
+     {"sk-ant-"}},
+    {"openai-api-key",
+     "an OpenAI API key",
+     "\\bsk-(?:[a-z]+-)?[A-Za-z0-9_-]{8,}T3BlbkFJ[A-Za-z0-9_-]{8,}",
+     {"T3BlbkFJ"}},
+    {"slack-token",
+     "a Slack token",
      "\\bxox[abposr]-[0-9]{6,}-[A-Za-z0-9-]{8,}|https://hooks\\.slack\\.com/services/"
-     "T[A-Z0-9]{6,}/B[A-Z0-9]{6,}/[A-Za-z0-9]{20,}"},
-    {"google-api-key", "a Google API key", "\\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"},
-    {"stripe-secret-key", "a Stripe secret key", "\\b[sr]k_(?:live|test)_[A-Za-z0-9]{24,}\\b"},
-    {"jwt", "a JSON Web Token",
-     "\\beyJ[A-Za-z0-9_-]{8,}\\.eyJ[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]{16,}"},
+     "T[A-Z0-9]{6,}/B[A-Z0-9]{6,}/[A-Za-z0-9]{20,}",
+     {"xox", "hooks.slack.com"}},
+    {"google-api-key", "a Google API key", "\\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])", {"AIza"}},
+    {"stripe-secret-key",
+     "a Stripe secret key",
+     "\\b[sr]k_(?:live|test)_[A-Za-z0-9]{24,}\\b",
+     {"k_live_", "k_test_"}},
+    {"jwt",
+     "a JSON Web Token",
+     "\\beyJ[A-Za-z0-9_-]{8,}\\.eyJ[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]{16,}",
+     {"eyJ"}},
 };
 #define NBUILTIN (sizeof builtin / sizeof builtin[0])
 
@@ -54,8 +79,8 @@ struct extra {
 
 struct md_sensitive {
     int mode;
-    pcre2_code *all;  /* the built-in detectors, as one pattern */
-    pcre2_code *card; /* NULL unless --sensitive-cards */
+    pcre2_code *re[NBUILTIN]; /* the built-in detectors */
+    pcre2_code *card;         /* NULL unless --sensitive-cards */
     struct extra *extra;
     size_t nextra;
 };
@@ -73,20 +98,6 @@ static pcre2_code *compile(const char *re, char *why, size_t why_len, const char
                  (size_t)at, (const char *)msg);
         return NULL;
     }
-    pcre2_jit_compile(code, PCRE2_JIT_COMPLETE); /* interpreted when the JIT is not there */
-    return code;
-}
-
-/* The built-in detectors as one pattern: (*MARK:i)(?:re)|... */
-static pcre2_code *compile_builtin(char *why, size_t why_len)
-{
-    struct md_buf re;
-    md_buf_init(&re, (size_t)64 * 1024);
-    enum md_err e = MD_OK;
-    for (size_t i = 0; i < NBUILTIN && !e; i++)
-        e = md_buf_printf(&re, "%s(*MARK:%zu)(?:%s)", i ? "|" : "", i, builtin[i].re);
-    pcre2_code *code = e ? NULL : compile(re.data, why, why_len, "the built-in detectors");
-    md_buf_free(&re);
     return code;
 }
 
@@ -154,9 +165,9 @@ enum md_err md_sensitive_new(const struct md_sensitive_config *cfg, struct md_se
     s->mode = cfg->mode;
     enum md_err e = MD_OK;
     if (s->mode != MD_SENSITIVE_OFF) {
-        s->all = compile_builtin(why, why_len);
-        if (!s->all)
-            e = MD_EINVAL;
+        for (size_t i = 0; i < NBUILTIN && !e; i++)
+            if (!(s->re[i] = compile(builtin[i].re, why, why_len, builtin[i].kind)))
+                e = MD_EINVAL;
         if (!e && cfg->cards && !(s->card = compile(CARD_RE, why, why_len, "payment cards")))
             e = MD_EINVAL;
         if (!e && cfg->patterns && *cfg->patterns)
@@ -174,7 +185,8 @@ void md_sensitive_free(struct md_sensitive *s)
 {
     if (!s)
         return;
-    pcre2_code_free(s->all);
+    for (size_t i = 0; i < NBUILTIN; i++)
+        pcre2_code_free(s->re[i]);
     pcre2_code_free(s->card);
     for (size_t i = 0; i < s->nextra; i++) {
         pcre2_code_free(s->extra[i].re);
@@ -221,10 +233,10 @@ static int luhn(const char *text, size_t len)
 }
 
 /* The earliest match of `code` at or after `from` (its bytes in *off,
- * *len, and for the built-in pattern the detector's index in *which):
- * 1, 0 for none, -1 on error. `luhn_check`: only matches that pass it. */
+ * *len): 1, 0 for none, -1 on error. `luhn_check`: only matches that pass
+ * it. */
 static int first_match(const pcre2_code *code, const char *text, size_t len, size_t from,
-                       int luhn_check, size_t *off, size_t *mlen, long *which)
+                       int luhn_check, size_t *off, size_t *mlen)
 {
     pcre2_match_data *md = pcre2_match_data_create_from_pattern(code, NULL);
     if (!md)
@@ -245,8 +257,6 @@ static int first_match(const pcre2_code *code, const char *text, size_t len, siz
         }
         *off = ov[0];
         *mlen = ov[1] - ov[0];
-        PCRE2_SPTR mark = pcre2_get_mark(md);
-        *which = mark ? strtol((const char *)mark, NULL, 10) : -1;
         found = 1;
         break;
     }
@@ -262,40 +272,61 @@ static size_t line_of(const char *text, size_t off)
     return line;
 }
 
+/* Whether text[from..len) holds one of a detector's literals. */
+static int has_literal(const struct detector *d, const char *text, size_t len, size_t from)
+{
+    for (size_t k = 0; k < sizeof d->lit / sizeof d->lit[0] && d->lit[k]; k++)
+        if (memmem(text + from, len - from, d->lit[k], strlen(d->lit[k])))
+            return 1;
+    return 0;
+}
+
+/* Whether text[from..len) has the 13 digits a card number needs. */
+static int has_digits(const char *text, size_t len, size_t from)
+{
+    size_t n = 0;
+    for (size_t i = from; i < len && n < 13; i++)
+        n += text[i] >= '0' && text[i] <= '9';
+    return n >= 13;
+}
+
+/* Keep the earlier of *hit and a match (found: *hit holds one). */
+static void keep_earliest(struct md_sensitive_hit *hit, int *found, const char *kind,
+                          const char *what, size_t off, size_t len)
+{
+    if (*found && hit->off <= off)
+        return;
+    *hit = (struct md_sensitive_hit){kind, what, 0, off, len};
+    *found = 1;
+}
+
 /* The earliest finding at or after `from`. */
 static int find_from(const struct md_sensitive *s, const char *text, size_t len, size_t from,
                      struct md_sensitive_hit *hit)
 {
-    if (!s || s->mode == MD_SENSITIVE_OFF || !text)
+    if (!s || s->mode == MD_SENSITIVE_OFF || !text || from >= len)
         return 0;
-    int found = 0;
+    int found = 0, rc = 0;
     size_t off, mlen;
-    long which;
-    int rc = first_match(s->all, text, len, from, 0, &off, &mlen, &which);
+    for (size_t i = 0; i < NBUILTIN && rc >= 0; i++) {
+        if (!has_literal(&builtin[i], text, len, from))
+            continue;
+        rc = first_match(s->re[i], text, len, from, 0, &off, &mlen);
+        if (rc > 0)
+            keep_earliest(hit, &found, builtin[i].kind, builtin[i].what, off, mlen);
+    }
+    if (rc >= 0 && s->card && has_digits(text, len, from)) {
+        rc = first_match(s->card, text, len, from, 1, &off, &mlen);
+        if (rc > 0)
+            keep_earliest(hit, &found, "payment-card", "a payment card number", off, mlen);
+    }
+    for (size_t i = 0; i < s->nextra && rc >= 0; i++) {
+        rc = first_match(s->extra[i].re, text, len, from, 0, &off, &mlen);
+        if (rc > 0 && mlen > 0)
+            keep_earliest(hit, &found, s->extra[i].kind, s->extra[i].what, off, mlen);
+    }
     if (rc < 0)
         return -1;
-    if (rc && which >= 0 && (size_t)which < NBUILTIN) {
-        *hit = (struct md_sensitive_hit){builtin[which].kind, builtin[which].what, 0, off, mlen};
-        found = 1;
-    }
-    if (s->card) {
-        rc = first_match(s->card, text, len, from, 1, &off, &mlen, &which);
-        if (rc < 0)
-            return -1;
-        if (rc && (!found || off < hit->off)) {
-            *hit = (struct md_sensitive_hit){"payment-card", "a payment card number", 0, off, mlen};
-            found = 1;
-        }
-    }
-    for (size_t i = 0; i < s->nextra; i++) {
-        rc = first_match(s->extra[i].re, text, len, from, 0, &off, &mlen, &which);
-        if (rc < 0)
-            return -1;
-        if (rc && mlen > 0 && (!found || off < hit->off)) {
-            *hit = (struct md_sensitive_hit){s->extra[i].kind, s->extra[i].what, 0, off, mlen};
-            found = 1;
-        }
-    }
     if (found)
         hit->line = line_of(text, hit->off);
     return found;

@@ -473,7 +473,7 @@ rec aptlists sh -c ${sh(`ls -A ${m}/var/lib/apt/lists | wc -l`)}
 `, { net: 'private' });
   assert.deepEqual(res.version.rc, 0, res.version.err);
   assert.match(res.version.out, /^memoryd \d+\.\d+\.\d+/);
-  assert.deepEqual(res.needed.out.split('\n').filter(Boolean).sort(), ['libarchive.so.13', 'libc.so.6', 'libcrypto.so.3', 'libcurl.so.4', 'libjansson.so.4', 'libmicrohttpd.so.12', 'libpq.so.5', 'libsodium.so.23', 'libsqlite3.so.0', 'libutf8proc.so.2']);
+  assert.deepEqual(res.needed.out.split('\n').filter(Boolean).sort(), ['libarchive.so.13', 'libc.so.6', 'libcrypto.so.3', 'libcurl.so.4', 'libjansson.so.4', 'libmicrohttpd.so.12', 'libpcre2-8.so.0', 'libpq.so.5', 'libsodium.so.23', 'libsqlite3.so.0', 'libutf8proc.so.2']);
   // Every library memoryd links comes from a package install-runtime.sh installs, or libc6
   // (essential: in every Debian image).
   assert.deepEqual(res.owners.out.split('\n').filter(Boolean), ['libarchive13', 'libc6', 'libcurl4', 'libjansson4', 'libmicrohttpd12', 'libpq5', 'libsodium23', 'libsqlite3-0', 'libssl3', 'libutf8proc2']);

@@ -49,6 +49,9 @@ const FLAGS = [
   ['mcp-sessions', 'MEMORYD_MCP_SESSIONS'],
   ['mcp-origins', 'MEMORYD_MCP_ORIGINS'],
   ['search', 'MEMORYD_SEARCH'],
+  ['sensitive', 'MEMORYD_SENSITIVE'],
+  ['sensitive-cards', 'MEMORYD_SENSITIVE_CARDS'],
+  ['sensitive-patterns', 'MEMORYD_SENSITIVE_PATTERNS'],
   ['log-level', 'MEMORYD_LOG_LEVEL'],
 ];
 
