@@ -78,9 +78,10 @@ static size_t nsensitive;
 
 void md_metrics_sensitive_kinds(const char *const *kinds, size_t n)
 {
-    nsensitive = n < MD_METRICS_SENSITIVE_KINDS ? n : MD_METRICS_SENSITIVE_KINDS;
-    for (size_t i = 0; i < nsensitive; i++)
-        sensitive_kinds[i] = kinds[i];
+    size_t k = 0;
+    for (; k < n && k < MD_METRICS_SENSITIVE_KINDS; k++)
+        sensitive_kinds[k] = kinds[k];
+    nsensitive = k;
 }
 
 void md_metrics_sensitive(const char *kind, int redacted)
