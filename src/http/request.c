@@ -296,7 +296,11 @@ enum MHD_Result md_http_on_request(void *cls, struct MHD_Connection *conn, const
         atomic_fetch_add(&h->in_flight, 1);
         *req_cls = r;
         admit_announced(r);
-        if (!r->too_big && !r->bad_framing && !r->over_cap)
+        /* A connection over --max-connections-per-ip is answered once its
+         * request is read (its body dropped): answered at once and closed,
+         * the body still arriving would make the close a reset that can
+         * overtake the answer. */
+        if (!r->too_big && !r->bad_framing)
             return MHD_YES;
     }
     int state = atomic_load(&r->state);
@@ -311,7 +315,7 @@ enum MHD_Result md_http_on_request(void *cls, struct MHD_Connection *conn, const
     if (*upload_data_size > 0) {
         size_t n = *upload_data_size;
         *upload_data_size = 0;
-        return take_body(r, upload_data, n);
+        return r->over_cap ? MHD_YES : take_body(r, upload_data, n);
     }
     int done;
     enum MHD_Result ret = refuse_early(r, &done);
