@@ -2,6 +2,7 @@
 #include "cmd/md_writer.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,10 +72,11 @@ struct md_writer {
     struct md_job *imp_head, *imp_tail;
     char **busy;
     size_t nbusy, busy_cap;
-    struct md_import *imp;  /* the first import's state, once begun */
-    struct md_txn *imp_txn; /* IMPORT_APART: its transaction */
-    int imp_committed;      /* IMPORT_MARK: a step of it may be committed */
-    size_t undo_left;       /* busy[0..undo_left): left halfway by a stopped memoryd */
+    atomic_size_t nbusy_seen; /* nbusy, for md_writer_importing without the mutex */
+    struct md_import *imp;    /* the first import's state, once begun */
+    struct md_txn *imp_txn;   /* IMPORT_APART: its transaction */
+    int imp_committed;        /* IMPORT_MARK: a step of it may be committed */
+    size_t undo_left;         /* busy[0..undo_left): left halfway by a stopped memoryd */
     enum { RECOVER_NONE, RECOVER_ASKED, RECOVER_DONE } recover; /* md_writer_recover */
     enum md_err recover_err;
     pthread_cond_t recovered_cv;
@@ -453,6 +455,7 @@ static enum md_err busy_add(struct md_writer *w, const char *tenant)
     if (!(w->busy[w->nbusy] = strdup(tenant)))
         return MD_ENOMEM;
     w->nbusy++;
+    atomic_store(&w->nbusy_seen, w->nbusy);
     return MD_OK;
 }
 
@@ -463,6 +466,7 @@ static void busy_drop(struct md_writer *w, const char *tenant)
     if (i >= 0) {
         free(w->busy[i]);
         w->busy[i] = w->busy[--w->nbusy];
+        atomic_store(&w->nbusy_seen, w->nbusy);
     }
     pthread_mutex_unlock(&w->mu);
 }
@@ -902,6 +906,10 @@ enum md_err md_writer_submit(struct md_writer *w, struct md_job *job)
 
 int md_writer_importing(struct md_writer *w, const char *tenant)
 {
+    /* Every read asks: none busy (nearly always) is answered without the
+     * writer's mutex. */
+    if (atomic_load(&w->nbusy_seen) == 0)
+        return 0;
     pthread_mutex_lock(&w->mu);
     int busy = busy_find(w, tenant) >= 0;
     pthread_mutex_unlock(&w->mu);
