@@ -62,4 +62,11 @@ size_t md_path_parent_len(const char *canon, size_t len);
 /* True when canonical `p` lies strictly inside canonical directory `dir`. */
 int md_path_is_inside(const char *p, size_t plen, const char *dir, size_t dlen);
 
+/* Where canonical `p` lies from canonical `root`, the subtree a key may see
+ * (README "Keys that see one subtree"): in it (`root` itself or below it),
+ * a proper ancestor of it (on the way from /memories down to it), or
+ * anywhere else. A NULL `root` is /memories: every path is in it. */
+enum md_within { MD_IN_SUBTREE = 0, MD_ABOVE_SUBTREE, MD_OUTSIDE_SUBTREE };
+enum md_within md_path_within(const char *p, size_t plen, const char *root, size_t rlen);
+
 #endif

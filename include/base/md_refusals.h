@@ -276,6 +276,12 @@
     MD_ESENSITIVE, "Nothing was imported: file %s contains what looks like %s (line %zu); memory " \
                    "must not hold credentials"
 
+/* A key that sees one subtree (docs/behaviour.md 15.3): a write of a path
+ * outside it, or of a directory above it (the path as sent, the subtree). */
+#define MD_R_SUBTREE_OUTSIDE                                                                       \
+    MD_EFORBIDDEN, "Error: The path %.*s is outside %.*s, the part of /memories this API key may " \
+                   "change. Nothing was done."
+
 /* DELETE /v1/memories */
 #define MD_R_CLEAR_PRECOND                                                                         \
     MD_EINVAL, "Error: If-Match and If-None-Match do not apply to clearing every file (DELETE "    \

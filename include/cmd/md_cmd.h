@@ -129,6 +129,11 @@ struct md_cmd {
     /* Set by the caller after parsing (request headers): */
     struct md_precond pre;
     const char *actor; /* X-Memory-Actor (borrowed), or NULL */
+    /* The subtree the request's key sees (canonical, borrowed; NULL: the
+     * whole tenant): paths outside it answer as paths that do not exist,
+     * writes outside it are refused (src/cmd/subtree.c). */
+    const char *root;
+    size_t root_len;
 };
 
 /* Parse a request body. On failure returns MD_EINVAL with the text in

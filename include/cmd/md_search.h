@@ -47,6 +47,11 @@ struct md_search_req {
     const char *path;   /* the directory (or file) to search in, as sent; NULL: /memories */
     int64_t limit;      /* 1..MD_SEARCH_LIMIT_MAX; 0: MD_SEARCH_LIMIT_DEFAULT */
     const char *cursor; /* next_cursor of the previous page; NULL: the first page */
+    /* The subtree the request's key sees (md_cmd.h `root`); NULL: the
+     * whole tenant. A directory above it is searched as the subtree; one
+     * outside it has no hits. */
+    const char *root;
+    size_t root_len;
 };
 
 struct md_search_line {

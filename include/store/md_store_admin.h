@@ -22,6 +22,9 @@
 
 /* ---- API keys (memoryd keys; --auth keys) ---- */
 
+/* The longest subtree path a key may be given (memoryd keys create --path). */
+#define MD_KEY_PATH_MAX 1024
+
 /* One API key as stored: never the key, only its hash (md_apikey.h). */
 struct md_key_info {
     char id[MD_APIKEY_ID_LEN + 1];
@@ -30,6 +33,9 @@ struct md_key_info {
     char name[129];
     int64_t created; /* unix seconds */
     int64_t revoked; /* unix seconds; 0: valid */
+    /* The subtree the key sees (canonical, below /memories; docs/behaviour.md
+     * 15.3); "": the whole tenant. */
+    char path[MD_KEY_PATH_MAX + 1];
 };
 #define MD_KEY_NAME_MAX 128
 typedef void (*md_key_cb)(void *ctx, const struct md_key_info *k);

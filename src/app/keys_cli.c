@@ -9,22 +9,26 @@
 
 #include "app/md_engines.h"
 #include "base/md_apikey.h"
+#include "base/md_path.h"
 #include "store/md_store_admin.h"
 
 static const char usage[] =
     "Usage: memoryd keys create --db PATH|URI --tenant T --scope read|write|admin [--name N]\n"
+    "                           [--path /memories/DIR]\n"
     "       memoryd keys list   --db PATH|URI [--tenant T]\n"
     "       memoryd keys revoke --db PATH|URI ID\n"
     "\n"
     "memoryd's own API keys (used with memoryd --auth keys). --db defaults to $MEMORYD_DB.\n"
     "create prints the new key once, alone on its first line (mdk_...), then its id; only\n"
-    "a hash of the key is stored: it cannot be shown again. list prints id, tenant, scope,\n"
-    "name, created and revoked (UTC) of each key, tab-separated, never a key. revoke takes\n"
-    "effect at the next request on every memoryd of the database.\n"
+    "a hash of the key is stored: it cannot be shown again. --path gives a read or write key\n"
+    "one subtree of the tenant's /memories: it sees and changes nothing else. list prints id,\n"
+    "tenant, scope, name, created, revoked (UTC) and path of each key, tab-separated, never a\n"
+    "key. revoke takes effect at the next request on every memoryd of the database.\n"
     "Exit status: 0 done, 1 failed (nothing changed), 2 usage error.\n";
 
 struct args {
-    const char *action, *db, *tenant, *scope, *name, *id;
+    const char *action, *db, *tenant, *scope, *name, *id, *path;
+    char canon[MD_KEY_PATH_MAX + 1]; /* --path, canonical; "": the whole tenant */
 };
 
 static int usage_error(const char *what, const char *detail)
@@ -40,6 +44,30 @@ static int fail(const char *what, const char *detail)
     return 1;
 }
 
+/* --path into a->canon: a canonical path below /memories (the root itself
+ * is the whole tenant), for a read or write key; 0 or 2 (reported). */
+static int parse_path(struct args *a, enum md_scope sc)
+{
+    if (sc == MD_SCOPE_ADMIN)
+        return usage_error("--path is for read and write keys (an admin key sees every tenant)",
+                           NULL);
+    size_t len = strlen(a->path), n = 0;
+    const struct md_path_limits lim = {.max_path = MD_KEY_PATH_MAX, .max_segment = 255};
+    char *canon = malloc(len + 1);
+    if (!canon)
+        return fail("out of memory", NULL);
+    enum md_path_status st = md_path_canon(a->path, len, &lim, canon, &n);
+    if (st == MD_PATH_OK)
+        memcpy(a->canon, canon, n == MD_ROOT_LEN ? 0 : n + 1);
+    free(canon);
+    if (st != MD_PATH_OK)
+        return usage_error(
+            "--path must be a valid path below /memories (as the memory tool's paths; at most "
+            "1024 bytes)",
+            a->path);
+    return 0;
+}
+
 /* 0, 1 after --help, 2 on a usage error (reported). */
 static int parse_args(struct args *a, int argc, char **argv)
 {
@@ -50,6 +78,7 @@ static int parse_args(struct args *a, int argc, char **argv)
                             : strcmp(s, "--tenant") == 0 ? &a->tenant
                             : strcmp(s, "--scope") == 0  ? &a->scope
                             : strcmp(s, "--name") == 0   ? &a->name
+                            : strcmp(s, "--path") == 0   ? &a->path
                                                          : NULL;
         if (strcmp(s, "--help") == 0 || strcmp(s, "-h") == 0) {
             fputs(usage, stdout);
@@ -83,15 +112,15 @@ static int parse_args(struct args *a, int argc, char **argv)
         return usage_error("unexpected argument", a->id);
     if (is_revoke && !a->id)
         return usage_error("revoke needs the key's id", NULL);
-    if (!is_create && (a->scope || a->name))
-        return usage_error("--scope and --name are for create", NULL);
+    if (!is_create && (a->scope || a->name || a->path))
+        return usage_error("--scope, --name and --path are for create", NULL);
     if (is_revoke && a->tenant)
         return usage_error("--tenant is not for revoke", NULL);
     if (is_create && (!a->tenant || !a->scope))
         return usage_error("create needs --tenant and --scope", NULL);
     if (a->tenant && !md_tenant_valid(a->tenant, strlen(a->tenant)))
         return usage_error("--tenant must be 1..128 of [A-Za-z0-9._-]", a->tenant);
-    enum md_scope sc;
+    enum md_scope sc = MD_SCOPE_READ;
     if (a->scope && md_scope_parse(a->scope, &sc) != 0)
         return usage_error("--scope must be read, write or admin", a->scope);
     if (a->name && strlen(a->name) > MD_KEY_NAME_MAX)
@@ -99,7 +128,7 @@ static int parse_args(struct args *a, int argc, char **argv)
     for (const char *c = a->name; c && *c; c++)
         if ((unsigned char)*c < 0x20 || *c == 0x7f)
             return usage_error("--name must not contain control characters", NULL);
-    return 0;
+    return a->path ? parse_path(a, sc) : 0;
 }
 
 static void time_text(int64_t t, char *out, size_t len)
@@ -120,8 +149,8 @@ static void print_key(void *ctx, const struct md_key_info *k)
     char created[32], revoked[32];
     time_text(k->created, created, sizeof created);
     time_text(k->revoked, revoked, sizeof revoked);
-    printf("%s\t%s\t%s\t%s\t%s\t%s\n", k->id, k->tenant, md_scope_name(k->scope),
-           k->name[0] ? k->name : "-", created, revoked);
+    printf("%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k->id, k->tenant, md_scope_name(k->scope),
+           k->name[0] ? k->name : "-", created, revoked, k->path[0] ? k->path : MD_ROOT);
 }
 
 static int create(struct md_store *store, const struct args *a)
@@ -129,6 +158,7 @@ static int create(struct md_store *store, const struct args *a)
     struct md_key_info k = {.created = (int64_t)time(NULL)};
     snprintf(k.tenant, sizeof k.tenant, "%s", a->tenant);
     snprintf(k.name, sizeof k.name, "%s", a->name ? a->name : "");
+    memcpy(k.path, a->canon, sizeof k.path);
     md_scope_parse(a->scope, &k.scope);
     char key[MD_APIKEY_LEN + 1];
     unsigned char hash[MD_APIKEY_HASH_LEN];
@@ -162,7 +192,7 @@ int md_keys_main(int argc, char **argv)
     if (strcmp(a.action, "create") == 0) {
         rc = create(store, &a);
     } else if (strcmp(a.action, "list") == 0) {
-        printf("id\ttenant\tscope\tname\tcreated\trevoked\n");
+        printf("id\ttenant\tscope\tname\tcreated\trevoked\tpath\n");
         rc = md_store_key_list(store, a.tenant, print_key, NULL) == MD_OK
                  ? 0
                  : fail("cannot list the keys", NULL);

@@ -162,3 +162,11 @@ int md_path_is_inside(const char *p, size_t plen, const char *dir, size_t dlen)
 {
     return plen > dlen && memcmp(p, dir, dlen) == 0 && p[dlen] == '/';
 }
+
+enum md_within md_path_within(const char *p, size_t plen, const char *root, size_t rlen)
+{
+    if (!root || (plen == rlen && memcmp(p, root, rlen) == 0) ||
+        md_path_is_inside(p, plen, root, rlen))
+        return MD_IN_SUBTREE;
+    return md_path_is_inside(root, rlen, p, plen) ? MD_ABOVE_SUBTREE : MD_OUTSIDE_SUBTREE;
+}

@@ -17,9 +17,13 @@ static enum md_err not_kept(struct cmd_ctx *c, int64_t version)
     return e ? e : md_buf_say(c->out, MD_R_VERSION_NOT_KEPT, (long long)version);
 }
 
-/* The version, asked for `path`, is of another path. */
+/* The version, asked for `path`, is of another path; for a key that sees
+ * one subtree, a version of a path outside it is as one not kept. */
 static enum md_err other_path(struct cmd_ctx *c, const struct md_version *v)
 {
+    const struct md_cmd *cmd = c->cmd;
+    if (md_path_within(v->path, v->path_len, cmd->root, cmd->root_len) != MD_IN_SUBTREE)
+        return not_kept(c, v->version);
     const struct md_str *raw = &c->cmd->path.raw;
     return md_buf_say(c->out, MD_R_VERSION_OTHER_PATH, (long long)v->version, (int)v->path_len,
                       v->path, (int)raw->n, raw->p);

@@ -41,6 +41,11 @@ enum md_err cmd_erase(struct cmd_ctx *c);
 enum md_err cmd_import(struct cmd_ctx *c);
 enum md_err cmd_clear(struct cmd_ctx *c);
 
+/* A key that sees one subtree (cmd->root; subtree.c): MD_OK when the write
+ * command may run, else its error with the text in `out`. Before the
+ * command begins: nothing is recorded. */
+enum md_err cmd_subtree_gate(const struct md_cmd *cmd, struct md_buf *out);
+
 /* A directory's children (tree.c): cmd_children_list fills `out` (path,
  * malloc'd, kind, size), cmd_children_free frees it. MD_ENOENT: no such
  * tenant or directory. */

@@ -489,6 +489,9 @@ enum md_err md_cmd_exec(struct md_txn *t, const char *tenant, const struct md_cm
 {
     memset(res, 0, sizeof *res);
     struct cmd_ctx c = {t, tenant, cmd, lim, out, res};
+    enum md_err g = cmd_subtree_gate(cmd, out);
+    if (g)
+        return g;
     if (cmd->write) {
         struct md_write_meta m = {cmd->name, cmd->actor, wall_ms(), {0, 0, 0, 0}};
         enum md_err e = md_txn_cmd_begin(t, tenant, &m);

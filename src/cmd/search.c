@@ -233,6 +233,16 @@ enum md_err md_search(struct md_store *store, const struct md_path_limits *lim,
         return MD_ENOMEM;
     struct md_search_terms q = {terms,        lens,       nterms,           out->dir,
                                 out->dir_len, out->first, (size_t)limit + 1};
+    switch (md_path_within(out->dir, out->dir_len, req->root, req->root_len)) {
+    case MD_OUTSIDE_SUBTREE:
+        return MD_OK; /* as a directory without files */
+    case MD_ABOVE_SUBTREE:
+        q.dir = req->root;
+        q.dir_len = req->root_len;
+        break;
+    case MD_IN_SUBTREE:
+        break;
+    }
     struct collect c = {out, terms, lens, nterms, (size_t)limit, 0, MD_OK};
     struct md_txn *t = NULL;
     e = md_store_read_begin(store, &t);

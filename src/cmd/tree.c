@@ -102,25 +102,53 @@ void cmd_children_free(struct cmd_children *ch)
     *ch = (struct cmd_children){0};
 }
 
-/* DELETE /v1/memories: every entry below the root removed, in this one
- * command (history records each file; one change-feed entry). */
+/* The files below `top` (a list of children: emptied here). */
+static enum md_err files_below(struct cmd_ctx *c, struct cmd_children *top, int64_t *files)
+{
+    enum md_err e = MD_OK;
+    *files = 0;
+    while (!e && top->n > 0) {
+        struct cmd_child ch = top->c[--top->n];
+        if (ch.dir) {
+            e = md_txn_list(c->t, c->tenant, ch.path, ch.len, on_child, top);
+            if (!e)
+                e = top->err;
+        } else {
+            (*files)++;
+        }
+        free(ch.path);
+    }
+    return e;
+}
+
+/* DELETE /v1/memories: every entry below the root (a key's subtree: below
+ * it) removed, in this one command (history records each file; one
+ * change-feed entry). */
 enum md_err cmd_clear(struct cmd_ctx *c)
 {
-    if (md_precond_given(&c->cmd->pre))
+    const struct md_cmd *cmd = c->cmd;
+    if (md_precond_given(&cmd->pre))
         return md_buf_say(c->out, MD_R_CLEAR_PRECOND);
-    struct md_usage u;
-    struct cmd_children ch = {0};
-    enum md_err e = md_txn_usage(c->t, c->tenant, &u);
+    struct md_usage u = {0};
+    struct cmd_children ch = {0}, count = {0};
+    const char *dir = cmd->root ? cmd->root : MD_ROOT;
+    size_t len = cmd->root ? cmd->root_len : MD_ROOT_LEN;
+    enum md_err e = cmd->root ? MD_OK : md_txn_usage(c->t, c->tenant, &u);
     if (!e)
-        e = cmd_children_list(c, MD_ROOT, MD_ROOT_LEN, &ch);
+        e = cmd_children_list(c, dir, len, &ch);
+    if (!e && cmd->root)
+        e = cmd_children_list(c, dir, len, &count);
+    if (!e && cmd->root)
+        e = files_below(c, &count, &u.files);
     if (e == MD_ENOENT)
-        e = MD_OK; /* a tenant without data: nothing to clear */
+        e = MD_OK; /* nothing there: nothing to clear */
     for (size_t i = 0; i < ch.n && !e; i++)
         e = md_txn_remove_tree(c->t, c->tenant, ch.c[i].path, ch.c[i].len, ch.c[i].size);
     if (!e) {
         c->res->removed = u.files;
         c->res->no_change = ch.n == 0;
     }
+    cmd_children_free(&count);
     cmd_children_free(&ch);
     return e;
 }

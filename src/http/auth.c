@@ -180,6 +180,7 @@ static int key_allows(struct req *r, const struct md_key_info *k, enum MHD_Resul
     struct md_http *h = r->h;
     snprintf(r->key_id, sizeof r->key_id, "%s", k->id);
     r->key_scope = (int)k->scope;
+    memcpy(r->key_path, k->path, sizeof r->key_path);
     if (r->route->access == ACCESS_ADMIN) {
         if (k->scope == MD_SCOPE_ADMIN)
             return 0;

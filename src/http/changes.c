@@ -7,6 +7,11 @@
  * watcher) or its deadline (the waiter thread), then asks again (routes.c
  * runs its handler once more). A commit counter closes the gap between
  * asking and waiting: a commit in between wakes it at once.
+ *
+ * A key that sees one subtree (docs/behaviour.md 15.3) reads the entries
+ * that name a path in it or above it; a path outside it is given as null,
+ * and an entry that names a path above it (it touched other subtrees too)
+ * gives null for its versions and their bytes.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -33,23 +38,51 @@ static atomic_ullong g_commits;
 
 struct change_list {
     struct md_buf *json;
-    size_t n;
+    size_t n;       /* entries given */
+    size_t scanned; /* entries read, given or not */
     int64_t last;
     enum md_err err;
+    const char *root; /* the key's subtree; NULL: the whole tenant */
+    size_t root_len;
 };
+
+/* Where the entry's paths lie from the subtree: *seen, one in it or above
+ * it; *above, one above it. */
+static void change_where(const struct change_list *cl, const struct md_change *c, int *seen,
+                         int *above)
+{
+    *seen = !cl->root;
+    *above = 0;
+    for (size_t i = 0; i < c->paths_len;) {
+        const char *nl = memchr(c->paths + i, '\n', c->paths_len - i);
+        size_t end = nl ? (size_t)(nl - c->paths) : c->paths_len;
+        enum md_within w = md_path_within(c->paths + i, end - i, cl->root, cl->root_len);
+        *seen |= w != MD_OUTSIDE_SUBTREE;
+        *above |= w == MD_ABOVE_SUBTREE;
+        i = end + 1;
+    }
+}
 
 static int change_row(void *ctx, const struct md_change *c)
 {
     struct change_list *cl = ctx;
     struct md_buf *b = cl->json;
+    cl->scanned++;
+    cl->last = c->seq;
+    int seen, above;
+    change_where(cl, c, &seen, &above);
+    if (!seen)
+        return 0;
     enum md_err e = cl->n++ ? md_buf_putc(b, ',') : MD_OK;
     if (!e)
         e = md_buf_printf(b, "{\"seq\":%lld,\"version\":", (long long)c->seq);
     if (!e)
-        e = c->version ? md_buf_printf(b, "%lld", (long long)c->version) : md_buf_puts(b, "null");
+        e = c->version && !above ? md_buf_printf(b, "%lld", (long long)c->version)
+                                 : md_buf_puts(b, "null");
     if (!e)
-        e = md_buf_printf(b, ",\"versions\":%lld,\"history_bytes\":%lld,\"time\":",
-                          (long long)c->versions, (long long)c->history_bytes);
+        e = above ? md_buf_puts(b, ",\"versions\":null,\"history_bytes\":null,\"time\":")
+                  : md_buf_printf(b, ",\"versions\":%lld,\"history_bytes\":%lld,\"time\":",
+                                  (long long)c->versions, (long long)c->history_bytes);
     if (!e)
         e = md_json_put_time(b, c->time_ms);
     if (!e)
@@ -64,7 +97,9 @@ static int change_row(void *ctx, const struct md_change *c)
         if (i)
             e = md_buf_putc(b, ',');
         if (!e)
-            e = md_json_put_string(b, c->paths + i, end - i);
+            e = md_path_within(c->paths + i, end - i, cl->root, cl->root_len) == MD_OUTSIDE_SUBTREE
+                    ? md_buf_puts(b, "null")
+                    : md_json_put_string(b, c->paths + i, end - i);
         i = end + 1;
     }
     if (!e)
@@ -73,7 +108,6 @@ static int change_row(void *ctx, const struct md_change *c)
         e = md_json_put_string_or_null(b, c->actor, c->actor_len);
     if (!e)
         e = md_buf_putc(b, '}');
-    cl->last = c->seq;
     cl->err = e;
     return e != MD_OK;
 }
@@ -125,7 +159,7 @@ enum MHD_Result md_http_changes(struct req *r)
     unsigned long long seen = atomic_load(&g_commits);
     struct md_buf json;
     md_buf_init(&json, OUT_LIMIT);
-    struct change_list cl = {&json, 0, after, MD_OK};
+    struct change_list cl = {&json, 0, 0, after, MD_OK, md_http_key_root(r), strlen(r->key_path)};
     int64_t oldest = 0, last_seq = 0;
     struct md_txn *t = NULL;
     enum md_err e = md_store_read_begin(r->h->store, &t);
@@ -146,7 +180,7 @@ enum MHD_Result md_http_changes(struct req *r)
         long long kept = (long long)(oldest ? oldest : last_seq + 1);
         return md_reply_errorf(r, MD_R_CHANGES_GONE, (long long)after, kept, kept - 1);
     }
-    if (cl.n == 0 && md_now_us() < r->wait_until_us && !atomic_load(&r->h->stopping) &&
+    if (cl.scanned == 0 && md_now_us() < r->wait_until_us && !atomic_load(&r->h->stopping) &&
         wait_for_change(r, seen) == 0) {
         md_buf_free(&json);
         return MHD_YES;

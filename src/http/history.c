@@ -87,9 +87,12 @@ static int history_row(void *ctx, const struct md_version *v)
 }
 
 /* The versions of `canon` below `cursor` into `json` (its head and list);
- * *missing: none, and the path does not exist now either. */
-static enum md_err read_history(struct req *r, const char *canon, size_t len, int64_t cursor,
-                                struct history_list *hl, int *missing)
+ * *missing: none, and the path does not exist now either. A directory
+ * above the subtree of the request's key (`above`) is listed without
+ * versions (a version of its path, a file there once, is outside the
+ * subtree), and it exists when the subtree does. */
+static enum md_err read_history(struct req *r, const char *canon, size_t len, int above,
+                                int64_t cursor, struct history_list *hl, int *missing)
 {
     struct md_txn *t = NULL;
     enum md_err e = md_store_read_begin(r->h->store, &t);
@@ -99,15 +102,16 @@ static enum md_err read_history(struct req *r, const char *canon, size_t len, in
         e = md_json_put_string(hl->json, canon, len);
     if (!e)
         e = md_buf_puts(hl->json, ",\"versions\":[");
-    if (!e)
+    if (!e && !above)
         e = md_txn_history(t, r->tenant, canon, len, cursor, hl->limit + 1, history_row, hl);
     if (!e)
         e = hl->err;
     *missing = 0;
-    if (!e && hl->n == 0 && cursor == 0) {
+    if (!e && hl->n == 0 && cursor == 0 && !(above && len == MD_ROOT_LEN)) {
         /* No version: a path that exists now has an empty history; one
          * that never existed is not found. */
-        struct md_locate l = {.path = canon, .len = len};
+        struct md_locate l = {.path = above ? r->key_path : canon,
+                              .len = above ? strlen(r->key_path) : len};
         int tenant_exists;
         e = md_txn_locate(t, r->tenant, &l, 1, &tenant_exists);
         *missing = !e && !l.found;
@@ -143,8 +147,13 @@ enum MHD_Result md_http_history(struct req *r)
         goto out;
     }
     struct history_list hl = {&json, 0, (size_t)limit, 0, 0, MD_OK};
-    int missing;
-    enum md_err e = read_history(r, canon, len, cursor, &hl, &missing);
+    int missing = 1;
+    enum md_err e = MD_OK;
+    /* A key that sees one subtree: a path outside it has no history
+     * (docs/behaviour.md 15.3). */
+    enum md_within in = md_path_within(canon, len, md_http_key_root(r), strlen(r->key_path));
+    if (in != MD_OUTSIDE_SUBTREE)
+        e = read_history(r, canon, len, in == MD_ABOVE_SUBTREE, cursor, &hl, &missing);
     if (e) {
         ret = md_http_storage_error(r, e);
     } else if (missing) {
@@ -180,6 +189,11 @@ enum MHD_Result md_http_version(struct req *r)
     struct md_version ver;
     if (!e)
         e = md_txn_version_get(t, r->tenant, v, 1, &ver);
+    /* A key that sees one subtree: a version of a path outside it is as
+     * one not kept. */
+    if (!e && md_path_within(ver.path, ver.path_len, md_http_key_root(r), strlen(r->key_path)) !=
+                  MD_IN_SUBTREE)
+        e = MD_ENOENT;
     struct md_buf json;
     md_buf_init(&json, OUT_LIMIT);
     if (e == MD_ENOENT) {
@@ -238,10 +252,12 @@ enum MHD_Result md_http_clear(struct req *r)
     r->cmd.kind = MD_CMD_CLEAR;
     r->cmd.name = md_cmd_kind_name(MD_CMD_CLEAR);
     r->cmd.write = 1;
-    if (!(r->cmd.path.canon = strdup(MD_ROOT)))
+    /* A key that sees one subtree clears the subtree. */
+    const char *dir = r->key_path[0] ? r->key_path : MD_ROOT;
+    if (!(r->cmd.path.canon = strdup(dir)))
         return MHD_NO;
-    r->cmd.path.canon_len = MD_ROOT_LEN;
-    r->cmd.path.raw = (struct md_str){MD_ROOT, MD_ROOT_LEN};
+    r->cmd.path.canon_len = strlen(dir);
+    r->cmd.path.raw = (struct md_str){r->cmd.path.canon, r->cmd.path.canon_len};
     struct md_buf msg;
     md_buf_init(&msg, OUT_LIMIT);
     enum md_err e = md_http_write_headers(r, "", 0, &msg);

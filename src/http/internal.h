@@ -41,6 +41,7 @@
 #include "cmd/md_writer.h"
 #include "http/md_http.h"
 #include "store/md_store.h"
+#include "store/md_store_admin.h"
 
 /* Bounds of every response text: results are bounded by the limits, but
  * an error text repeating a long path or a list of lines can be large. */
@@ -209,6 +210,9 @@ struct req {
      * (enum md_scope); Retry-After of a 429. */
     char key_id[MD_APIKEY_ID_LEN + 1];
     int key_scope;
+    /* The subtree the key sees (docs/behaviour.md 15.3), canonical; "": the
+     * whole tenant (and without --auth keys). r->cmd.root points to it. */
+    char key_path[MD_KEY_PATH_MAX + 1];
     unsigned retry_after;
     /* An import's body (POST /v1/tenants/{t}/import): kept in an unlinked
      * temporary file, `spool_fd` (-1 until its first bytes; closed when
@@ -349,6 +353,13 @@ void md_http_auth_stop(struct md_http *h);
  * (with --auth keys: r->tenant, r->key_id and r->key_scope set from its
  * key), or -1 with the refusal answered (401, 403, 429, 503). */
 int md_http_authenticate(struct req *r, enum MHD_Result *ret);
+/* The subtree the request's key sees (docs/behaviour.md 15.3), or NULL:
+ * the whole tenant. */
+static inline const char *md_http_key_root(const struct req *r)
+{
+    return r->key_path[0] ? r->key_path : NULL;
+}
+
 /* With --auth keys, a key of the read scope (only views). */
 #define md_http_auth_read_only(r) ((r)->h->cfg->auth_keys && (r)->key_scope == MD_SCOPE_READ)
 

@@ -114,6 +114,8 @@ static enum MHD_Result search_call(struct req *r, struct json_t *args)
         .path = path ? json_string_value(path) : NULL,
         .limit = limit ? (int64_t)json_integer_value(limit) : 0,
         .cursor = cursor ? json_string_value(cursor) : NULL,
+        .root = md_http_key_root(r),
+        .root_len = strlen(r->key_path),
     };
     /* limit 0 would mean the default: out of range as sent. */
     if (limit && req.limit == 0)

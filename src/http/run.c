@@ -21,15 +21,28 @@ static int ascii_in(const char *s, size_t n, char lo)
     return 1;
 }
 
+/* The subtree of the request's key into its command (md_cmd.h `root`). */
+static void scope_cmd(struct req *r)
+{
+    r->cmd.root = md_http_key_root(r);
+    r->cmd.root_len = strlen(r->key_path);
+}
+
 /* The request as its Idempotency-Key stands for it: route, body,
- * preconditions. */
+ * preconditions, and the subtree of its key (another subtree's key that
+ * sends the same key is refused as another request, never answered with
+ * what was recorded for this one). */
 static enum md_err fingerprint(struct req *r, const char *body, size_t body_len)
 {
     const struct headers *hd = &r->headers;
     const struct md_sha256_part parts[] = {
-        {r->url, strlen(r->url) + 1}, {body, body_len},
-        {"\0If-Match:", 10},          {hd->if_match.value, hd->if_match.len},
-        {"\0If-None-Match:", 15},     {hd->if_none_match.value, hd->if_none_match.len},
+        {r->key_path, r->key_path[0] ? strlen(r->key_path) + 1 : 0},
+        {r->url, strlen(r->url) + 1},
+        {body, body_len},
+        {"\0If-Match:", 10},
+        {hd->if_match.value, hd->if_match.len},
+        {"\0If-None-Match:", 15},
+        {hd->if_none_match.value, hd->if_none_match.len},
     };
     return md_sha256_parts(parts, sizeof parts / sizeof parts[0], r->job.fingerprint);
 }
@@ -37,6 +50,7 @@ static enum md_err fingerprint(struct req *r, const char *body, size_t body_len)
 enum md_err md_http_write_headers(struct req *r, const char *body, size_t body_len,
                                   struct md_buf *out)
 {
+    scope_cmd(r);
     struct headers *hd = &r->headers;
     struct {
         const struct header_seen *h;
@@ -245,6 +259,7 @@ int md_http_cmd_run(struct req *r, enum md_err pe, struct md_buf *parse_msg)
     md_buf_free(parse_msg);
     if (pe)
         return 0;
+    scope_cmd(r);
     r->err = MD_OK;
     if (r->cmd.write && md_http_auth_read_only(r)) {
         md_buf_reset(&r->out);
@@ -262,9 +277,14 @@ int md_http_cmd_run(struct req *r, enum md_err pe, struct md_buf *parse_msg)
         r->err = md_buf_say(&r->out, MD_R_TENANT_IMPORTING, r->tenant);
         return 0;
     }
-    if (r->cmd.kind == MD_CMD_VIEW && md_store_has_view_async(h->store)) {
-        const struct md_patharg *p = &r->cmd.path;
-        r->view = (struct md_view_job){r->tenant, p->canon, p->canon_len,
+    const struct md_patharg *p = &r->cmd.path;
+    enum md_within in = md_path_within(p->canon, p->canon_len, r->cmd.root, r->cmd.root_len);
+    if (r->cmd.kind == MD_CMD_VIEW && in != MD_OUTSIDE_SUBTREE &&
+        md_store_has_view_async(h->store)) {
+        /* Above a key's subtree, the view lists the subtree (view.c). */
+        int above = in == MD_ABOVE_SUBTREE;
+        r->view = (struct md_view_job){r->tenant, above ? r->cmd.root : p->canon,
+                                       above ? r->cmd.root_len : p->canon_len,
                                        md_cmd_view_entries(h->limits), view_fetched};
         atomic_store(&r->state, ST_WAITING);
         MHD_suspend_connection(r->conn);

@@ -23,8 +23,13 @@ enum MHD_Result md_http_search(struct req *r)
     int text = format && strcmp(format, "text") == 0;
     if (format && !text && strcmp(format, "json") != 0)
         return md_reply_errorf(r, MD_R_PARAM_FORMAT);
-    struct md_search_req q = {r->tenant, md_http_arg(r, "q"), md_http_arg(r, "path"), limit,
-                              md_http_arg(r, "cursor")};
+    struct md_search_req q = {r->tenant,
+                              md_http_arg(r, "q"),
+                              md_http_arg(r, "path"),
+                              limit,
+                              md_http_arg(r, "cursor"),
+                              md_http_key_root(r),
+                              strlen(r->key_path)};
     struct md_search_result res;
     struct md_buf out;
     md_buf_init(&out, SEARCH_OUT_LIMIT);

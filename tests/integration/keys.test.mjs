@@ -315,9 +315,9 @@ test('memoryd keys list shows ids, tenants, scopes and names, never a key or a h
   let r = await keys(db, 'list');
   assert.equal(r.code, 0, r.stderr);
   const rows = r.stdout.trim().split('\n').map((l) => l.split('\t'));
-  assert.deepEqual(rows[0], ['id', 'tenant', 'scope', 'name', 'created', 'revoked']);
-  const body = rows.slice(1).map((c) => [c[0], c[1], c[2], c[3], c[5]]);
-  const want = [[readA.id, 'alice', 'read', 'alice reader', '-'], [writeA.id, 'alice', 'write', '-', '-'], [writeB.id, 'bob', 'write', 'bob', '-'], [adminZ.id, 'ops', 'admin', 'operator', '-']];
+  assert.deepEqual(rows[0], ['id', 'tenant', 'scope', 'name', 'created', 'revoked', 'path']);
+  const body = rows.slice(1).map((c) => [c[0], c[1], c[2], c[3], c[5], c[6]]);
+  const want = [[readA.id, 'alice', 'read', 'alice reader', '-', '/memories'], [writeA.id, 'alice', 'write', '-', '-', '/memories'], [writeB.id, 'bob', 'write', 'bob', '-', '/memories'], [adminZ.id, 'ops', 'admin', 'operator', '-', '/memories']];
   const order = (a, b) => (a[1] + a[0] < b[1] + b[0] ? -1 : 1);
   assert.deepEqual(body, want.sort(order));
   for (const c of rows.slice(1)) assert.match(c[4], /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);

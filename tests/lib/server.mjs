@@ -168,8 +168,9 @@ export async function withServer(opts, fn) {
 }
 
 // A new API key of `scope` for `tenant` on the server's database (memoryd keys create): the key.
-export async function createKey(s, tenant, scope) {
-  const r = await runMemoryd(['keys', 'create', '--db', s.dbPath, '--tenant', tenant, '--scope', scope]);
+// `extra`: more arguments of keys create (e.g. ['--path', '/memories/x']).
+export async function createKey(s, tenant, scope, extra = []) {
+  const r = await runMemoryd(['keys', 'create', '--db', s.dbPath, '--tenant', tenant, '--scope', scope, ...extra]);
   if (r.code !== 0) throw new Error(`memoryd keys create: ${r.stderr}`);
   return r.stdout.split('\n')[0];
 }

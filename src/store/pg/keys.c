@@ -22,14 +22,14 @@
 
 #include "internal.h"
 
-#define KEY_COLS "id, tenant, scope, name, created_at, revoked_at"
+#define KEY_COLS "id, tenant, scope, name, created_at, revoked_at, path"
 
 static const struct pg_stmt_def stmts[] = {
     {P_KEY_PUT,
-     "INSERT INTO api_keys (id, hash, tenant, scope, name, created_at)"
-     " VALUES ($1, $2, $3, $4, $5, $6)",
-     6,
-     {OID_TEXT, OID_BYTEA, OID_TEXT, OID_TEXT, OID_TEXT, OID_INT8},
+     "INSERT INTO api_keys (id, hash, tenant, scope, name, created_at, path)"
+     " VALUES ($1, $2, $3, $4, $5, $6, $7)",
+     7,
+     {OID_TEXT, OID_BYTEA, OID_TEXT, OID_TEXT, OID_TEXT, OID_INT8, OID_TEXT},
      0},
     {P_KEY_LIST_ALL, "SELECT " KEY_COLS " FROM api_keys ORDER BY tenant, id", 0, {0}, 1},
     {P_KEY_LIST_TENANT,
@@ -48,7 +48,7 @@ static const struct pg_stmt_def stmts[] = {
 };
 const struct pg_stmt_defs md_pg_keys_stmts = MD_PG_STMT_DEFS(stmts);
 
-/* Row `row` of KEY_COLS. */
+/* Row `row` of KEY_COLS (0..6). */
 static void key_of(const PGresult *r, int row, struct md_key_info *k)
 {
     snprintf(k->id, sizeof k->id, "%s", PQgetvalue(r, row, 0));
@@ -58,6 +58,7 @@ static void key_of(const PGresult *r, int row, struct md_key_info *k)
     snprintf(k->name, sizeof k->name, "%s", PQgetvalue(r, row, 3));
     k->created = md_pg_r_i64_or(r, row, 4, 0);
     k->revoked = md_pg_r_i64_or(r, row, 5, 0);
+    snprintf(k->path, sizeof k->path, "%s", PQgetvalue(r, row, 6)); /* NULL: "" */
 }
 
 /* Statement `id` in a write transaction of its own (see above); *rows:
@@ -94,6 +95,10 @@ enum md_err md_pg_key_put(struct md_store *base, const struct md_key_info *k,
     md_pg_text(&p, md_scope_name(k->scope));
     md_pg_text(&p, k->name);
     md_pg_i64(&p, k->created);
+    if (k->path[0])
+        md_pg_text(&p, k->path);
+    else
+        md_pg_null(&p);
     int rows = 0;
     return write_one(base, P_KEY_PUT, &p, &rows);
 }
@@ -144,8 +149,8 @@ enum md_err md_pg_key_find(struct md_store *base, const unsigned char *hash,
     if (!e) {
         /* The index found it; the comparison that decides takes the same
          * time whatever the bytes (sodium_memcmp needs no sodium_init). */
-        if (r && PQntuples(r) == 1 && PQgetlength(r, 0, 6) == MD_APIKEY_HASH_LEN &&
-            sodium_memcmp(PQgetvalue(r, 0, 6), hash, MD_APIKEY_HASH_LEN) == 0)
+        if (r && PQntuples(r) == 1 && PQgetlength(r, 0, 7) == MD_APIKEY_HASH_LEN &&
+            sodium_memcmp(PQgetvalue(r, 0, 7), hash, MD_APIKEY_HASH_LEN) == 0)
             key_of(r, 0, out);
         else
             e = MD_ENOENT;

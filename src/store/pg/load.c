@@ -69,12 +69,12 @@ static const struct pg_stmt_def stmts[] = {
       OID_INT8ARRAY},
      0},
     {P_LOAD_KEYS,
-     "INSERT INTO api_keys (id, hash, tenant, scope, name, created_at, revoked_at)"
+     "INSERT INTO api_keys (id, hash, tenant, scope, name, created_at, revoked_at, path)"
      " SELECT * FROM unnest($1::text[], $2::bytea[], $3::text[], $4::text[], $5::text[],"
-     " $6::int8[], $7::int8[])",
-     7,
+     " $6::int8[], $7::int8[], $8::text[])",
+     8,
      {OID_TEXTARRAY, OID_BYTEAARRAY, OID_TEXTARRAY, OID_TEXTARRAY, OID_TEXTARRAY, OID_INT8ARRAY,
-      OID_INT8ARRAY},
+      OID_INT8ARRAY, OID_TEXTARRAY},
      0},
     /* memoryd migrate's check: rows, file bytes and sizes, history rows
      * (zeros for a tenant that does not exist). */
@@ -121,8 +121,9 @@ static const struct load_table {
                       {OID_TEXT, OID_BYTEA, OID_INT4, OID_TEXT, OID_TEXT, OID_INT8}},
     [MD_DUMP_KEY] = {P_LOAD_KEYS,
                      0,
-                     7,
-                     {OID_TEXT, OID_BYTEA, OID_TEXT, OID_TEXT, OID_TEXT, OID_INT8, OID_INT8}},
+                     8,
+                     {OID_TEXT, OID_BYTEA, OID_TEXT, OID_TEXT, OID_TEXT, OID_INT8, OID_INT8,
+                      OID_TEXT}},
 };
 
 struct pg_load {
@@ -281,6 +282,7 @@ static void key_row(struct row_add *r, const struct md_dump_key *k)
     add_text(r, k->info.name);
     add_i64(r, k->info.created);
     add_i64_or_null(r, k->info.revoked, 0);
+    add_text(r, k->info.path[0] ? k->info.path : NULL);
 }
 
 /* ---- md_txn_load ---- */

@@ -106,8 +106,8 @@ static void key_of(sqlite3_stmt *st, struct md_dump_key *d)
 {
     sq_key_of(st, &d->info);
     memset(d->hash, 0, sizeof d->hash);
-    if (sqlite3_column_bytes(st, 6) == MD_APIKEY_HASH_LEN)
-        memcpy(d->hash, sqlite3_column_blob(st, 6), MD_APIKEY_HASH_LEN);
+    if (sqlite3_column_bytes(st, 7) == MD_APIKEY_HASH_LEN)
+        memcpy(d->hash, sqlite3_column_blob(st, 7), MD_APIKEY_HASH_LEN);
 }
 
 /* The row of `kind` in the current row of `st`. */

@@ -178,7 +178,7 @@ extern const char *const sq_imports_sql[S_COUNT];
 #define SQ_VERSION_COLS                                                                            \
     "version, path, existed, redacted, sha256, size, time, command, actor, pruned_through"
 #define SQ_CHANGE_COLS "seq, version, versions, history_bytes, time, command, paths, actor"
-#define SQ_KEY_COLS    "id, tenant, scope, name, created_at, revoked_at"
+#define SQ_KEY_COLS    "id, tenant, scope, name, created_at, revoked_at, path"
 
 struct sq_conn;
 struct sq_store;
@@ -413,7 +413,7 @@ enum md_err sq_insert_entry(struct sq_txn *t, int64_t tenant, const char *path, 
 void sq_version_of(sqlite3_stmt *st, struct md_version *v, int content_col);
 /* The change-feed entry in the columns SQ_CHANGE_COLS of `st` (borrowed). */
 void sq_change_of(sqlite3_stmt *st, struct md_change *c);
-/* The key in the columns SQ_KEY_COLS (0..5) of `st`. */
+/* The key in the columns SQ_KEY_COLS (0..6) of `st`. */
 void sq_key_of(sqlite3_stmt *st, struct md_key_info *k);
 
 /* ---- history.c: the md_store_ops members of md_history.h, and what tree.c

@@ -22,8 +22,8 @@
 
 /* NOLINTBEGIN(bugprone-suspicious-missing-comma): statements over several lines */
 const char *const sq_keys_sql[S_COUNT] = {
-    [S_KEY_INSERT] = "INSERT INTO api_keys (id, hash, tenant, scope, name, created_at)"
-                     " VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    [S_KEY_INSERT] = "INSERT INTO api_keys (id, hash, tenant, scope, name, created_at, path)"
+                     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     [S_KEY_LIST_ALL] = "SELECT " SQ_KEY_COLS " FROM api_keys ORDER BY tenant, id",
     [S_KEY_LIST_TENANT] = "SELECT " SQ_KEY_COLS " FROM api_keys WHERE tenant = ?1 ORDER BY id",
     [S_KEY_REVOKE] = "UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?2) WHERE id = ?1",
@@ -57,6 +57,10 @@ enum md_err sq_key_put(struct md_store *base, const struct md_key_info *k,
     sqlite3_bind_text(st, 4, md_scope_name(k->scope), -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 5, k->name, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 6, k->created);
+    if (k->path[0])
+        sqlite3_bind_text(st, 7, k->path, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 7);
     return write_end(tx, sq_run(t, st, "key put"));
 }
 
@@ -110,8 +114,8 @@ enum md_err sq_key_find(struct md_store *base, const unsigned char *hash, struct
     int rc = sqlite3_step(st);
     e = MD_ENOENT;
     if (rc == SQLITE_ROW) {
-        const void *stored = sqlite3_column_blob(st, 6);
-        if (stored && sqlite3_column_bytes(st, 6) == MD_APIKEY_HASH_LEN &&
+        const void *stored = sqlite3_column_blob(st, 7);
+        if (stored && sqlite3_column_bytes(st, 7) == MD_APIKEY_HASH_LEN &&
             sodium_memcmp(stored, hash, MD_APIKEY_HASH_LEN) == 0) {
             sq_key_of(st, out);
             e = MD_OK;

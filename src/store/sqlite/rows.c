@@ -74,4 +74,5 @@ void sq_key_of(sqlite3_stmt *st, struct md_key_info *k)
     copy_text(k->name, sizeof k->name, sqlite3_column_text(st, 3));
     k->created = sqlite3_column_int64(st, 4);
     k->revoked = sq_column_or(st, 5, 0);
+    copy_text(k->path, sizeof k->path, sqlite3_column_text(st, 6));
 }
