@@ -301,3 +301,27 @@ test('clear: a subtree key clears its subtree alone, and a restore undoes it', a
   const after = await tree();
   assert.deepEqual(Object.fromEntries(Object.entries(after).filter(([p]) => !p.startsWith('/memories/projects/x/'))), theRest);
 });
+
+test('SQL and LIKE metacharacters in a subtree name match nothing but themselves', async () => {
+  const P = await createKey(s, 'acme', 'write', ['--path', '/memories/m/p_']);
+  const others = { '/memories/m/pq/f.md': 'pq S3CR3T<pq>\n', '/memories/m/p%/f.md': 'pct S3CR3T<pct>\n', '/memories/m/p_x/f.md': 'px S3CR3T<px>\n' };
+  for (const [p, text] of Object.entries(others)) assert.equal((await as(key.W, { command: 'create', path: p, file_text: text })).json.is_error, false);
+  const own = await as(P, { command: 'create', path: '/memories/m/p_/f.md', file_text: 'mine S3CR3T<x>\n' });
+  assert.equal(own.json.is_error, false, own.text);
+  const check = async (r, sent = '') => { assert.deepEqual(leaks(r.text, sent), [], r.text); return r; };
+  let r = await check(await as(P, { command: 'view', path: '/memories/m' }));
+  assert.equal(r.json.content, `${HEAD('/memories/m')}\n15B\t/memories/m\n15B\t/memories/m/p_/\n15B\t/memories/m/p_/f.md`);
+  r = await check(await get(P, '/v1/search?q=S3CR3T&path=/memories/m'));
+  assert.deepEqual(r.json.hits.map((h) => h.path), ['/memories/m/p_/f.md']);
+  for (const p of Object.keys(others)) {
+    r = await check(await as(P, { command: 'delete', path: p }));
+    assert.deepEqual([r.status, r.json.content], [404, `Error: The path ${p} does not exist`]);
+  }
+  r = await check(await s.request('DELETE', '/v1/memories', { headers: auth(P) }));
+  assert.deepEqual([r.json.path, r.json.removed], ['/memories/m/p_', 1]);
+  for (const [p, text] of Object.entries(others)) {
+    r = await as(key.W, { command: 'view', path: p });
+    assert.equal(r.json.content, `Here's the content of ${p} with line numbers:\n     1\t${text.trim()}\n     2\t`);
+  }
+  assert.equal((await as(key.W, { command: 'delete', path: '/memories/m' })).json.is_error, false);
+});
