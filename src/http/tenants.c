@@ -18,6 +18,7 @@
 #include "base/md_path.h"
 #include "cmd/md_import.h"
 #include "cmd/md_quota.h"
+#include "cmd/md_sensitive.h"
 #include "internal.h"
 
 #define PREFIX "/v1/tenants/"
@@ -64,7 +65,7 @@ static enum md_err limit_of(json_t *v, const char *name, int64_t *out, struct md
     return MD_OK;
 }
 
-/* A key of `root` other than the two limits: MD_EINVAL with the reason. */
+/* A key of `root` other than the limits: MD_EINVAL with the reason. */
 static enum md_err unknown_field(json_t *root, struct md_buf *why)
 {
     const char *key;
@@ -72,13 +73,29 @@ static enum md_err unknown_field(json_t *root, struct md_buf *why)
     json_object_foreach(root, key, v)
     {
         (void)v;
-        if (strcmp(key, "max_bytes") != 0 && strcmp(key, "max_files") != 0)
+        if (strcmp(key, "max_bytes") != 0 && strcmp(key, "max_files") != 0 &&
+            strcmp(key, "sensitive") != 0)
             return md_buf_say(why, MD_R_LIMITS_UNKNOWN_FIELD, key);
     }
     return MD_OK;
 }
 
-/* Parse {"max_bytes": N|null, "max_files": N|null} into r->cmd. */
+/* The --sensitive override of the body: a mode's name, null (-1), or
+ * absent (-2: left as it is). */
+static enum md_err sensitive_of(json_t *v, int *out, struct md_buf *why)
+{
+    *out = !v ? -2 : -1;
+    if (!v || json_is_null(v))
+        return MD_OK;
+    int mode = json_is_string(v) ? md_sensitive_mode_parse(json_string_value(v)) : -1;
+    if (mode < 0)
+        return md_buf_say(why, MD_R_LIMITS_SENSITIVE);
+    *out = mode;
+    return MD_OK;
+}
+
+/* Parse {"max_bytes": N|null, "max_files": N|null[, "sensitive": M|null]}
+ * into r->cmd. */
 static enum md_err parse_limits(struct req *r, struct md_buf *why)
 {
     json_error_t jerr;
@@ -93,6 +110,8 @@ static enum md_err parse_limits(struct req *r, struct md_buf *why)
         e = limit_of(json_object_get(root, "max_bytes"), "max_bytes", &r->cmd.max_bytes, why);
     if (!e)
         e = limit_of(json_object_get(root, "max_files"), "max_files", &r->cmd.max_files, why);
+    if (!e)
+        e = sensitive_of(json_object_get(root, "sensitive"), &r->cmd.sensitive, why);
     json_decref(root);
     return e;
 }
@@ -134,14 +153,17 @@ enum MHD_Result md_http_tenant_get(struct req *r)
     struct md_txn *t;
     enum md_err e = md_store_read_begin(r->h->store, &t);
     struct md_usage u;
+    int sensitive = -1;
     if (!e) {
         e = md_txn_usage(t, r->tenant, &u);
+        if (!e)
+            e = md_txn_sensitive_get(t, r->tenant, &sensitive);
         md_txn_end(t);
     }
     struct md_buf json;
     md_buf_init(&json, OUT_LIMIT);
     if (!e)
-        e = md_quota_json(&json, r->tenant, &u, r->h->limits);
+        e = md_quota_json(&json, r->tenant, &u, sensitive, r->h->limits);
     if (e) {
         md_buf_free(&json);
         return md_http_storage_error(r, e);
