@@ -9,9 +9,9 @@
 
 #include "app/md_engines.h"
 #include "app/md_subcommands.h"
-#include "cmd/md_sensitive.h"
 #include "base/md_log.h"
 #include "base/md_version.h"
+#include "cmd/md_sensitive.h"
 
 enum opt_type {
     O_STR,

@@ -454,8 +454,8 @@ static enum md_err sim_entry(struct cmd_ctx *c, struct sim *s, const struct entr
     return e;
 }
 
-/* --sensitive reject (the tenant's mode, md_sensitive_modes.h): a file of the archive holding what looks like a
- * secret is refused (md_sensitive.h). */
+/* --sensitive reject (the tenant's mode, md_sensitive_modes.h): a file of the archive holding what
+ * looks like a secret is refused (md_sensitive.h). */
 static enum md_err secret_refused(struct cmd_ctx *c, const struct entry *en,
                                   const struct md_buf *content)
 {
