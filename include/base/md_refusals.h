@@ -161,10 +161,17 @@
 #define MD_R_TENANT_CURSOR                                                                         \
     MD_EINVAL, "Parameter `cursor` must be the next_cursor of a page (a tenant name: 1 to 128 of " \
                "A-Z a-z 0-9 . _ -)"
+#define MD_R_SECRETS_CURSOR                                                                        \
+    MD_EINVAL, "Parameter `cursor` must be the next_cursor of a page (f: and a path, or v: and a " \
+               "version)"
 #define MD_R_LIMITS_BODY                                                                           \
-    MD_EINVAL, "The body must be a JSON object: {\"max_bytes\": N|null, \"max_files\": N|null}"
+    MD_EINVAL, "The body must be a JSON object: {\"max_bytes\": N|null, \"max_files\": N|null"     \
+               "[, \"sensitive\": \"reject\"|\"redact\"|\"off\"|null]}"
 #define MD_R_LIMITS_UNKNOWN_FIELD                                                                  \
-    MD_EINVAL, "Unknown field `%.64s`: only max_bytes and max_files are taken"
+    MD_EINVAL, "Unknown field `%.64s`: only max_bytes, max_files and sensitive are taken"
+#define MD_R_LIMITS_SENSITIVE                                                                      \
+    MD_EINVAL, "Field `sensitive` must be \"reject\", \"redact\", \"off\" or null (the server's "  \
+               "--sensitive)"
 #define MD_R_LIMITS_MISSING                                                                        \
     MD_EINVAL, "Field `%s` is required (a non-negative integer, or null for the default)"
 #define MD_R_LIMITS_VALUE                                                                          \

@@ -94,6 +94,7 @@ struct md_patharg {
 };
 
 struct md_sensitive;
+struct md_sensitive_modes;
 
 struct md_limits {
     size_t max_body; /* request body bytes */
@@ -105,6 +106,9 @@ struct md_limits {
     size_t tenant_max_bytes, tenant_max_files;
     /* Secrets kept out (--sensitive, md_sensitive.h; borrowed); NULL: off. */
     const struct md_sensitive *sensitive;
+    /* Tenants' own modes, cached (md_sensitive_modes.h; borrowed); NULL:
+     * the server's mode for every tenant. */
+    struct md_sensitive_modes *modes;
 };
 
 struct md_cmd {
@@ -120,6 +124,10 @@ struct md_cmd {
     void *json;                   /* the jansson root document (owned) */
     int64_t version, before;      /* restore, redact: 0 when absent */
     int64_t max_bytes, max_files; /* limits: the overrides, -1: none (the default) */
+    /* limits: the --sensitive override to set (enum md_sensitive_mode; -1:
+     * none, the server's; -2: left as it is); import: the mode in force for
+     * the tenant (set by md_import_check). */
+    int sensitive;
     /* import: the tar (a readable file, borrowed: its owner closes it) and
      * the mode (enum md_import_mode). */
     int import_fd;

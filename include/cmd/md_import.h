@@ -48,7 +48,9 @@ enum md_import_hist {
 /* Check the archive of `cmd` (mode, fd) for `tenant`, reading the tenant's
  * root on a read transaction of `s` (mode new: refused when it has
  * entries). MD_OK with cmd->import_files and import_bytes set (the files
- * and bytes the archive writes, each path counted once), or a refusal. */
+ * and bytes the archive writes, each path counted once) and cmd->sensitive
+ * (the tenant's --sensitive mode, md_sensitive_modes.h, which the writer's
+ * steps follow too), or a refusal. */
 enum md_err md_import_check(struct md_store *s, const char *tenant, struct md_cmd *cmd,
                             const struct md_limits *lim, struct md_buf *out);
 

@@ -16,7 +16,8 @@
  * What a finding does (enum md_sensitive_mode): `reject` refuses the write
  * with a text the model can act on, naming the kind and the line, never the
  * secret; `redact` stores "[REDACTED:kind]" in its place; `off` checks
- * nothing.
+ * nothing. The server's mode is --sensitive; a tenant may have its own
+ * (md_sensitive_modes.h).
  *
  * Ownership: md_sensitive_new allocates, md_sensitive_free frees; a struct
  * md_sensitive is read-only once made and may be used by any thread (each
@@ -58,13 +59,24 @@ enum md_err md_sensitive_new(const struct md_sensitive_config *cfg, struct md_se
                              char *why, size_t why_len);
 void md_sensitive_free(struct md_sensitive *s);
 
-/* The mode (NULL: off). */
+/* The server's mode, --sensitive (NULL: off). A tenant may have its own
+ * (md_sensitive_modes.h); the detectors are compiled whatever the mode. */
 int md_sensitive_mode(const struct md_sensitive *s);
 
+/* A mode's name ("reject", "redact", "off"; NULL for another number), and
+ * the mode a name names (-1: none). */
+const char *md_sensitive_mode_name(int mode);
+int md_sensitive_mode_parse(const char *name);
+
 /* The first finding in text[0..len) (the earliest), into *hit: 1, or 0 for
- * none (also when `s` is NULL or off). -1 when out of memory. */
+ * none (also when `s` is NULL), whatever the mode (the caller decides
+ * whether to look). -1 when out of memory. */
 int md_sensitive_find(const struct md_sensitive *s, const char *text, size_t len,
                       struct md_sensitive_hit *hit);
+/* The same, for findings that begin at `from` or after: the next one after
+ * a hit is at hit.off + max(hit.len, 1). */
+int md_sensitive_find_at(const struct md_sensitive *s, const char *text, size_t len, size_t from,
+                         struct md_sensitive_hit *hit);
 
 /* Mode redact: `out` gets the text with every finding replaced by
  * "[REDACTED:kind]"; *n the findings, *first the first of them. */

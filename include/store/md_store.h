@@ -170,8 +170,11 @@ typedef void (*md_watch_cb)(void *ctx, const char *tenant);
  * backup takes a progress; build and building (the search index built
  * after open, while memoryd serves). Version 3: imports in steps
  * (import_begin; import_mark, import_unmark, import_marks, import_forget;
- * cmd_recorded, and md_write_meta's `earlier`). */
-#define MD_STORE_VERSION 3
+ * cmd_recorded, and md_write_meta's `earlier`). Version 4: a tenant's
+ * --sensitive override (sensitive_get, sensitive_set) and every version's
+ * content (versions_scan), for memoryd scan and GET
+ * /v1/tenants/{t}/secrets. */
+#define MD_STORE_VERSION 4
 
 /* What an engine can do beyond the operations every engine has (struct
  * md_store_ops `caps`); the wrappers below say which bit each operation
@@ -340,6 +343,13 @@ struct md_store_ops {
                                 void *ctx);                             /* IMPORT_MARK */
     enum md_err (*import_forget)(struct md_txn *t, const char *tenant); /* IMPORT_MARK */
     void (*cmd_recorded)(struct md_txn *t, struct md_change_rec *rec);
+    /* Version 4: a tenant's --sensitive override; the versions that hold
+     * content. See the wrappers below. */
+    enum md_err (*sensitive_get)(struct md_txn *t, const char *tenant, int *mode);
+    enum md_err (*sensitive_set)(struct md_txn *t, const char *tenant, int mode);
+    enum md_err (*versions_scan)(struct md_txn *t, const char *tenant, int64_t after,
+                                 size_t max_rows, int64_t max_bytes, md_version_cb cb, void *ctx,
+                                 int *more);
 };
 
 /* Every engine's store and txn structs begin with these. */
@@ -768,6 +778,21 @@ static inline enum md_err md_txn_set_limits(struct md_txn *t, const char *tenant
     return t->store->ops->set_limits(t, tenant, max_bytes, max_files);
 }
 
+/* The tenant's --sensitive override (md_sensitive.h: an enum
+ * md_sensitive_mode, stored as its number), or -1 in *mode: none (the
+ * server's mode applies; also for a tenant without data). */
+static inline enum md_err md_txn_sensitive_get(struct md_txn *t, const char *tenant, int *mode)
+{
+    return t->store->ops->sensitive_get(t, tenant, mode);
+}
+/* In a write transaction: set `tenant`'s --sensitive override (-1: none),
+ * making the tenant (its row and empty root) when it has no data, as
+ * md_txn_set_limits does. */
+static inline enum md_err md_txn_sensitive_set(struct md_txn *t, const char *tenant, int mode)
+{
+    return t->store->ops->sensitive_set(t, tenant, mode);
+}
+
 /* ---- full-text search (md_search.h) ---- */
 
 /* In a read transaction: the tenant's files that match `q`, best first
@@ -831,6 +856,20 @@ static inline enum md_err md_txn_scan(struct md_txn *t, const char *tenant, cons
                                       md_scan_cb cb, void *ctx, int *more)
 {
     return t->store->ops->scan(t, tenant, after, after_len, max_rows, max_bytes, cb, ctx, more);
+}
+/* The tenant's versions that hold content (the file existed before the
+ * write and the version is not redacted) numbered above `after` (0: from
+ * the first), in version order, with their content: `version`, `path`,
+ * `size` and `content` of struct md_version are set, `existed` is 1, the
+ * rest zero. At most `max_rows`, and no more once the contents given reach
+ * `max_bytes` (at least one version, however large); *more: versions are
+ * left after the last one given. For a snapshot (md_store_snapshot_begin),
+ * so that pages agree. */
+static inline enum md_err md_txn_versions_scan(struct md_txn *t, const char *tenant, int64_t after,
+                                               size_t max_rows, int64_t max_bytes, md_version_cb cb,
+                                               void *ctx, int *more)
+{
+    return t->store->ops->versions_scan(t, tenant, after, max_rows, max_bytes, cb, ctx, more);
 }
 
 #endif

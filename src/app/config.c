@@ -11,6 +11,7 @@
 #include "app/md_subcommands.h"
 #include "base/md_log.h"
 #include "base/md_version.h"
+#include "cmd/md_sensitive.h"
 
 enum opt_type {
     O_STR,
@@ -274,13 +275,11 @@ static int set_opt(struct md_config *cfg, const struct opt *o, const char *val, 
             goto bad;
         return 0;
     case O_SENSITIVE: {
-        static const char *const modes[] = {"reject", "redact", "off"};
-        for (int i = 0; i < 3; i++)
-            if (strcmp(val, modes[i]) == 0) {
-                *(int *)(void *)dst = i;
-                return 0;
-            }
-        goto bad;
+        int mode = md_sensitive_mode_parse(val);
+        if (mode < 0)
+            goto bad;
+        *(int *)(void *)dst = mode;
+        return 0;
     }
     case O_CIDRS: {
         char why[160];

@@ -16,6 +16,7 @@
 #include "base/md_netaddr.h"
 #include "base/md_version.h"
 #include "cmd/md_sensitive.h"
+#include "cmd/md_sensitive_modes.h"
 #include "cmd/md_writer.h"
 #include "http/md_http.h"
 
@@ -192,16 +193,25 @@ static int serve(struct md_config *cfg, int utf8_locale)
         return 1;
     }
     cfg->limits.sensitive = sensitive;
+    /* Tenants' own modes (PUT /v1/tenants/{t}/limits), cached. */
+    struct md_sensitive_modes *modes = md_sensitive_modes_new();
+    if (!modes) {
+        md_sensitive_free(sensitive);
+        md_log_msg(MD_LOG_ERROR, "cannot start: out of memory", NULL);
+        return 1;
+    }
+    cfg->limits.modes = modes;
+    /* Counted whatever --sensitive is: a tenant may have a mode of its own. */
     const char *kinds[MD_METRICS_SENSITIVE_KINDS];
     size_t nkinds = 0;
-    while (md_sensitive_mode(sensitive) != MD_SENSITIVE_OFF &&
-           nkinds < MD_METRICS_SENSITIVE_KINDS && nkinds < md_sensitive_kinds(sensitive)) {
+    while (nkinds < MD_METRICS_SENSITIVE_KINDS && nkinds < md_sensitive_kinds(sensitive)) {
         kinds[nkinds] = md_sensitive_kind(sensitive, nkinds);
         nkinds++;
     }
     md_metrics_sensitive_kinds(kinds, nkinds);
     struct server s;
     if (server_start(cfg, &s) != 0) {
+        md_sensitive_modes_free(modes);
         md_sensitive_free(sensitive);
         return 1;
     }
@@ -221,6 +231,7 @@ static int serve(struct md_config *cfg, int utf8_locale)
     md_log_end(&l);
     server_stop(cfg, &s);
     md_log_stop_async();
+    md_sensitive_modes_free(modes);
     md_sensitive_free(sensitive);
     return 0;
 }

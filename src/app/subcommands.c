@@ -8,6 +8,7 @@
 #include "app/md_backup.h"
 #include "app/md_keys_cli.h"
 #include "app/md_migrate.h"
+#include "app/md_scan_cli.h"
 
 static const struct md_subcommand subcommands[] = {
     {"keys", "create|list|revoke ...", "API keys for --auth keys", md_keys_main},
@@ -16,6 +17,8 @@ static const struct md_subcommand subcommands[] = {
      md_migrate_main},
     {"admin", "tenants list|show|limits|erase|export|import ...",
      "tenant administration through a running memoryd", md_admin_main},
+    {"scan", "--db PATH|URI [--tenant T] [--sensitive-cards] [--sensitive-patterns FILE]",
+     "the secrets already stored in files and history (exit 1 when found)", md_scan_main},
 };
 #define NSUBCOMMANDS (sizeof subcommands / sizeof subcommands[0])
 

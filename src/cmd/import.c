@@ -28,6 +28,7 @@
 #include "cmd/md_import.h"
 #include "cmd/md_quota.h"
 #include "cmd/md_sensitive.h"
+#include "cmd/md_sensitive_modes.h"
 #include "internal.h"
 
 /* libarchive's read block. */
@@ -453,13 +454,13 @@ static enum md_err sim_entry(struct cmd_ctx *c, struct sim *s, const struct entr
     return e;
 }
 
-/* --sensitive reject: a file of the archive holding what looks like a
- * secret is refused (md_sensitive.h). */
+/* --sensitive reject (the tenant's mode, md_sensitive_modes.h): a file of the archive holding what
+ * looks like a secret is refused (md_sensitive.h). */
 static enum md_err secret_refused(struct cmd_ctx *c, const struct entry *en,
                                   const struct md_buf *content)
 {
     const struct md_sensitive *s = c->lim->sensitive;
-    if (en->dir || md_sensitive_mode(s) != MD_SENSITIVE_REJECT)
+    if (en->dir || c->cmd->sensitive != MD_SENSITIVE_REJECT)
         return MD_OK;
     struct md_sensitive_hit hit;
     int found = md_sensitive_find(s, content->data ? content->data : "", content->len, &hit);
@@ -472,12 +473,12 @@ static enum md_err secret_refused(struct cmd_ctx *c, const struct entry *en,
     return refused(c, MD_R_IMPORT_SENSITIVE, shown(en->name, buf, sizeof buf), hit.what, hit.line);
 }
 
-/* --sensitive redact: a file's content with its secrets replaced, into
+/* --sensitive redact (the tenant's mode): a file's content with its secrets replaced, into
  * `content` itself. */
 static enum md_err secret_redacted(struct cmd_ctx *c, struct md_buf *content)
 {
     const struct md_sensitive *s = c->lim->sensitive;
-    if (md_sensitive_mode(s) != MD_SENSITIVE_REDACT)
+    if (c->cmd->sensitive != MD_SENSITIVE_REDACT)
         return MD_OK;
     struct md_buf out;
     md_buf_init(&out, (size_t)64 << 20);
@@ -516,7 +517,9 @@ enum md_err md_import_check(struct md_store *s, const char *tenant, struct md_cm
 {
     struct md_cmd_result res = {0};
     struct cmd_ctx c = {NULL, tenant, cmd, lim, out, &res};
-    enum md_err e = MD_OK;
+    enum md_err e = md_sensitive_mode_of(lim, s, tenant, &cmd->sensitive);
+    if (e)
+        return e;
     if (cmd->import_mode == MD_IMPORT_NEW) {
         e = md_store_read_begin(s, &c.t);
         if (e)

@@ -1,5 +1,6 @@
 /* limits.c — the writer's part of tenant administration:
- * PUT /v1/tenants/{t}/limits (set a tenant's quota overrides and answer
+ * PUT /v1/tenants/{t}/limits (set a tenant's quota overrides and its
+ * --sensitive override, md_sensitive_modes.h, and answer
  * with its usage, md_quota.h) and DELETE /v1/tenants/{t} (erase the
  * tenant, md_txn_erase). */
 #include <string.h>
@@ -12,11 +13,16 @@
 enum md_err cmd_limits(struct cmd_ctx *c)
 {
     enum md_err e = md_txn_set_limits(c->t, c->tenant, c->cmd->max_bytes, c->cmd->max_files);
+    int sensitive = c->cmd->sensitive;
+    if (!e && sensitive != -2)
+        e = md_txn_sensitive_set(c->t, c->tenant, sensitive);
+    else if (!e)
+        e = md_txn_sensitive_get(c->t, c->tenant, &sensitive);
     struct md_usage u;
     if (!e)
         e = md_txn_usage(c->t, c->tenant, &u);
     if (!e)
-        e = md_quota_json(c->out, c->tenant, &u, c->lim);
+        e = md_quota_json(c->out, c->tenant, &u, sensitive, c->lim);
     return e;
 }
 

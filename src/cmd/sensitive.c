@@ -164,15 +164,15 @@ enum md_err md_sensitive_new(const struct md_sensitive_config *cfg, struct md_se
         return MD_ENOMEM;
     s->mode = cfg->mode;
     enum md_err e = MD_OK;
-    if (s->mode != MD_SENSITIVE_OFF) {
-        for (size_t i = 0; i < NBUILTIN && !e; i++)
-            if (!(s->re[i] = compile(builtin[i].re, why, why_len, builtin[i].kind)))
-                e = MD_EINVAL;
-        if (!e && cfg->cards && !(s->card = compile(CARD_RE, why, why_len, "payment cards")))
+    /* Compiled whatever the mode: a tenant's override (md_sensitive_modes.h)
+     * and memoryd scan use them when the server's mode is off. */
+    for (size_t i = 0; i < NBUILTIN && !e; i++)
+        if (!(s->re[i] = compile(builtin[i].re, why, why_len, builtin[i].kind)))
             e = MD_EINVAL;
-        if (!e && cfg->patterns && *cfg->patterns)
-            e = load_patterns(s, cfg->patterns, why, why_len);
-    }
+    if (!e && cfg->cards && !(s->card = compile(CARD_RE, why, why_len, "payment cards")))
+        e = MD_EINVAL;
+    if (!e && cfg->patterns && *cfg->patterns)
+        e = load_patterns(s, cfg->patterns, why, why_len);
     if (e) {
         md_sensitive_free(s);
         return e;
@@ -200,6 +200,21 @@ void md_sensitive_free(struct md_sensitive *s)
 int md_sensitive_mode(const struct md_sensitive *s)
 {
     return s ? s->mode : MD_SENSITIVE_OFF;
+}
+
+static const char *const mode_names[] = {"reject", "redact", "off"};
+
+const char *md_sensitive_mode_name(int mode)
+{
+    return mode >= 0 && mode < 3 ? mode_names[mode] : NULL;
+}
+
+int md_sensitive_mode_parse(const char *name)
+{
+    for (int i = 0; i < 3; i++)
+        if (strcmp(name, mode_names[i]) == 0)
+            return i;
+    return -1;
 }
 
 size_t md_sensitive_kinds(const struct md_sensitive *s)
@@ -304,7 +319,7 @@ static void keep_earliest(struct md_sensitive_hit *hit, int *found, const char *
 static int find_from(const struct md_sensitive *s, const char *text, size_t len, size_t from,
                      struct md_sensitive_hit *hit)
 {
-    if (!s || s->mode == MD_SENSITIVE_OFF || !text || from >= len)
+    if (!s || !text || from >= len)
         return 0;
     int found = 0, rc = 0;
     size_t off, mlen;
@@ -336,6 +351,12 @@ int md_sensitive_find(const struct md_sensitive *s, const char *text, size_t len
                       struct md_sensitive_hit *hit)
 {
     return find_from(s, text, len, 0, hit);
+}
+
+int md_sensitive_find_at(const struct md_sensitive *s, const char *text, size_t len, size_t from,
+                         struct md_sensitive_hit *hit)
+{
+    return find_from(s, text, len, from, hit);
 }
 
 enum md_err md_sensitive_redact(const struct md_sensitive *s, const char *text, size_t len,

@@ -381,6 +381,7 @@ enum MHD_Result md_http_tenant_get(struct req *r);    /* tenants.c */
 enum MHD_Result md_http_tenant_erase(struct req *r);  /* tenants.c */
 enum MHD_Result md_http_tenant_limits(struct req *r); /* tenants.c */
 enum MHD_Result md_http_tenant_export(struct req *r); /* tenants.c, export.c */
+enum MHD_Result md_http_tenant_secrets(struct req *r); /* tenants.c, md_scan.h */
 enum MHD_Result md_http_tenant_import(struct req *r); /* tenants.c */
 enum MHD_Result md_http_not_in_family(struct req *r); /* routes.c */
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/md_metrics.h"
+#include "cmd/md_sensitive_modes.h"
 #include "internal.h"
 
 /* Visible ASCII (an Idempotency-Key), or printable ASCII with spaces (an
@@ -114,6 +115,14 @@ static struct md_str *stored_text(struct md_cmd *cmd)
     }
 }
 
+/* r->err and the storage failure's text. */
+static void storage_failure(struct req *r, enum md_err e)
+{
+    r->err = md_storage_class(e);
+    md_buf_reset(&r->out);
+    md_buf_puts(&r->out, md_storage_text(r->err));
+}
+
 /* --sensitive (md_sensitive.h), on this thread before the writer sees the
  * command: refused (1, answered in r->out), or with its secrets replaced in
  * r->redacted (0), or as it is (0). */
@@ -121,16 +130,23 @@ static int sensitive_check(struct req *r)
 {
     const struct md_sensitive *s = r->h->limits->sensitive;
     struct md_str *text = stored_text(&r->cmd);
-    if (!text || !text->p || md_sensitive_mode(s) == MD_SENSITIVE_OFF)
+    if (!text || !text->p)
+        return 0;
+    /* The tenant's own mode, or the server's (cached: md_sensitive_modes.h). */
+    int mode;
+    enum md_err me = md_sensitive_mode_of(r->h->limits, r->h->store, r->tenant, &mode);
+    if (me) {
+        storage_failure(r, me);
+        return 1;
+    }
+    if (mode == MD_SENSITIVE_OFF)
         return 0;
     struct md_sensitive_hit hit;
-    if (md_sensitive_mode(s) == MD_SENSITIVE_REDACT) {
+    if (mode == MD_SENSITIVE_REDACT) {
         enum md_err e =
             md_sensitive_redact(s, text->p, text->n, &r->redacted, &r->redactions, &hit);
         if (e) {
-            md_buf_reset(&r->out);
-            r->err = md_storage_class(e);
-            md_buf_puts(&r->out, md_storage_text(r->err));
+            storage_failure(r, e);
             return 1;
         }
         if (r->redactions) {
@@ -143,12 +159,11 @@ static int sensitive_check(struct req *r)
     int found = md_sensitive_find(s, text->p, text->n, &hit);
     if (found == 0)
         return 0;
-    md_buf_reset(&r->out);
     if (found < 0) {
-        r->err = md_storage_class(MD_ENOMEM);
-        md_buf_puts(&r->out, md_storage_text(r->err));
+        storage_failure(r, MD_ENOMEM);
         return 1;
     }
+    md_buf_reset(&r->out);
     md_metrics_sensitive(hit.kind, 0);
     r->err = md_sensitive_refusal(&r->out, &hit);
     return 1;
@@ -172,6 +187,10 @@ static void job_done(struct md_job *job)
 {
     struct req *r = (struct req *)((char *)job - offsetof(struct req, job));
     r->err = job->err;
+    /* A tenant's --sensitive override changed (or the tenant is gone):
+     * forgotten here, after the commit and before the answer. */
+    if (r->cmd.kind == MD_CMD_LIMITS || r->cmd.kind == MD_CMD_ERASE)
+        md_sensitive_modes_forget(r->h->limits->modes, r->tenant);
     r->cost = job->cost;
     say_redacted(r);
     atomic_store(&r->state, ST_READY);
@@ -194,14 +213,6 @@ enum MHD_Result md_http_submit(struct req *r)
         job_done(&r->job);
     }
     return MHD_YES;
-}
-
-/* r->err and the storage failure's text. */
-static void storage_failure(struct req *r, enum md_err e)
-{
-    r->err = md_storage_class(e);
-    md_buf_reset(&r->out);
-    md_buf_puts(&r->out, md_storage_text(r->err));
 }
 
 /* Run the read command r->cmd on `t` (ended here), or record the error

@@ -4,8 +4,9 @@
  * usage, cursor paged), GET /v1/tenants/{t} (usage and limits), PUT
  * /v1/tenants/{t}/limits (the tenant's overrides, run by the writer),
  * DELETE /v1/tenants/{t} (erasure, run by the writer alone in its
- * transaction), GET /v1/tenants/{t}/export (export.c) and POST
- * /v1/tenants/{t}/import (run by the writer alone in its transaction).
+ * transaction), GET /v1/tenants/{t}/export (export.c), POST
+ * /v1/tenants/{t}/import (run by the writer alone in its transaction) and
+ * GET /v1/tenants/{t}/secrets (secrets already stored, md_scan.h).
  * md_quota.h for the limits themselves, md_txn_tenants and md_txn_erase for
  * the rest.
  */
@@ -18,6 +19,8 @@
 #include "base/md_path.h"
 #include "cmd/md_import.h"
 #include "cmd/md_quota.h"
+#include "cmd/md_scan.h"
+#include "cmd/md_sensitive.h"
 #include "internal.h"
 
 #define PREFIX "/v1/tenants/"
@@ -64,7 +67,7 @@ static enum md_err limit_of(json_t *v, const char *name, int64_t *out, struct md
     return MD_OK;
 }
 
-/* A key of `root` other than the two limits: MD_EINVAL with the reason. */
+/* A key of `root` other than the limits: MD_EINVAL with the reason. */
 static enum md_err unknown_field(json_t *root, struct md_buf *why)
 {
     const char *key;
@@ -72,13 +75,29 @@ static enum md_err unknown_field(json_t *root, struct md_buf *why)
     json_object_foreach(root, key, v)
     {
         (void)v;
-        if (strcmp(key, "max_bytes") != 0 && strcmp(key, "max_files") != 0)
+        if (strcmp(key, "max_bytes") != 0 && strcmp(key, "max_files") != 0 &&
+            strcmp(key, "sensitive") != 0)
             return md_buf_say(why, MD_R_LIMITS_UNKNOWN_FIELD, key);
     }
     return MD_OK;
 }
 
-/* Parse {"max_bytes": N|null, "max_files": N|null} into r->cmd. */
+/* The --sensitive override of the body: a mode's name, null (-1), or
+ * absent (-2: left as it is). */
+static enum md_err sensitive_of(json_t *v, int *out, struct md_buf *why)
+{
+    *out = !v ? -2 : -1;
+    if (!v || json_is_null(v))
+        return MD_OK;
+    int mode = json_is_string(v) ? md_sensitive_mode_parse(json_string_value(v)) : -1;
+    if (mode < 0)
+        return md_buf_say(why, MD_R_LIMITS_SENSITIVE);
+    *out = mode;
+    return MD_OK;
+}
+
+/* Parse {"max_bytes": N|null, "max_files": N|null[, "sensitive": M|null]}
+ * into r->cmd. */
 static enum md_err parse_limits(struct req *r, struct md_buf *why)
 {
     json_error_t jerr;
@@ -93,6 +112,8 @@ static enum md_err parse_limits(struct req *r, struct md_buf *why)
         e = limit_of(json_object_get(root, "max_bytes"), "max_bytes", &r->cmd.max_bytes, why);
     if (!e)
         e = limit_of(json_object_get(root, "max_files"), "max_files", &r->cmd.max_files, why);
+    if (!e)
+        e = sensitive_of(json_object_get(root, "sensitive"), &r->cmd.sensitive, why);
     json_decref(root);
     return e;
 }
@@ -134,14 +155,17 @@ enum MHD_Result md_http_tenant_get(struct req *r)
     struct md_txn *t;
     enum md_err e = md_store_read_begin(r->h->store, &t);
     struct md_usage u;
+    int sensitive = -1;
     if (!e) {
         e = md_txn_usage(t, r->tenant, &u);
+        if (!e)
+            e = md_txn_sensitive_get(t, r->tenant, &sensitive);
         md_txn_end(t);
     }
     struct md_buf json;
     md_buf_init(&json, OUT_LIMIT);
     if (!e)
-        e = md_quota_json(&json, r->tenant, &u, r->h->limits);
+        e = md_quota_json(&json, r->tenant, &u, sensitive, r->h->limits);
     if (e) {
         md_buf_free(&json);
         return md_http_storage_error(r, e);
@@ -283,4 +307,110 @@ enum MHD_Result md_http_tenant_import(struct req *r)
         r->err = e;
     }
     return e ? md_reply_result(r) : md_http_submit(r);
+}
+
+/* ---- GET /v1/tenants/{t}/secrets ---- */
+
+/* Files and versions per page. */
+#define SECRETS_LIMIT_DEFAULT 1000
+#define SECRETS_LIMIT_MAX     10000
+
+/* The cursor: "f:" and the last path scanned (canonical), or "v:" and the
+ * last version scanned; into *pos. 0, or -1 when it is not one. */
+static int secrets_cursor(struct req *r, const char *c, struct md_scan_pos *pos)
+{
+    if (strncmp(c, "v:", 2) == 0) {
+        char *end;
+        long long v = strtoll(c + 2, &end, 10);
+        if (c[2] < '0' || c[2] > '9' || *end || v < 0 || v > LIMIT_MAX)
+            return -1;
+        pos->phase = MD_SCAN_VERSIONS;
+        pos->version = v;
+        return 0;
+    }
+    if (strncmp(c, "f:", 2) != 0)
+        return -1;
+    size_t len = strlen(c + 2), clen = 0;
+    char *canon = malloc(len + MD_ROOT_LEN + 2);
+    if (!canon || md_path_canon(c + 2, len, &r->h->limits->path, canon, &clen) != MD_PATH_OK ||
+        clen != len || memcmp(canon, c + 2, len) != 0) {
+        free(canon);
+        return -1;
+    }
+    pos->path = canon;
+    pos->path_len = clen;
+    return 0;
+}
+
+struct secrets_out {
+    struct md_buf *json;
+    size_t n;
+    enum md_err err;
+};
+
+static int secret_found(void *ctx, const struct md_scan_finding *f)
+{
+    struct secrets_out *so = ctx;
+    so->err = md_buf_puts(so->json, so->n++ ? "," : "");
+    if (!so->err)
+        so->err = md_scan_finding_json(so->json, NULL, f);
+    return so->err != MD_OK;
+}
+
+enum MHD_Result md_http_tenant_secrets(struct req *r)
+{
+    enum MHD_Result ret;
+    int64_t limit;
+    if (tenant_of_path(r, &ret) != 0 || md_http_tenant_readable(r, &ret) != 0 ||
+        md_http_int_arg(r, "limit", 1, SECRETS_LIMIT_MAX, SECRETS_LIMIT_DEFAULT, &limit, &ret))
+        return ret;
+    struct md_scan_pos pos = {0};
+    const char *cursor = md_http_arg(r, "cursor");
+    if (cursor && secrets_cursor(r, cursor, &pos) != 0)
+        return md_reply_errorf(r, MD_R_SECRETS_CURSOR);
+    struct md_buf json;
+    md_buf_init(&json, OUT_LIMIT);
+    struct secrets_out so = {&json, 0, MD_OK};
+    struct md_scan_counts n = {0, 0, 0};
+    enum md_err e = md_buf_puts(&json, "{\"tenant\":");
+    if (!e)
+        e = md_json_put_string(&json, r->tenant, strlen(r->tenant));
+    if (!e)
+        e = md_buf_puts(&json, ",\"findings\":[");
+    struct md_txn *t = NULL;
+    if (!e)
+        e = md_store_snapshot_begin(r->h->store, &t);
+    if (!e)
+        e = md_scan_page(t, r->h->limits->sensitive, r->tenant, (size_t)limit, &pos, &n,
+                         secret_found, &so);
+    if (t)
+        md_txn_end(t);
+    if (!e)
+        e = so.err;
+    if (!e)
+        e = md_buf_printf(&json,
+                          "],\"files_scanned\":%lld,\"versions_scanned\":%lld,\"next_cursor\":",
+                          (long long)n.files, (long long)n.versions);
+    if (!e && pos.phase == MD_SCAN_FILES) {
+        struct md_buf c;
+        md_buf_init(&c, pos.path_len + 3);
+        e = md_buf_puts(&c, "f:");
+        if (!e)
+            e = md_buf_append(&c, pos.path, pos.path_len);
+        if (!e)
+            e = md_json_put_string(&json, c.data, c.len);
+        md_buf_free(&c);
+    } else if (!e) {
+        e = pos.phase == MD_SCAN_VERSIONS
+                ? md_buf_printf(&json, "\"v:%lld\"", (long long)pos.version)
+                : md_buf_puts(&json, "null");
+    }
+    if (!e)
+        e = md_buf_puts(&json, "}");
+    md_scan_pos_free(&pos);
+    if (e) {
+        md_buf_free(&json);
+        return md_http_storage_error(r, e);
+    }
+    return md_reply_json(r, 200, &json);
 }

@@ -70,7 +70,7 @@ test('memoryd --help is read whole: every variable an option, every route an end
   assert.ok(h.options.every((o) => o.env === null || o.default !== null), 'an option without a [default]');
   const rows = routes().routes.filter((r) => !r.path.includes('{*}'));
   assert.deepEqual(h.endpoints.map((e) => e.path), [...new Set(rows.map((r) => r.path))]);
-  assert.deepEqual(h.commands.map((c) => c.usage.split(' ')[1]), ['keys', 'backup', 'migrate', 'admin']);
+  assert.deepEqual(h.commands.map((c) => c.usage.split(' ')[1]), ['keys', 'backup', 'migrate', 'admin', 'scan']);
 });
 
 test('docs/configuration.md is exactly what scripts/gen-configuration.mjs makes of memoryd --help', () => {

@@ -383,7 +383,7 @@ describe('import', () => {
       }
       const nf = await s.request('GET', '/v1/tenants/erin/exports');
       assert.equal(nf.status, 404);
-      assert.deepEqual(nf.json, { error: 'Not found: use /v1/tenants/{tenant}, /v1/tenants/{tenant}/limits, /v1/tenants/{tenant}/export or /v1/tenants/{tenant}/import' });
+      assert.deepEqual(nf.json, { error: 'Not found: use /v1/tenants/{tenant}, /v1/tenants/{tenant}/limits, /v1/tenants/{tenant}/export, /v1/tenants/{tenant}/import or /v1/tenants/{tenant}/secrets' });
       const ex = await fetch(`${s.url}/v1/tenants/erin/export`, { headers: { forwarded: 'for=203.0.113.7' } });
       assert.equal(ex.status, 403);
       await ex.text();

@@ -172,7 +172,7 @@ describe('listing', () => {
         assert.deepEqual([r.status, r.json], [405, { error: 'method not allowed' }], method);
       }
       const r = await s.request('DELETE', '/v1/tenants/b1/other');
-      assert.deepEqual([r.status, r.json], [404, { error: 'Not found: use /v1/tenants/{tenant}, /v1/tenants/{tenant}/limits, /v1/tenants/{tenant}/export or /v1/tenants/{tenant}/import' }]);
+      assert.deepEqual([r.status, r.json], [404, { error: 'Not found: use /v1/tenants/{tenant}, /v1/tenants/{tenant}/limits, /v1/tenants/{tenant}/export, /v1/tenants/{tenant}/import or /v1/tenants/{tenant}/secrets' }]);
       assert.deepEqual(await list(s), was);
     });
   });
@@ -264,7 +264,7 @@ describe('erasure', () => {
     const again = await s.request('DELETE', `/v1/tenants/${tenant}`);
     assert.deepEqual([again.status, again.json], [404, { error: `No such tenant: ${tenant}` }]);
     const u = await s.request('GET', `/v1/tenants/${tenant}`);
-    assert.deepEqual([u.json.bytes, u.json.files, u.json.overrides], [0, 0, { max_bytes: null, max_files: null }]);
+    assert.deepEqual([u.json.bytes, u.json.files, u.json.overrides], [0, 0, { max_bytes: null, max_files: null, sensitive: null }]);
 
     // The name is free again and starts empty: versions and change-feed numbers from 1.
     const view = await s.post({ command: 'view', path: '/memories' }, { tenant });

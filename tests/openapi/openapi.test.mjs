@@ -444,6 +444,7 @@ describe('openapi.yaml agrees with the code', () => {
       'GET /v1/tenants listTenants',
       'GET /v1/tenants/{tenant} getTenant',
       'GET /v1/tenants/{tenant}/export exportTenant',
+      'GET /v1/tenants/{tenant}/secrets findSecrets',
       'GET /v1/versions/{version} getVersion',
       'POST /mcp postMcpMessage',
       'POST /memory runMemoryCommand',
@@ -604,6 +605,7 @@ describe('openapi.yaml agrees with the code', () => {
           '/v1/tenants/{tenant}': [],
           '/v1/tenants/{tenant}/limits': [],
           '/v1/tenants/{tenant}/export': [],
+          '/v1/tenants/{tenant}/secrets': [],
           '/v1/tenants/{tenant}/import': ['X-Memory-Actor'],
         }[p] ?? ['X-Tenant-ID'];
         assert.deepEqual(headers, expectedHeaders, where);
@@ -819,6 +821,7 @@ const V1_DEFAULT = {
   clearMemories: { method: 'DELETE', path: '/v1/memories' },
   setTenantLimits: { method: 'PUT', path: '/v1/tenants/acme/limits', body: { max_bytes: 1048576, max_files: null } },
   exportTenant: { method: 'GET', path: '/v1/tenants/acme/export' },
+  findSecrets: { method: 'GET', path: '/v1/tenants/acme/secrets' },
   importTenant: { method: 'POST', path: '/v1/tenants/acme/import?mode=merge', raw: IMPORT_TAR },
 };
 // The examples of /v1/tenants are for the tenant `acme`: the test's tenant stands for it (in
@@ -877,6 +880,9 @@ const V1_PROVOKE = {
   limitsNegative: { request: { body: { max_bytes: -1, max_files: null } } },
   limitsUnknownField: { request: { body: { max_bytes: 0, max_files: 0, max_dirs: 10 } } },
   limitsMissingField: { request: { body: { max_bytes: 1000 } } },
+  limitsBadSensitive: { request: { body: { max_bytes: null, max_files: null, sensitive: 'on' } } },
+  secretsNone: {},
+  secretsBadCursor: { request: { path: '/v1/tenants/acme/secrets?cursor=x' } },
   restoreOverQuota: {
     setup: [{ method: 'PUT', path: '/v1/tenants/acme/limits', body: { max_bytes: null, max_files: 2 } }],
     request: { method: 'POST', path: '/v1/restore', body: { path: '/memories/projects', before: 6 } },

@@ -151,10 +151,13 @@ enum pg_stmt {
     /* tenants.c */
     P_USAGE,
     P_LIMITS_SET,
+    P_SENSITIVE_GET,
+    P_SENSITIVE_SET,
     P_TENANTS_LIST,
     P_ERASE,
     P_SNAPSHOT,
     P_SCAN,
+    P_VERSIONS_SCAN,
     /* search.c */
     P_SEARCH,
     P_SEARCH_CAND,
@@ -717,6 +720,11 @@ enum md_err md_pg_snapshot_begin(struct md_store *base, struct md_txn **out);
 void md_pg_snapshot_end(struct pg_txn *t);
 enum md_err md_pg_scan(struct md_txn *base, const char *tenant, const char *after, size_t after_len,
                        size_t max_rows, int64_t max_bytes, md_scan_cb cb, void *ctx, int *more);
+enum md_err md_pg_versions_scan(struct md_txn *base, const char *tenant, int64_t after,
+                                size_t max_rows, int64_t max_bytes, md_version_cb cb, void *ctx,
+                                int *more);
+enum md_err md_pg_sensitive_get(struct md_txn *base, const char *tenant, int *mode);
+enum md_err md_pg_sensitive_set(struct md_txn *base, const char *tenant, int mode);
 
 /* ---- search.c ---- */
 

@@ -1,8 +1,10 @@
 /*
  * tenants.c — what PostgreSQL knows of whole tenants: their usage and
- * quota overrides (md_txn_usage, set_limits; md_quota.h), the tenants
- * listing (md_txn_tenants), an erasure (md_txn_erase), and the export's
- * snapshot and pages (md_store_snapshot_begin, md_txn_scan).
+ * quota overrides (md_txn_usage, set_limits; md_quota.h), their --sensitive
+ * override (md_txn_sensitive_get, sensitive_set), the tenants listing
+ * (md_txn_tenants), an erasure (md_txn_erase), and the export's snapshot
+ * and pages (md_store_snapshot_begin, md_txn_scan; md_txn_versions_scan,
+ * every version's content, for memoryd scan).
  *
  * An erasure NOTIFYs "erased:" and the name at its commit, so that other
  * instances forget their cached tenant ids (watch.c), and asks for the
@@ -28,6 +30,12 @@ static const struct pg_stmt_def stmts[] = {
      "UPDATE tenants SET max_bytes = $2, max_files = $3 WHERE id = $1",
      3,
      {OID_INT8, OID_INT8, OID_INT8},
+     0},
+    {P_SENSITIVE_GET, "SELECT sensitive::int8 FROM tenants WHERE name = $1", 1, {OID_TEXT}, 1},
+    {P_SENSITIVE_SET,
+     "UPDATE tenants SET sensitive = $2 WHERE id = $1",
+     2,
+     {OID_INT8, OID_INT8},
      0},
     {P_TENANTS_LIST,
      "SELECT t.name, coalesce(e.size, 0), t.files,"
@@ -70,6 +78,20 @@ static const struct pg_stmt_def stmts[] = {
      " AND e.path = s.path WHERE s.n = 1 OR s.before < $4 ORDER BY s.path",
      4,
      {OID_TEXT, OID_TEXT, OID_INT8, OID_INT8},
+     1},
+    /* A page of versions that hold content, as P_SCAN's: the byte budget
+     * applied to the sizes before the contents are read. */
+    {P_VERSIONS_SCAN,
+     "SELECT v.version, v.path, v.size, v.content, s.cnt FROM"
+     " (SELECT version, row_number() OVER w AS n, sum(size) OVER w - size AS before,"
+     " count(*) OVER () AS cnt FROM (SELECT version, size FROM versions"
+     " WHERE tenant = (SELECT id FROM tenants WHERE name = $1) AND version > $2"
+     " AND content IS NOT NULL ORDER BY version LIMIT $3) l"
+     " WINDOW w AS (ORDER BY version ROWS UNBOUNDED PRECEDING)) s"
+     " JOIN versions v ON v.tenant = (SELECT id FROM tenants WHERE name = $1)"
+     " AND v.version = s.version WHERE s.n = 1 OR s.before < $4 ORDER BY s.version",
+     4,
+     {OID_TEXT, OID_INT8, OID_INT8, OID_INT8},
      1},
 };
 const struct pg_stmt_defs md_pg_tenants_stmts = MD_PG_STMT_DEFS(stmts);
@@ -116,6 +138,33 @@ enum md_err md_pg_set_limits(struct md_txn *base, const char *tenant, int64_t ma
     md_pg_i64_or_null(&p, max_bytes);
     md_pg_i64_or_null(&p, max_files);
     return md_pg_exec(t, P_LIMITS_SET, &p);
+}
+
+enum md_err md_pg_sensitive_get(struct md_txn *base, const char *tenant, int *mode)
+{
+    struct pg_txn *t = (struct pg_txn *)base;
+    *mode = -1;
+    struct md_pg_params p = {.n = 0};
+    md_pg_text(&p, tenant);
+    enum md_err e = md_pg_exec(t, P_SENSITIVE_GET, &p);
+    const PGresult *r = t->pipe.res;
+    if (!e && PQntuples(r) == 1)
+        *mode = (int)md_pg_r_i64_or(r, 0, 0, -1);
+    return e;
+}
+
+enum md_err md_pg_sensitive_set(struct md_txn *base, const char *tenant, int mode)
+{
+    struct pg_txn *t = (struct pg_txn *)base;
+    int64_t id = 0;
+    md_tenant_cache_drop(t->conn->tenants, tenant); /* as md_pg_set_limits */
+    enum md_err e = md_pg_ensure_tenant(t, tenant, &id);
+    if (e)
+        return e;
+    struct md_pg_params p = {.n = 0};
+    md_pg_i64(&p, id);
+    md_pg_i64_or_null(&p, mode);
+    return md_pg_exec(t, P_SENSITIVE_SET, &p);
 }
 
 /* ---- tenant administration ---- */
@@ -239,6 +288,44 @@ enum md_err md_pg_scan(struct md_txn *base, const char *tenant, const char *afte
             en.content_len = null ? 0 : (size_t)PQgetlength(r, i, 3);
         }
         if (cb(ctx, &en))
+            break;
+    }
+    PQclear(r);
+    return MD_OK;
+}
+
+/* On the snapshot's connection, as md_pg_scan. */
+enum md_err md_pg_versions_scan(struct md_txn *base, const char *tenant, int64_t after,
+                                size_t max_rows, int64_t max_bytes, md_version_cb cb, void *ctx,
+                                int *more)
+{
+    struct pg_txn *t = (struct pg_txn *)base;
+    *more = 0;
+    struct md_pg_params p = {.n = 0};
+    md_pg_text(&p, tenant);
+    md_pg_i64(&p, after);
+    md_pg_i64(&p, (int64_t)max_rows + 1);
+    md_pg_i64(&p, max_bytes);
+    enum md_err e = md_pg_send(t, P_VERSIONS_SCAN, &p);
+    if (!e)
+        e = md_pg_flush(t, P_VERSIONS_SCAN);
+    if (e)
+        return e;
+    PGresult *r = t->pipe.res;
+    t->pipe.res = NULL;
+    int n = PQntuples(r);
+    *more = n > (int)max_rows || (n > 0 && md_pg_r_i64(r, 0, 4) > n);
+    for (int i = 0; i < n && i < (int)max_rows; i++) {
+        struct md_version v = {
+            .version = md_pg_r_i64(r, i, 0),
+            .path = PQgetvalue(r, i, 1),
+            .path_len = (size_t)PQgetlength(r, i, 1),
+            .existed = 1,
+            .size = md_pg_r_i64(r, i, 2),
+            .content = PQgetvalue(r, i, 3),
+            .content_len = (size_t)PQgetlength(r, i, 3),
+        };
+        if (cb(ctx, &v))
             break;
     }
     PQclear(r);

@@ -87,6 +87,7 @@ enum stmt_id {
     S_MOVE_ONE,
     S_MOVE_BELOW,
     S_SCAN,
+    S_VERSIONS_SCAN,
     /* history.c: history, the change feed, idempotency, pruning */
     S_COUNTERS_GET,
     S_COUNTERS_SET,
@@ -119,6 +120,8 @@ enum stmt_id {
     /* quota.c: usage, overrides */
     S_USAGE,
     S_LIMITS_SET,
+    S_SENSITIVE_GET,
+    S_SENSITIVE_SET,
     /* tenants.c: tenant administration */
     S_TENANTS_LIST,
     S_ERASE_ENTRIES,
@@ -469,12 +472,17 @@ enum md_err sq_list(struct md_txn *base, const char *tenant, const char *dir, si
                     md_list_cb cb, void *ctx);
 enum md_err sq_scan(struct md_txn *base, const char *tenant, const char *after, size_t after_len,
                     size_t max_rows, int64_t max_bytes, md_scan_cb cb, void *ctx, int *more);
+enum md_err sq_versions_scan(struct md_txn *base, const char *tenant, int64_t after,
+                             size_t max_rows, int64_t max_bytes, md_version_cb cb, void *ctx,
+                             int *more);
 
 /* ---- quota.c: quotas (md_quota.h) ---- */
 
 enum md_err sq_usage(struct md_txn *base, const char *tenant, struct md_usage *u);
 enum md_err sq_set_limits(struct md_txn *base, const char *tenant, int64_t max_bytes,
                           int64_t max_files);
+enum md_err sq_sensitive_get(struct md_txn *base, const char *tenant, int *mode);
+enum md_err sq_sensitive_set(struct md_txn *base, const char *tenant, int mode);
 /* The number of files of tenant `id` (0 when it has no row); `what` names
  * the operation in the log of an error. */
 enum md_err sq_tenant_files(struct sq_txn *t, int64_t id, int64_t *files, const char *what);

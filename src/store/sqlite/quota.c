@@ -2,7 +2,8 @@
  * quota.c — what the SQLite engine keeps of a tenant's quota (md_quota.h),
  * with its statements: its usage (the bytes of its root directory, its
  * files), its overrides of the limits (NULL: none), and its number of
- * files, which search.c reads too.
+ * files, which search.c reads too; its --sensitive override (NULL:
+ * none).
  *
  * Errors: as sq_conn_rc; a tenant without data has no usage and no
  * overrides (MD_OK).
@@ -13,6 +14,8 @@
 const char *const sq_quota_sql[S_COUNT] = {
     [S_USAGE] = "SELECT files, max_bytes, max_files FROM tenants WHERE id = ?1",
     [S_LIMITS_SET] = "UPDATE tenants SET max_bytes = ?2, max_files = ?3 WHERE id = ?1",
+    [S_SENSITIVE_GET] = "SELECT sensitive FROM tenants WHERE id = ?1",
+    [S_SENSITIVE_SET] = "UPDATE tenants SET sensitive = ?2 WHERE id = ?1",
 };
 
 enum md_err sq_usage(struct md_txn *base, const char *tenant, struct md_usage *u)
@@ -72,4 +75,36 @@ enum md_err sq_set_limits(struct md_txn *base, const char *tenant, int64_t max_b
     bind_or_null(st, 2, max_bytes);
     bind_or_null(st, 3, max_files);
     return sq_run(t, st, "set limits");
+}
+
+enum md_err sq_sensitive_get(struct md_txn *base, const char *tenant, int *mode)
+{
+    struct sq_txn *t = (struct sq_txn *)base;
+    *mode = -1;
+    int64_t id = 0;
+    enum md_err e = sq_tenant_id(t, tenant, 0, &id);
+    if (e == MD_ENOENT)
+        return MD_OK; /* no data: no override */
+    if (e)
+        return e;
+    sqlite3_stmt *st = sq_stmt(t, S_SENSITIVE_GET);
+    sqlite3_bind_int64(st, 1, id);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        *mode = (int)sq_column_or(st, 0, -1);
+    sq_done(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? MD_OK : sq_conn_rc(t->c, rc, "sensitive");
+}
+
+enum md_err sq_sensitive_set(struct md_txn *base, const char *tenant, int mode)
+{
+    struct sq_txn *t = (struct sq_txn *)base;
+    int64_t id = 0;
+    enum md_err e = sq_tenant_id(t, tenant, 1, &id);
+    if (e)
+        return e;
+    sqlite3_stmt *st = sq_stmt(t, S_SENSITIVE_SET);
+    sqlite3_bind_int64(st, 1, id);
+    bind_or_null(st, 2, mode);
+    return sq_run(t, st, "set sensitive");
 }

@@ -169,6 +169,9 @@ static const struct md_store_ops sqlite_ops = {
     .import_marks = sq_import_marks,
     .import_forget = sq_import_forget,
     .cmd_recorded = sq_cmd_recorded,
+    .sensitive_get = sq_sensitive_get,
+    .sensitive_set = sq_sensitive_set,
+    .versions_scan = sq_versions_scan,
 };
 
 /* Process-wide SQLite settings, before its first use: no memory statistics

@@ -1,7 +1,8 @@
 /*
  * tree.c — the entries of the SQLite engine (see md_store.h): the
  * operations on a tenant's tree: locate, view, get, list, scan (the
- * export), put_file, remove_tree, move_tree; on the tenant ids and single
+ * export) and versions_scan (every version's content, for memoryd scan),
+ * put_file, remove_tree, move_tree; on the tenant ids and single
  * entries of entries.c.
  *
  * Every query is bound to a tenant id. A subtree is the entry itself and
@@ -31,6 +32,9 @@ const char *const sq_tree_sql[S_COUNT] = {
                      " mtime = :mtime WHERE tenant = :tenant AND path > :lo AND path < :hi",
     [S_SCAN] = "SELECT path, kind, mtime, content FROM entries WHERE tenant = ?1 AND path > ?2"
                " ORDER BY path LIMIT ?3",
+    [S_VERSIONS_SCAN] = "SELECT version, path, size, content FROM versions"
+                        " WHERE tenant = ?1 AND version > ?2 AND content IS NOT NULL"
+                        " ORDER BY version LIMIT ?3",
 };
 
 /* ---- primitives ---- */
@@ -329,4 +333,53 @@ enum md_err sq_move_tree(struct md_txn *base, const char *tenant, const char *fr
     if (!e)
         e = sq_add_to_ancestors(t, id, to, tlen, size);
     return e;
+}
+
+/* As sq_scan: stepped one row at a time, the row after the last only
+ * looked at. */
+enum md_err sq_versions_scan(struct md_txn *base, const char *tenant, int64_t after,
+                             size_t max_rows, int64_t max_bytes, md_version_cb cb, void *ctx,
+                             int *more)
+{
+    struct sq_txn *t = (struct sq_txn *)base;
+    *more = 0;
+    int64_t id = 0;
+    enum md_err err = sq_tenant_id(t, tenant, 0, &id);
+    if (err == MD_ENOENT)
+        return MD_OK;
+    if (err)
+        return err;
+    sqlite3_stmt *st = sq_stmt(t, S_VERSIONS_SCAN);
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_int64(st, 2, after);
+    sqlite3_bind_int64(st, 3, (sqlite3_int64)max_rows + 1);
+    size_t rows = 0;
+    int64_t bytes = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (rows == max_rows || bytes >= max_bytes) {
+            *more = 1;
+            rc = SQLITE_DONE;
+            break;
+        }
+        struct md_version v = {
+            .version = sqlite3_column_int64(st, 0),
+            .path = (const char *)sqlite3_column_text(st, 1),
+            .path_len = (size_t)sqlite3_column_bytes(st, 1),
+            .existed = 1,
+            .size = sqlite3_column_int64(st, 2),
+            .content = sqlite3_column_blob(st, 3),
+            .content_len = (size_t)sqlite3_column_bytes(st, 3),
+        };
+        if (!v.content)
+            v.content = "";
+        rows++;
+        bytes += (int64_t)v.content_len;
+        if (cb(ctx, &v)) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    sq_done(st);
+    return rc == SQLITE_DONE ? MD_OK : sq_conn_rc(t->c, rc, "versions scan");
 }
