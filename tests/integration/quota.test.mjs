@@ -400,7 +400,8 @@ test('migration 003 counts the files already stored', async () => {
   await s.stop();
   // Back to schema 2: the counter and the triggers gone, as before the migration (and the
   // later migrations undone: 004's api_keys, 005's search index, SQLite's 006 imports, the tenants'
-  // sensitive column (SQLite's 007, PostgreSQL's 006); SQLite's entries keep the id
+  // sensitive column (SQLite's 008, PostgreSQL's 007; the api_keys' path of SQLite's 007 and
+  // PostgreSQL's 006 goes with the table); SQLite's entries keep the id
   // column 005 gave them, which 005 does not read when it rebuilds the table).
   if (isPgUri(s.dbPath)) {
     dbSql(s.dbPath, 'DROP TABLE api_keys; DROP TRIGGER entries_files_insert ON entries; DROP TRIGGER entries_files_delete ON entries;'

@@ -1,4 +1,0 @@
--- memoryd schema: a tenant's own --sensitive mode. PostgreSQL. The same column as
--- sql/sqlite/007_sensitive.sql (read there what it holds).
-
-ALTER TABLE tenants ADD COLUMN sensitive smallint CHECK (sensitive IN (0, 1, 2));
