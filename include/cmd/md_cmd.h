@@ -94,6 +94,7 @@ struct md_patharg {
 };
 
 struct md_sensitive;
+struct md_uses;
 
 struct md_limits {
     size_t max_body; /* request body bytes */
@@ -105,6 +106,11 @@ struct md_limits {
     size_t tenant_max_bytes, tenant_max_files;
     /* Secrets kept out (--sensitive, md_sensitive.h; borrowed); NULL: off. */
     const struct md_sensitive *sensitive;
+    /* Expiry of unused files (md_expiry.h): --expire-after (0: off),
+     * --expire-granularity, and the files' uses kept in memory (md_uses.h;
+     * borrowed; NULL: none recorded). */
+    int64_t expire_after_ms, expire_granularity_ms;
+    struct md_uses *uses;
 };
 
 struct md_cmd {
@@ -120,6 +126,10 @@ struct md_cmd {
     void *json;                   /* the jansson root document (owned) */
     int64_t version, before;      /* restore, redact: 0 when absent */
     int64_t max_bytes, max_files; /* limits: the overrides, -1: none (the default) */
+    /* limits: "expire_after" given (else left as it is), and the window
+     * (md_expiry.h): -1 none of its own, 0 off, else ms. */
+    int expire_given;
+    int64_t expire_ms;
     /* import: the tar (a readable file, borrowed: its owner closes it) and
      * the mode (enum md_import_mode). */
     int import_fd;

@@ -51,10 +51,13 @@ enum md_err md_quota_check(struct md_txn *t, const char *tenant, const struct md
 
 /* The JSON document of GET /v1/tenants/{t} (and PUT .../limits), appended
  * to `out`:
- *   {"tenant":T,"bytes":N,"files":N,"limits":{"max_bytes":N,"max_files":N},
- *    "overrides":{"max_bytes":N|null,"max_files":N|null}}
- * limits: those in force (0: unlimited); overrides: the tenant's own. */
+ *   {"tenant":T,"bytes":N,"files":N,
+ *    "limits":{"max_bytes":N,"max_files":N,"expire_after":D|null},
+ *    "overrides":{"max_bytes":N|null,"max_files":N|null,"expire_after":D|"off"|null}}
+ * limits: those in force (0: unlimited; expire_after null: off);
+ * overrides: the tenant's own (expire_own, md_txn_expiry_get: -1 none, 0
+ * off, else ms; md_expiry.h). */
 enum md_err md_quota_json(struct md_buf *out, const char *tenant, const struct md_usage *u,
-                          const struct md_limits *lim);
+                          const struct md_limits *lim, int64_t expire_own);
 
 #endif

@@ -6,6 +6,7 @@
 
 #include "base/md_json.h"
 #include "base/md_refusals.h"
+#include "cmd/md_expiry.h"
 
 int64_t md_quota_max_bytes(const struct md_usage *u, const struct md_limits *lim)
 {
@@ -71,7 +72,7 @@ static enum md_err put_override(struct md_buf *out, const char *name, int64_t v)
 }
 
 enum md_err md_quota_json(struct md_buf *out, const char *tenant, const struct md_usage *u,
-                          const struct md_limits *lim)
+                          const struct md_limits *lim, int64_t expire_own)
 {
     enum md_err e = md_buf_puts(out, "{\"tenant\":");
     if (!e)
@@ -79,16 +80,24 @@ enum md_err md_quota_json(struct md_buf *out, const char *tenant, const struct m
     if (!e)
         e = md_buf_printf(out,
                           ",\"bytes\":%lld,\"files\":%lld,\"limits\":{\"max_bytes\":%lld,"
-                          "\"max_files\":%lld},\"overrides\":{",
+                          "\"max_files\":%lld,",
                           (long long)u->bytes, (long long)u->files,
                           (long long)md_quota_max_bytes(u, lim),
                           (long long)md_quota_max_files(u, lim));
+    if (!e)
+        e = md_expiry_json_field(out, md_expiry_window(expire_own, lim), NULL);
+    if (!e)
+        e = md_buf_puts(out, "},\"overrides\":{");
     if (!e)
         e = put_override(out, "max_bytes", u->max_bytes);
     if (!e)
         e = md_buf_puts(out, ",");
     if (!e)
         e = put_override(out, "max_files", u->max_files);
+    if (!e)
+        e = md_buf_puts(out, ",");
+    if (!e)
+        e = md_expiry_json_field(out, expire_own, "off");
     if (!e)
         e = md_buf_puts(out, "}}");
     return e;

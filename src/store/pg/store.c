@@ -45,7 +45,7 @@ static const struct pg_stmt_defs *const stmt_files[] = {
     &md_pg_ids_stmts,          &md_pg_sizes_stmts, &md_pg_txn_stmts,   &md_pg_tree_stmts,
     &md_pg_views_stmts,        &md_pg_store_stmts, &md_pg_batch_stmts, &md_pg_history_stmts,
     &md_pg_history_read_stmts, &md_pg_idem_stmts,  &md_pg_prune_stmts, &md_pg_tenants_stmts,
-    &md_pg_search_stmts,       &md_pg_keys_stmts,  &md_pg_load_stmts,
+    &md_pg_search_stmts,       &md_pg_keys_stmts,  &md_pg_load_stmts,  &md_pg_expiry_stmts,
 };
 
 static const struct pg_stmt_def *stmt_find(enum pg_stmt id)

@@ -169,6 +169,12 @@ static const struct md_store_ops sqlite_ops = {
     .import_marks = sq_import_marks,
     .import_forget = sq_import_forget,
     .cmd_recorded = sq_cmd_recorded,
+    .expiry_set = sq_expiry_set,
+    .expiry_get = sq_expiry_get,
+    .use_put = sq_use_put,
+    .use_get = sq_use_get,
+    .expired = sq_expired,
+    .expiring = sq_expiring,
 };
 
 /* Process-wide SQLite settings, before its first use: no memory statistics
@@ -199,7 +205,7 @@ static int db_settings(struct sq_store *s, sqlite3 *db, int writer, char *why, s
 /* The statements of every file, in the order of enum stmt_id's groups. */
 static const char *const *const sql_tables[] = {
     sq_txn_sql,     sq_sizes_sql,  sq_entries_sql, sq_tree_sql, sq_history_sql, sq_quota_sql,
-    sq_tenants_sql, sq_search_sql, sq_keys_sql,    sq_dump_sql, sq_imports_sql,
+    sq_tenants_sql, sq_search_sql, sq_keys_sql,    sq_dump_sql, sq_imports_sql, sq_expiry_sql,
 };
 static const struct sq_function *const sql_functions[] = {&sq_search_score};
 
