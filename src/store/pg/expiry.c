@@ -35,10 +35,11 @@ static const struct pg_stmt_def stmts[] = {
      {OID_INT8, OID_INT8, OID_INT8},
      1},
     {P_EXPIRING,
-     "SELECT e.path, " USED " FROM entries e WHERE e.tenant = $1 AND e.path > $3"
+     "SELECT e.path, " USED " FROM entries e WHERE e.tenant ="
+     " (SELECT id FROM tenants WHERE name = $1) AND e.path > $3"
      " AND e.kind = 0 AND " USED " <= $2 ORDER BY e.path LIMIT $4",
      4,
-     {OID_INT8, OID_INT8, OID_TEXT, OID_INT8},
+     {OID_TEXT, OID_INT8, OID_TEXT, OID_INT8},
      1},
 };
 const struct pg_stmt_defs md_pg_expiry_stmts = MD_PG_STMT_DEFS(stmts);
@@ -134,16 +135,14 @@ enum md_err md_pg_expiring(struct md_txn *base, const char *tenant, int64_t befo
                            void *ctx)
 {
     struct pg_txn *t = (struct pg_txn *)base;
-    int64_t id = 0;
-    enum md_err e = md_pg_tenant_lookup(t, tenant, &id);
-    if (e || !id)
-        return e;
+    /* On a reader: the tenant by name (ids are looked up by the writer's
+     * statements). */
     struct md_pg_params p = {.n = 0};
-    md_pg_i64(&p, id);
+    md_pg_text(&p, tenant);
     md_pg_i64(&p, before_ms);
     md_pg_bytes(&p, after, after_len);
     md_pg_i64(&p, (int64_t)limit);
-    e = md_pg_exec(t, P_EXPIRING, &p);
+    enum md_err e = md_pg_exec(t, P_EXPIRING, &p);
     if (e)
         return e;
     PGresult *r = t->pipe.res;
