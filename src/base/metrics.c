@@ -392,8 +392,7 @@ static void render_other(struct out *o, const struct md_metrics_gauges *g)
     putf(o, "memoryd_pruned_rows_total{kind=\"idempotency\"} %llu\n",
          atomic_load_explicit(&M.pruned_idempotency, memory_order_relaxed));
     family(o, "memoryd_expired", "counter",
-           "Files deleted by expiry (--expire-after): unused for longer than their tenant's "
-           "window.");
+           "Files deleted by expiry (--expire-after): unused for longer than their window.");
     putf(o, "memoryd_expired_total %llu\n", atomic_load_explicit(&M.expired, memory_order_relaxed));
     family(o, "memoryd_use_times_written", "counter",
            "Files' last use times written back to the database (at most once per file per "

@@ -165,7 +165,7 @@ test('PUT /v1/tenants/{t}/limits takes effect at once; null gives the default ba
   assert.deepEqual(await run(srv, t, create('/memories/b', 0)), created('/memories/b'));
   assert.deepEqual(await run(srv, t, create('/memories/c', 0)), fullFiles(2, 2));
   r = await putLimits(srv, t, { max_bytes: 0, max_files: 0 });
-  assert.deepEqual(r.json.limits, { max_bytes: 0, max_files: 0 });
+  assert.deepEqual(r.json.limits, { max_bytes: 0, max_files: 0, expire_after: null });
   for (const p of ['c', 'd', 'e', 'f', 'g', 'h']) assert.deepEqual(await run(srv, t, create(`/memories/${p}`, 3000)), created(`/memories/${p}`));
   r = await putLimits(srv, t, { max_bytes: null, max_files: null });
   assert.deepEqual(r.json, { tenant: t, bytes: 18100, files: 8, limits: { max_bytes: 10000, max_files: 5, expire_after: null }, overrides: { max_bytes: null, max_files: null, expire_after: null } });
@@ -406,6 +406,7 @@ test('migration 003 counts the files already stored', async () => {
       + ' DROP FUNCTION memoryd_files_inserted(); DROP FUNCTION memoryd_files_deleted();'
       + ' ALTER TABLE tenants DROP COLUMN files, DROP COLUMN max_bytes, DROP COLUMN max_files;'
       + ' DROP INDEX entries_search; DROP FUNCTION memoryd_words(bytea); DROP FUNCTION memoryd_text(bytea);'
+      + ' ALTER TABLE entries DROP COLUMN used; ALTER TABLE tenants DROP COLUMN expire_ms;'
       + ' DELETE FROM memoryd_schema WHERE version >= 3;');
   } else {
     dbSql(s.dbPath, 'DROP TABLE api_keys; DROP TRIGGER entries_files_insert; DROP TRIGGER entries_files_delete;'
@@ -413,6 +414,8 @@ test('migration 003 counts the files already stored', async () => {
       + ' ALTER TABLE tenants DROP COLUMN max_files; DROP TRIGGER entries_search_insert;'
       + ' DROP TRIGGER entries_search_delete; DROP TRIGGER entries_search_update; DROP TABLE entries_search;'
       + ' DROP TABLE search_pending; DROP TABLE imports;'
+      + ' DROP TRIGGER entries_uses_delete; DROP TRIGGER entries_uses_move; DROP TABLE uses;'
+      + ' ALTER TABLE tenants DROP COLUMN expire_ms;'
       + ' PRAGMA user_version = 2;');
   }
   const again = await startServer({ db: s.dbPath });
