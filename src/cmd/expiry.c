@@ -112,14 +112,17 @@ static int on_candidate(void *ctx, const char *tenant, const char *path, size_t 
         cs->c = c;
         cs->cap = cap;
     }
-    char *t = strdup(tenant), *p = strndup(path, len);
-    if (!t || !p) {
-        free(t);
-        free(p);
+    struct candidate *c = &cs->c[cs->n];
+    c->tenant = strdup(tenant);
+    c->path = strndup(path, len);
+    c->len = len;
+    if (!c->tenant || !c->path) {
+        free(c->tenant);
+        free(c->path);
         cs->err = MD_ENOMEM;
         return 1;
     }
-    cs->c[cs->n++] = (struct candidate){t, p, len};
+    cs->n++;
     return 0;
 }
 

@@ -121,9 +121,9 @@ static struct use_entry *entry_of(struct md_uses *u, const char *tenant, const c
 {
     size_t tlen = strlen(tenant);
     uint64_t h = hash_of(tenant, tlen, path, len);
-    struct use_entry **p = find(u, h, tenant, tlen, path, len);
-    if (*p)
-        return *p;
+    struct use_entry *found = *find(u, h, tenant, tlen, path, len);
+    if (found)
+        return found;
     if (u->n >= u->cap && evict(u) != 0)
         return NULL;
     struct use_entry *e = malloc(sizeof *e + tlen + len + 2);
@@ -133,8 +133,8 @@ static struct use_entry *entry_of(struct md_uses *u, const char *tenant, const c
     memcpy(e->key, tenant, tlen + 1);
     memcpy(e->key + tlen + 1, path, len);
     e->key[tlen + 1 + len] = '\0';
-    /* Found again: eviction may have changed the bucket's chain. */
-    p = find(u, h, tenant, tlen, path, len);
+    /* The chain's end found again: eviction may have changed it. */
+    struct use_entry **p = find(u, h, tenant, tlen, path, len);
     *p = e;
     u->n++;
     return e;

@@ -24,9 +24,7 @@ struct expiring_list {
     int64_t before, window;
     size_t n, limit;
     int more;
-    const char *last; /* into the json: the path of the last file listed */
-    size_t last_len;
-    struct md_buf cursor;
+    struct md_buf cursor; /* the path of the last file listed */
     enum md_err err;
 };
 
