@@ -89,6 +89,11 @@ void md_metrics_sensitive(const char *kind, int redacted);
  * idempotency answers. */
 void md_metrics_pruned(size_t versions, size_t changes, size_t idempotency);
 
+/* Files expiry deleted (memoryd_expired_total), and use times written
+ * back to the database (memoryd_use_times_written_total; md_uses.h). */
+void md_metrics_expired(size_t files);
+void md_metrics_uses_written(size_t n);
+
 /* Append every metric to `out`: OpenMetrics 1.0.0 when `openmetrics`,
  * else the Prometheus text format 0.0.4. */
 enum md_err md_metrics_render(struct md_buf *out, int openmetrics,

@@ -144,7 +144,12 @@
 #define MD_R_PARAM_INT    MD_EINVAL, "Parameter `%s` must be an integer from %lld to %lld"
 #define MD_R_PARAM_PATH   MD_EINVAL, "Parameter `path` is required"
 #define MD_R_PARAM_FORMAT MD_EINVAL, "Parameter `format` must be json or text"
-#define MD_R_NO_HISTORY   MD_ENOENT, "The path %.*s has no history and does not exist"
+#define MD_R_PARAM_WITHIN                                                                          \
+    MD_EINVAL, "Parameter `within` must be a duration: a whole number and a unit (ms, s, m, h or " \
+               "d), e.g. 7d"
+#define MD_R_EXPIRING_CURSOR                                                                       \
+    MD_EINVAL, "Parameter `cursor` must be the next_cursor of a page (a path below /memories)"
+#define MD_R_NO_HISTORY MD_ENOENT, "The path %.*s has no history and does not exist"
 #define MD_R_VERSION_NUMBER                                                                        \
     MD_EINVAL, "The version in /v1/versions/{version} must be a positive integer"
 #define MD_R_VERSION_NOT_KEPT                                                                      \
@@ -166,12 +171,17 @@
                "version)"
 #define MD_R_LIMITS_BODY                                                                           \
     MD_EINVAL, "The body must be a JSON object: {\"max_bytes\": N|null, \"max_files\": N|null"     \
-               "[, \"sensitive\": \"reject\"|\"redact\"|\"off\"|null]}"
+               "[, \"sensitive\": \"reject\"|\"redact\"|\"off\"|null][, \"expire_after\": "        \
+               "\"90d\"|\"off\"|null]}"
 #define MD_R_LIMITS_UNKNOWN_FIELD                                                                  \
-    MD_EINVAL, "Unknown field `%.64s`: only max_bytes, max_files and sensitive are taken"
+    MD_EINVAL, "Unknown field `%.64s`: only max_bytes, max_files, sensitive and expire_after are " \
+               "taken"
 #define MD_R_LIMITS_SENSITIVE                                                                      \
     MD_EINVAL, "Field `sensitive` must be \"reject\", \"redact\", \"off\" or null (the server's "  \
                "--sensitive)"
+#define MD_R_LIMITS_EXPIRE                                                                         \
+    MD_EINVAL, "Field `expire_after` must be a duration (a whole number and a unit: ms, s, m, h "  \
+               "or d, e.g. \"90d\"), \"off\", or null (the default of --expire-after)"
 #define MD_R_LIMITS_MISSING                                                                        \
     MD_EINVAL, "Field `%s` is required (a non-negative integer, or null for the default)"
 #define MD_R_LIMITS_VALUE                                                                          \

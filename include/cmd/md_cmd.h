@@ -95,6 +95,7 @@ struct md_patharg {
 
 struct md_sensitive;
 struct md_sensitive_modes;
+struct md_uses;
 
 struct md_limits {
     size_t max_body; /* request body bytes */
@@ -109,6 +110,11 @@ struct md_limits {
     /* Tenants' own modes, cached (md_sensitive_modes.h; borrowed); NULL:
      * the server's mode for every tenant. */
     struct md_sensitive_modes *modes;
+    /* Expiry of unused files (md_expiry.h): --expire-after (0: off),
+     * --expire-granularity, and the files' uses kept in memory (md_uses.h;
+     * borrowed; NULL: none recorded). */
+    int64_t expire_after_ms, expire_granularity_ms;
+    struct md_uses *uses;
 };
 
 struct md_cmd {
@@ -128,6 +134,10 @@ struct md_cmd {
      * none, the server's; -2: left as it is); import: the mode in force for
      * the tenant (set by md_import_check). */
     int sensitive;
+    /* limits: "expire_after" given (else left as it is), and the window
+     * (md_expiry.h): -1 none of its own, 0 off, else ms. */
+    int expire_given;
+    int64_t expire_ms;
     /* import: the tar (a readable file, borrowed: its owner closes it) and
      * the mode (enum md_import_mode). */
     int import_fd;

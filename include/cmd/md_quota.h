@@ -52,12 +52,15 @@ enum md_err md_quota_check(struct md_txn *t, const char *tenant, const struct md
 /* The JSON document of GET /v1/tenants/{t} (and PUT .../limits), appended
  * to `out`:
  *   {"tenant":T,"bytes":N,"files":N,
- *    "limits":{"max_bytes":N,"max_files":N,"sensitive":M},
- *    "overrides":{"max_bytes":N|null,"max_files":N|null,"sensitive":M|null}}
- * limits: those in force (0: unlimited; M: "reject", "redact" or "off");
- * overrides: the tenant's own (`sensitive`: its --sensitive override, an
- * enum md_sensitive_mode or -1 for none, md_txn_sensitive_get). */
+ *    "limits":{"max_bytes":N,"max_files":N,"sensitive":M,"expire_after":D|null},
+ *    "overrides":{"max_bytes":N|null,"max_files":N|null,"sensitive":M|null,
+ *                 "expire_after":D|"off"|null}}
+ * limits: those in force (0: unlimited; M: "reject", "redact" or "off";
+ * expire_after null: off); overrides: the tenant's own (`sensitive`: its
+ * --sensitive override, an enum md_sensitive_mode or -1 for none,
+ * md_txn_sensitive_get; expire_own, md_txn_expiry_get: -1 none, 0 off,
+ * else ms; md_expiry.h). */
 enum md_err md_quota_json(struct md_buf *out, const char *tenant, const struct md_usage *u,
-                          int sensitive, const struct md_limits *lim);
+                          int sensitive, const struct md_limits *lim, int64_t expire_own);
 
 #endif

@@ -173,7 +173,8 @@ typedef void (*md_watch_cb)(void *ctx, const char *tenant);
  * cmd_recorded, and md_write_meta's `earlier`). Version 4: a tenant's
  * --sensitive override (sensitive_get, sensitive_set) and every version's
  * content (versions_scan), for memoryd scan and GET
- * /v1/tenants/{t}/secrets. */
+ * /v1/tenants/{t}/secrets; expiry of unused files (expiry_set, expiry_get,
+ * use_put, use_get, expired, expiring). */
 #define MD_STORE_VERSION 4
 
 /* What an engine can do beyond the operations every engine has (struct
@@ -211,6 +212,13 @@ enum md_store_cap {
      * (SQLite). */
     MD_STORE_CAP_IMPORT_MARK = 1u << 8,
 };
+
+/* A file as expiry sees it (md_txn_expired, md_txn_expiring): its tenant
+ * (borrowed, until the callback returns), path, and last use (unix ms: its
+ * last change, or a later use written back by md_txn_use_put). Return
+ * nonzero to stop. */
+typedef int (*md_use_cb)(void *ctx, const char *tenant, const char *path, size_t len,
+                         int64_t used_ms);
 
 /* An import mark (md_txn_import_marks): the tenant, and its last version
  * when the import began. */
@@ -350,6 +358,18 @@ struct md_store_ops {
     enum md_err (*versions_scan)(struct md_txn *t, const char *tenant, int64_t after,
                                  size_t max_rows, int64_t max_bytes, md_version_cb cb, void *ctx,
                                  int *more);
+    /* Version 4: expiry of unused files; see the wrappers below. */
+    enum md_err (*expiry_set)(struct md_txn *t, const char *tenant, int64_t expire_ms);
+    enum md_err (*expiry_get)(struct md_txn *t, const char *tenant, int64_t *expire_ms);
+    enum md_err (*use_put)(struct md_txn *t, const char *tenant, const char *path, size_t len,
+                           int64_t used_ms);
+    enum md_err (*use_get)(struct md_txn *t, const char *tenant, const char *path, size_t len,
+                           int64_t *used_ms, int64_t *size);
+    enum md_err (*expired)(struct md_txn *t, int64_t now_ms, int64_t default_ms, size_t limit,
+                           md_use_cb cb, void *ctx);
+    enum md_err (*expiring)(struct md_txn *t, const char *tenant, int64_t before_ms,
+                            const char *after, size_t after_len, size_t limit, md_use_cb cb,
+                            void *ctx);
 };
 
 /* Every engine's store and txn structs begin with these. */
@@ -791,6 +811,58 @@ static inline enum md_err md_txn_sensitive_get(struct md_txn *t, const char *ten
 static inline enum md_err md_txn_sensitive_set(struct md_txn *t, const char *tenant, int mode)
 {
     return t->store->ops->sensitive_set(t, tenant, mode);
+}
+
+/* ---- expiry of unused files (md_expiry.h) ---- */
+
+/* A file's last use is the later of its last change (a write) and the
+ * last use written back with md_txn_use_put (views; the engine keeps it
+ * beside the row and only ever moves it forward). A tenant's window
+ * (expire_ms): -1 none of its own (--expire-after applies), 0 off, else
+ * milliseconds. */
+
+/* In a write transaction: set `tenant`'s window (-1: none of its own),
+ * making the tenant when it has no data. */
+static inline enum md_err md_txn_expiry_set(struct md_txn *t, const char *tenant, int64_t expire_ms)
+{
+    return t->store->ops->expiry_set(t, tenant, expire_ms);
+}
+/* `tenant`'s window (-1 also for a tenant without data). */
+static inline enum md_err md_txn_expiry_get(struct md_txn *t, const char *tenant,
+                                            int64_t *expire_ms)
+{
+    return t->store->ops->expiry_get(t, tenant, expire_ms);
+}
+/* In a write transaction, with the tenant locked (md_txn_batch_begin):
+ * the file at `path` was used at `used_ms`; its last use moves forward
+ * to it (never back). Nothing when no file is there. */
+static inline enum md_err md_txn_use_put(struct md_txn *t, const char *tenant, const char *path,
+                                         size_t len, int64_t used_ms)
+{
+    return t->store->ops->use_put(t, tenant, path, len, used_ms);
+}
+/* The last use and size of the file at `path`; MD_ENOENT when no file is
+ * there. */
+static inline enum md_err md_txn_use_get(struct md_txn *t, const char *tenant, const char *path,
+                                         size_t len, int64_t *used_ms, int64_t *size)
+{
+    return t->store->ops->use_get(t, tenant, path, len, used_ms, size);
+}
+/* Files of any tenant whose last use is older than now_ms minus their
+ * tenant's window (`default_ms` for a tenant without one of its own; 0:
+ * off), at most `limit`, in no particular order. */
+static inline enum md_err md_txn_expired(struct md_txn *t, int64_t now_ms, int64_t default_ms,
+                                         size_t limit, md_use_cb cb, void *ctx)
+{
+    return t->store->ops->expired(t, now_ms, default_ms, limit, cb, ctx);
+}
+/* `tenant`'s files last used at or before `before_ms` whose path sorts
+ * after `after` ("" for the first), in path order, at most `limit`. */
+static inline enum md_err md_txn_expiring(struct md_txn *t, const char *tenant, int64_t before_ms,
+                                          const char *after, size_t after_len, size_t limit,
+                                          md_use_cb cb, void *ctx)
+{
+    return t->store->ops->expiring(t, tenant, before_ms, after, after_len, limit, cb, ctx);
 }
 
 /* ---- full-text search (md_search.h) ---- */

@@ -9,9 +9,11 @@
 
 #include "app/md_engines.h"
 #include "app/md_subcommands.h"
+#include "base/md_duration.h"
 #include "base/md_log.h"
 #include "base/md_version.h"
 #include "cmd/md_sensitive.h"
+#include "cmd/md_expiry.h"
 
 enum opt_type {
     O_STR,
@@ -26,7 +28,8 @@ enum opt_type {
     O_LOGLEVEL,
     O_TENANT,
     O_CIDRS,
-    O_LISTEN
+    O_LISTEN,
+    O_DURATION, /* md_duration.h; with min 0: also "off" (0) */
 };
 
 struct opt {
@@ -113,6 +116,19 @@ static const struct opt opts[] = {
     {"history-days", "MEMORYD_HISTORY_DAYS", O_UINT, OFF(history.days), 0, 36500, "DAYS",
      "versions (and change-feed entries) kept this long;\n"
      "                          0 turns history off (the feed keeps a day)          [30]"},
+    {"expire-after", "MEMORYD_EXPIRE_AFTER", O_DURATION, OFF(limits.expire_after_ms), 0, 0,
+     "DURATION|off",
+     "delete files nobody viewed or wrote for this long,\n"
+     "                          e.g. 90d, 12h, 30m, 2s (history keeps them: POST\n"
+     "                          /v1/restore); per tenant: PUT /v1/tenants/{t}/limits\n"
+     "                          \"expire_after\"                                   [off]"},
+    {"expire-granularity", "MEMORYD_EXPIRE_GRANULARITY", O_DURATION,
+     OFF(limits.expire_granularity_ms), 1, 0, "DURATION",
+     "how coarsely use times are kept: a file's use is\n"
+     "                          written to the database at most once per this, the\n"
+     "                          sweep runs this often; a restart or another\n"
+     "                          instance may miss a use this recent\n"
+     "                          [1/100 of --expire-after, 1s to 1h; off: 1h]"},
     {"shutdown-timeout", "MEMORYD_SHUTDOWN_TIMEOUT", O_UINT, OFF(shutdown_timeout), 0, 3600,
      "SECONDS", "on SIGTERM, wait this long for in-flight requests [10]"},
     {"metrics-listen", "MEMORYD_METRICS_LISTEN", O_LISTEN, OFF(http.metrics_listen), 0, 0,
@@ -296,6 +312,14 @@ static int set_opt(struct md_config *cfg, const struct opt *o, const char *val, 
         *(int *)(void *)dst = l;
         return 0;
     }
+    case O_DURATION: {
+        int64_t ms = 0;
+        if (!(o->min == 0 && strcmp(val, "off") == 0) &&
+            md_duration_parse(val, strlen(val), &ms) != 0)
+            goto bad;
+        *(int64_t *)(void *)dst = ms;
+        return 0;
+    }
     case O_PORT:
     case O_UINT:
     case O_SIZE: {
@@ -472,5 +496,8 @@ enum md_config_result md_config_load(struct md_config *cfg, int argc, char **arg
         return r;
     if (cfg->http.threads == 0)
         cfg->http.threads = default_threads(cfg->db);
+    if (cfg->limits.expire_granularity_ms == 0)
+        cfg->limits.expire_granularity_ms =
+            md_expiry_default_granularity(cfg->limits.expire_after_ms);
     return check(cfg);
 }

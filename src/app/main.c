@@ -17,8 +17,13 @@
 #include "base/md_version.h"
 #include "cmd/md_sensitive.h"
 #include "cmd/md_sensitive_modes.h"
+#include "cmd/md_uses.h"
 #include "cmd/md_writer.h"
 #include "http/md_http.h"
+
+/* Files whose last use memory keeps at most (md_uses.h: about 100 bytes
+ * each, and a bucket). */
+#define USES_MAX ((size_t)1 << 17)
 
 /* Each connection is a file descriptor: raise the soft open-file limit to
  * what --max-connections needs (plus the database, WAL, eventfds and logs),
@@ -209,9 +214,19 @@ static int serve(struct md_config *cfg, int utf8_locale)
         nkinds++;
     }
     md_metrics_sensitive_kinds(kinds, nkinds);
+    /* The files' uses, recorded by views and written back by the writer
+     * (md_uses.h), for expiry. */
+    cfg->limits.uses = md_uses_new(USES_MAX, cfg->limits.expire_granularity_ms);
+    if (!cfg->limits.uses) {
+        md_log_msg(MD_LOG_ERROR, "cannot start: out of memory", NULL);
+        md_sensitive_modes_free(modes);
+        md_sensitive_free(sensitive);
+        return 1;
+    }
     struct server s;
     if (server_start(cfg, &s) != 0) {
         md_sensitive_modes_free(modes);
+        md_uses_free(cfg->limits.uses);
         md_sensitive_free(sensitive);
         return 1;
     }
@@ -232,6 +247,7 @@ static int serve(struct md_config *cfg, int utf8_locale)
     server_stop(cfg, &s);
     md_log_stop_async();
     md_sensitive_modes_free(modes);
+    md_uses_free(cfg->limits.uses);
     md_sensitive_free(sensitive);
     return 0;
 }

@@ -65,6 +65,7 @@ static struct {
     atomic_ullong storage_errors;
     atomic_ullong sensitive[MD_METRICS_SENSITIVE_KINDS][2]; /* rejected, redacted */
     atomic_ullong pruned_versions, pruned_changes, pruned_idempotency;
+    atomic_ullong expired, uses_written;
     atomic_uint tenants_used;
     atomic_ullong tenant_overflow;
     struct tenant_slot tenants[TENANT_SLOTS];
@@ -206,6 +207,16 @@ void md_metrics_refused(enum md_metric_refusal why)
 void md_metrics_storage_error(void)
 {
     atomic_fetch_add_explicit(&M.storage_errors, 1, memory_order_relaxed);
+}
+
+void md_metrics_expired(size_t files)
+{
+    atomic_fetch_add_explicit(&M.expired, files, memory_order_relaxed);
+}
+
+void md_metrics_uses_written(size_t n)
+{
+    atomic_fetch_add_explicit(&M.uses_written, n, memory_order_relaxed);
 }
 
 void md_metrics_pruned(size_t versions, size_t changes, size_t idempotency)
@@ -380,6 +391,14 @@ static void render_other(struct out *o, const struct md_metrics_gauges *g)
          atomic_load_explicit(&M.pruned_changes, memory_order_relaxed));
     putf(o, "memoryd_pruned_rows_total{kind=\"idempotency\"} %llu\n",
          atomic_load_explicit(&M.pruned_idempotency, memory_order_relaxed));
+    family(o, "memoryd_expired", "counter",
+           "Files deleted by expiry (--expire-after): unused for longer than their window.");
+    putf(o, "memoryd_expired_total %llu\n", atomic_load_explicit(&M.expired, memory_order_relaxed));
+    family(o, "memoryd_use_times_written", "counter",
+           "Files' last use times written back to the database (at most once per file per "
+           "--expire-granularity).");
+    putf(o, "memoryd_use_times_written_total %llu\n",
+         atomic_load_explicit(&M.uses_written, memory_order_relaxed));
     if (g && g->db_bytes >= 0) {
         family(o, "memoryd_database_size_bytes", "gauge",
                "Size of the database: the SQLite file and its WAL, or pg_database_size().");

@@ -1,8 +1,8 @@
 /* limits.c — the writer's part of tenant administration:
  * PUT /v1/tenants/{t}/limits (set a tenant's quota overrides and its
- * --sensitive override, md_sensitive_modes.h, and answer
- * with its usage, md_quota.h) and DELETE /v1/tenants/{t} (erase the
- * tenant, md_txn_erase). */
+ * --sensitive override, md_sensitive_modes.h, and its expiry window,
+ * md_expiry.h, and answer with its usage, md_quota.h) and DELETE
+ * /v1/tenants/{t} (erase the tenant, md_txn_erase). */
 #include <string.h>
 
 #include "base/md_json.h"
@@ -18,11 +18,16 @@ enum md_err cmd_limits(struct cmd_ctx *c)
         e = md_txn_sensitive_set(c->t, c->tenant, sensitive);
     else if (!e)
         e = md_txn_sensitive_get(c->t, c->tenant, &sensitive);
+    if (!e && c->cmd->expire_given)
+        e = md_txn_expiry_set(c->t, c->tenant, c->cmd->expire_ms);
     struct md_usage u;
+    int64_t own = -1;
     if (!e)
         e = md_txn_usage(c->t, c->tenant, &u);
     if (!e)
-        e = md_quota_json(c->out, c->tenant, &u, sensitive, c->lim);
+        e = md_txn_expiry_get(c->t, c->tenant, &own);
+    if (!e)
+        e = md_quota_json(c->out, c->tenant, &u, sensitive, c->lim, own);
     return e;
 }
 

@@ -6,6 +6,7 @@
 
 #include "base/md_json.h"
 #include "base/md_refusals.h"
+#include "cmd/md_expiry.h"
 #include "cmd/md_sensitive.h"
 
 int64_t md_quota_max_bytes(const struct md_usage *u, const struct md_limits *lim)
@@ -72,7 +73,7 @@ static enum md_err put_override(struct md_buf *out, const char *name, int64_t v)
 }
 
 enum md_err md_quota_json(struct md_buf *out, const char *tenant, const struct md_usage *u,
-                          int sensitive, const struct md_limits *lim)
+                          int sensitive, const struct md_limits *lim, int64_t expire_own)
 {
     const char *own = md_sensitive_mode_name(sensitive);
     const char *in_force = own ? own : md_sensitive_mode_name(md_sensitive_mode(lim->sensitive));
@@ -82,10 +83,14 @@ enum md_err md_quota_json(struct md_buf *out, const char *tenant, const struct m
     if (!e)
         e = md_buf_printf(out,
                           ",\"bytes\":%lld,\"files\":%lld,\"limits\":{\"max_bytes\":%lld,"
-                          "\"max_files\":%lld,\"sensitive\":\"%s\"},\"overrides\":{",
+                          "\"max_files\":%lld,\"sensitive\":\"%s\",",
                           (long long)u->bytes, (long long)u->files,
                           (long long)md_quota_max_bytes(u, lim),
                           (long long)md_quota_max_files(u, lim), in_force);
+    if (!e)
+        e = md_expiry_json_field(out, md_expiry_window(expire_own, lim), NULL);
+    if (!e)
+        e = md_buf_puts(out, "},\"overrides\":{");
     if (!e)
         e = put_override(out, "max_bytes", u->max_bytes);
     if (!e)
@@ -93,7 +98,11 @@ enum md_err md_quota_json(struct md_buf *out, const char *tenant, const struct m
     if (!e)
         e = put_override(out, "max_files", u->max_files);
     if (!e)
-        e = own ? md_buf_printf(out, ",\"sensitive\":\"%s\"}}", own)
-                : md_buf_puts(out, ",\"sensitive\":null}}");
+        e = own ? md_buf_printf(out, ",\"sensitive\":\"%s\",", own)
+                : md_buf_puts(out, ",\"sensitive\":null,");
+    if (!e)
+        e = md_expiry_json_field(out, expire_own, "off");
+    if (!e)
+        e = md_buf_puts(out, "}}");
     return e;
 }

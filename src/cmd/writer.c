@@ -12,6 +12,7 @@
 #include "base/md_log.h"
 #include "base/md_metrics.h"
 #include "base/md_refusals.h"
+#include "cmd/md_expiry.h"
 #include "cmd/md_import.h"
 #include "store/md_tenant_cache.h"
 
@@ -25,6 +26,13 @@
 #define PRUNE_EVERY_MS 100
 #define PRUNE_IDLE_MS  10
 #define PRUNE_BUDGET   256
+
+/* Expiry (md_expiry.h) runs between batches too: the uses recorded in
+ * memory written back every --expire-granularity or every second, whichever
+ * is shorter, and a sweep of at most EXPIRE_BUDGET files every granularity
+ * (at once again while it leaves work). */
+#define EXPIRE_BUDGET    64
+#define WRITEBACK_MAX_MS 1000
 
 /* An import runs in steps of about this long (md_import.h), between the
  * writer's batches, where the store can (MD_STORE_CAP_IMPORT_APART, or
@@ -80,6 +88,9 @@ struct md_writer {
     enum { RECOVER_NONE, RECOVER_ASKED, RECOVER_DONE } recover; /* md_writer_recover */
     enum md_err recover_err;
     pthread_cond_t recovered_cv;
+    /* Expiry (the writer thread's): when uses were last written back and
+     * files last swept (CLOCK_MONOTONIC, us; 0: never). */
+    uint64_t written_at, swept_at;
 };
 
 static uint64_t now_us(void)
@@ -430,6 +441,55 @@ static void maybe_prune(struct md_writer *w, int now_please)
     pthread_mutex_unlock(&w->mu);
 }
 
+/* ---- expiry ---- */
+
+/* How often expiry's write-back runs, ms (0: never: no uses recorded). */
+static long expire_tick_ms(const struct md_writer *w)
+{
+    if (!w->lim->uses)
+        return 0;
+    int64_t g = w->lim->expire_granularity_ms;
+    return g < WRITEBACK_MAX_MS ? (long)(g > 0 ? g : 1) : WRITEBACK_MAX_MS;
+}
+
+/* Told of a tenant whose files expired: the change feed's waiters. */
+static void expired_told(void *ctx, const char *tenant)
+{
+    struct md_writer *w = ctx;
+    if (w->on_commit)
+        w->on_commit(w->on_commit_ctx, &tenant, 1);
+}
+
+/* Expiry's write-back, then its sweep, when due (the writer's thread). */
+static void maybe_expire(struct md_writer *w)
+{
+    long tick = expire_tick_ms(w);
+    uint64_t now = now_us();
+    if (!tick || (w->written_at && now - w->written_at < (uint64_t)tick * 1000))
+        return;
+    w->written_at = now;
+    size_t written;
+    enum md_err e = md_expiry_writeback(w->store, w->lim, &written);
+    if (e) {
+        md_log_msg(MD_LOG_WARN, "expiry: writing use times back failed", md_strerror(e));
+        return; /* the sweep waits for them */
+    }
+    if (w->swept_at && now - w->swept_at < (uint64_t)w->lim->expire_granularity_ms * 1000)
+        return;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    size_t expired;
+    int more;
+    e = md_expiry_sweep(w->store, w->lim, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000,
+                        EXPIRE_BUDGET, expired_told, w, &expired, &more);
+    if (e)
+        md_log_msg(MD_LOG_WARN, "expiry: sweep failed", md_strerror(e));
+    /* Work left: the next run sweeps again. */
+    w->swept_at = more && !e ? 0 : now;
+    if (!w->swept_at)
+        w->written_at = 0;
+}
+
 /* ---- imports in steps ---- */
 
 /* Is `tenant` busy with an import (w->mu held)? Its index, or -1. */
@@ -625,7 +685,7 @@ static void *writer_main(void *arg)
             continue;
         }
         while (!w->head && !w->imp_head && !w->undo_left && w->recover != RECOVER_ASKED &&
-               !w->stopping && w->prune_apart)
+               !w->stopping && w->prune_apart && !expire_tick_ms(w))
             pthread_cond_wait(&w->cv, &w->mu);
         while (!w->head && !w->imp_head && !w->undo_left && w->recover != RECOVER_ASKED &&
                !w->stopping) {
@@ -634,11 +694,15 @@ static void *writer_main(void *arg)
              * under load the queue is empty for a moment after every
              * commit (the callers are being told), and a retention run
              * there would hold up the next batch. */
-            struct timespec until = md_deadline_ms(w->prune_more ? PRUNE_IDLE_MS : 1000);
+            long wait = w->prune_more && !w->prune_apart ? PRUNE_IDLE_MS : 1000;
+            long tick = expire_tick_ms(w);
+            struct timespec until = md_deadline_ms(tick && tick < wait ? tick : wait);
             if (pthread_cond_timedwait(&w->cv, &w->mu, &until) != 0 && !w->head && !w->imp_head &&
                 !w->stopping) {
                 pthread_mutex_unlock(&w->mu);
-                maybe_prune(w, 1);
+                if (!w->prune_apart)
+                    maybe_prune(w, 1);
+                maybe_expire(w);
                 pthread_mutex_lock(&w->mu);
             }
         }
@@ -704,9 +768,11 @@ static void *writer_main(void *arg)
         w->done_tail = last;
         pthread_cond_signal(&w->done_cv);
         int importing = w->imp_head != NULL;
-        if (!w->prune_apart && !importing) {
+        if (!importing) {
             pthread_mutex_unlock(&w->mu);
-            maybe_prune(w, 0);
+            if (!w->prune_apart)
+                maybe_prune(w, 0);
+            maybe_expire(w);
             pthread_mutex_lock(&w->mu);
         }
         if (importing) {

@@ -9,8 +9,9 @@
  * asking and waiting: a commit in between wakes it at once.
  *
  * A key that sees one subtree (docs/behaviour.md 15.3) reads the entries
- * that name a path in it or above it; a path outside it is given as null,
- * and an entry that names a path above it (it touched other subtrees too)
+ * that name a path in it or above it. A path outside it is left out (a
+ * rename's is given as null, so that its two paths keep their places), and
+ * an entry that names a path not in it (it touched other subtrees too)
  * gives null for its versions and their bytes.
  */
 #include <stdlib.h>
@@ -47,7 +48,7 @@ struct change_list {
 };
 
 /* Where the entry's paths lie from the subtree: *seen, one in it or above
- * it; *above, one above it. */
+ * it; *above, one not in it. */
 static void change_where(const struct change_list *cl, const struct md_change *c, int *seen,
                          int *above)
 {
@@ -58,7 +59,7 @@ static void change_where(const struct change_list *cl, const struct md_change *c
         size_t end = nl ? (size_t)(nl - c->paths) : c->paths_len;
         enum md_within w = md_path_within(c->paths + i, end - i, cl->root, cl->root_len);
         *seen |= w != MD_OUTSIDE_SUBTREE;
-        *above |= w == MD_ABOVE_SUBTREE;
+        *above |= w != MD_IN_SUBTREE;
         i = end + 1;
     }
 }
@@ -91,15 +92,19 @@ static int change_row(void *ctx, const struct md_change *c)
         e = md_json_put_string(b, c->command, strlen(c->command));
     if (!e)
         e = md_buf_puts(b, ",\"paths\":[");
+    int positional = strcmp(c->command, "rename") == 0;
+    size_t given = 0;
     for (size_t i = 0; !e && i < c->paths_len;) {
         const char *nl = memchr(c->paths + i, '\n', c->paths_len - i);
         size_t end = nl ? (size_t)(nl - c->paths) : c->paths_len;
-        if (i)
+        int out =
+            md_path_within(c->paths + i, end - i, cl->root, cl->root_len) == MD_OUTSIDE_SUBTREE;
+        if ((!out || positional) && given++)
             e = md_buf_putc(b, ',');
-        if (!e)
-            e = md_path_within(c->paths + i, end - i, cl->root, cl->root_len) == MD_OUTSIDE_SUBTREE
-                    ? md_buf_puts(b, "null")
-                    : md_json_put_string(b, c->paths + i, end - i);
+        if (!e && out && positional)
+            e = md_buf_puts(b, "null");
+        else if (!e && !out)
+            e = md_json_put_string(b, c->paths + i, end - i);
         i = end + 1;
     }
     if (!e)

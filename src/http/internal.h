@@ -376,6 +376,7 @@ enum MHD_Result md_http_redact(struct req *r);        /* history.c */
 enum MHD_Result md_http_clear(struct req *r);         /* history.c */
 enum MHD_Result md_http_changes(struct req *r);       /* changes.c */
 enum MHD_Result md_http_search(struct req *r);        /* search.c */
+enum MHD_Result md_http_expiring(struct req *r);      /* expiring.c */
 enum MHD_Result md_http_tenants_list(struct req *r);  /* tenants.c */
 enum MHD_Result md_http_tenant_get(struct req *r);    /* tenants.c */
 enum MHD_Result md_http_tenant_erase(struct req *r);  /* tenants.c */

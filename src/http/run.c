@@ -1,15 +1,18 @@
 /*
  * run.c — a parsed command run for a request (see internal.h): the write
  * headers read into it, a view run now on the HTTP worker (or fetched by
- * the store asynchronously, on an engine that can), a write handed to the
- * writer while the connection is suspended. The answer is left in r->out,
+ * the store asynchronously, on an engine that can; a view of a file
+ * recorded as its use, md_uses.h), a write handed to the writer while the
+ * connection is suspended. The answer is left in r->out,
  * r->err and r->job for reply.c.
  */
 #include <stddef.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/md_metrics.h"
 #include "cmd/md_sensitive_modes.h"
+#include "cmd/md_uses.h"
 #include "internal.h"
 
 /* Visible ASCII (an Idempotency-Key), or printable ASCII with spaces (an
@@ -215,6 +218,19 @@ enum MHD_Result md_http_submit(struct req *r)
     return MHD_YES;
 }
 
+/* A view of a file is a use of it (md_uses.h, for expiry): recorded in
+ * memory, written back by the writer. A listing of a directory is not. */
+static void record_use(struct req *r, enum md_err e)
+{
+    struct md_uses *uses = r->h->limits->uses;
+    if (e || !uses || r->cmd.kind != MD_CMD_VIEW || !r->job.res.has_etag)
+        return;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    md_uses_record(uses, r->tenant, r->cmd.path.canon, r->cmd.path.canon_len,
+                   (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+}
+
 /* Run the read command r->cmd on `t` (ended here), or record the error
  * that kept it from starting. */
 static void run_read(struct req *r, struct md_txn *t, enum md_err e)
@@ -226,6 +242,7 @@ static void run_read(struct req *r, struct md_txn *t, enum md_err e)
         struct md_txn_stats before, after;
         md_txn_stats(t, &before);
         e = md_cmd_exec(t, r->tenant, &r->cmd, h->limits, &r->out, &r->job.res);
+        record_use(r, e);
         md_txn_stats(t, &after);
         r->cost.statements = after.statements - before.statements;
         r->cost.round_trips = after.round_trips - before.round_trips;

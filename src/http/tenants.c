@@ -2,7 +2,8 @@
  * tenants.c — tenant administration (the ADMIN rows of md_routes.def:
  * who may use them is auth.c's): GET /v1/tenants (every tenant with its
  * usage, cursor paged), GET /v1/tenants/{t} (usage and limits), PUT
- * /v1/tenants/{t}/limits (the tenant's overrides, run by the writer),
+ * /v1/tenants/{t}/limits (the tenant's overrides and expiry window, run
+ * by the writer),
  * DELETE /v1/tenants/{t} (erasure, run by the writer alone in its
  * transaction), GET /v1/tenants/{t}/export (export.c), POST
  * /v1/tenants/{t}/import (run by the writer alone in its transaction) and
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/md_duration.h"
 #include "base/md_json.h"
 #include "base/md_path.h"
 #include "cmd/md_import.h"
@@ -76,7 +78,7 @@ static enum md_err unknown_field(json_t *root, struct md_buf *why)
     {
         (void)v;
         if (strcmp(key, "max_bytes") != 0 && strcmp(key, "max_files") != 0 &&
-            strcmp(key, "sensitive") != 0)
+            strcmp(key, "sensitive") != 0 && strcmp(key, "expire_after") != 0)
             return md_buf_say(why, MD_R_LIMITS_UNKNOWN_FIELD, key);
     }
     return MD_OK;
@@ -96,8 +98,27 @@ static enum md_err sensitive_of(json_t *v, int *out, struct md_buf *why)
     return MD_OK;
 }
 
-/* Parse {"max_bytes": N|null, "max_files": N|null[, "sensitive": M|null]}
- * into r->cmd. */
+/* "expire_after" (optional: absent, the tenant's window is left as it is):
+ * a duration, "off" (0) or null (-1: none of its own). */
+static enum md_err expire_of(json_t *v, struct md_cmd *cmd, struct md_buf *why)
+{
+    cmd->expire_given = v != NULL;
+    cmd->expire_ms = -1;
+    if (!v || json_is_null(v))
+        return MD_OK;
+    const char *s = json_is_string(v) ? json_string_value(v) : NULL;
+    size_t n = s ? json_string_length(v) : 0;
+    if (s && n == 3 && memcmp(s, "off", 3) == 0) {
+        cmd->expire_ms = 0;
+        return MD_OK;
+    }
+    if (!s || md_duration_parse(s, n, &cmd->expire_ms) != 0)
+        return md_buf_say(why, MD_R_LIMITS_EXPIRE);
+    return MD_OK;
+}
+
+/* Parse {"max_bytes": N|null, "max_files": N|null[, "sensitive": M|null][, "expire_after":
+ * D|"off"|null]} into r->cmd. */
 static enum md_err parse_limits(struct req *r, struct md_buf *why)
 {
     json_error_t jerr;
@@ -114,6 +135,8 @@ static enum md_err parse_limits(struct req *r, struct md_buf *why)
         e = limit_of(json_object_get(root, "max_files"), "max_files", &r->cmd.max_files, why);
     if (!e)
         e = sensitive_of(json_object_get(root, "sensitive"), &r->cmd.sensitive, why);
+    if (!e)
+        e = expire_of(json_object_get(root, "expire_after"), &r->cmd, why);
     json_decref(root);
     return e;
 }
@@ -156,16 +179,19 @@ enum MHD_Result md_http_tenant_get(struct req *r)
     enum md_err e = md_store_read_begin(r->h->store, &t);
     struct md_usage u;
     int sensitive = -1;
+    int64_t own = -1;
     if (!e) {
         e = md_txn_usage(t, r->tenant, &u);
         if (!e)
             e = md_txn_sensitive_get(t, r->tenant, &sensitive);
+        if (!e)
+            e = md_txn_expiry_get(t, r->tenant, &own);
         md_txn_end(t);
     }
     struct md_buf json;
     md_buf_init(&json, OUT_LIMIT);
     if (!e)
-        e = md_quota_json(&json, r->tenant, &u, sensitive, r->h->limits);
+        e = md_quota_json(&json, r->tenant, &u, sensitive, r->h->limits, own);
     if (e) {
         md_buf_free(&json);
         return md_http_storage_error(r, e);

@@ -138,7 +138,7 @@ test('the key\'s scheme and the key itself are matched ignoring case (hex keys, 
   assert.deepEqual([r.status, r.json], [200, ok(`${LISTING}6B\t/memories\n6B\t/memories/a.txt`)]);
 });
 
-const NOT_FOUND = '{"error":"not found: use POST /memory, /mcp, GET /healthz, GET /readyz or the per-tenant /v1 API (history, versions, restore, redact, changes, search, memories)"}';
+const NOT_FOUND = '{"error":"not found: use POST /memory, /mcp, GET /healthz, GET /readyz or the per-tenant /v1 API (history, versions, restore, redact, changes, search, memories, expiring)"}';
 
 test('only POST /memory, /mcp, the per-tenant /v1 API, GET /healthz and GET /readyz are forwarded', async () => {
   await mdSync();

@@ -30,14 +30,14 @@ test('tenants list, show, limits, erase, export and import through a live memory
   for (const c of rows.slice(1)) assert.match(c[4], /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
 
   r = await admin(srv, ['tenants', 'show', 'alice']);
-  assert.deepEqual([r.code, r.stdout, r.stderr], [0, '{"tenant":"alice","bytes":7,"files":1,"limits":{"max_bytes":67108864,"max_files":10000,"sensitive":"reject"},"overrides":{"max_bytes":null,"max_files":null,"sensitive":null}}\n', '']);
+  assert.deepEqual([r.code, r.stdout, r.stderr], [0, '{"tenant":"alice","bytes":7,"files":1,"limits":{"max_bytes":67108864,"max_files":10000,"sensitive":"reject","expire_after":null},"overrides":{"max_bytes":null,"max_files":null,"sensitive":null,"expire_after":null}}\n', '']);
   r = await admin(srv, ['tenants', 'limits', 'alice', '--max-bytes', '100']);
-  assert.deepEqual([r.code, r.stdout], [0, '{"tenant":"alice","bytes":7,"files":1,"limits":{"max_bytes":100,"max_files":10000,"sensitive":"reject"},"overrides":{"max_bytes":100,"max_files":null,"sensitive":null}}\n'], r.stderr);
+  assert.deepEqual([r.code, r.stdout], [0, '{"tenant":"alice","bytes":7,"files":1,"limits":{"max_bytes":100,"max_files":10000,"sensitive":"reject","expire_after":null},"overrides":{"max_bytes":100,"max_files":null,"sensitive":null,"expire_after":null}}\n'], r.stderr);
   // --max-files alone keeps the max_bytes override; "default" drops one.
   r = await admin(srv, ['tenants', 'limits', 'alice', '--max-files', '5']);
-  assert.deepEqual([r.code, r.stdout], [0, '{"tenant":"alice","bytes":7,"files":1,"limits":{"max_bytes":100,"max_files":5,"sensitive":"reject"},"overrides":{"max_bytes":100,"max_files":5,"sensitive":null}}\n'], r.stderr);
+  assert.deepEqual([r.code, r.stdout], [0, '{"tenant":"alice","bytes":7,"files":1,"limits":{"max_bytes":100,"max_files":5,"sensitive":"reject","expire_after":null},"overrides":{"max_bytes":100,"max_files":5,"sensitive":null,"expire_after":null}}\n'], r.stderr);
   r = await admin(srv, ['tenants', 'limits', 'alice', '--max-bytes', 'default']);
-  assert.deepEqual([r.code, r.stdout], [0, '{"tenant":"alice","bytes":7,"files":1,"limits":{"max_bytes":67108864,"max_files":5,"sensitive":"reject"},"overrides":{"max_bytes":null,"max_files":5,"sensitive":null}}\n'], r.stderr);
+  assert.deepEqual([r.code, r.stdout], [0, '{"tenant":"alice","bytes":7,"files":1,"limits":{"max_bytes":67108864,"max_files":5,"sensitive":"reject","expire_after":null},"overrides":{"max_bytes":null,"max_files":5,"sensitive":null,"expire_after":null}}\n'], r.stderr);
 
   // export to a file, import it into a new tenant: the same tree.
   const dir = tempDir('memoryd-admin-');
@@ -66,7 +66,7 @@ test('tenants list, show, limits, erase, export and import through a live memory
   assert.deepEqual([r.code, r.stdout], [0, '{"tenant":"bob","erased":{"entries":2,"versions":1,"changes":1,"idempotency_keys":0,"api_keys":0}}\n'], r.stderr);
   // bob starts empty again; erasing it twice: the server's refusal, exit 1, its status and text.
   r = await admin(srv, ['tenants', 'show', 'bob']);
-  assert.deepEqual([r.code, r.stdout], [0, '{"tenant":"bob","bytes":0,"files":0,"limits":{"max_bytes":67108864,"max_files":10000,"sensitive":"reject"},"overrides":{"max_bytes":null,"max_files":null,"sensitive":null}}\n']);
+  assert.deepEqual([r.code, r.stdout], [0, '{"tenant":"bob","bytes":0,"files":0,"limits":{"max_bytes":67108864,"max_files":10000,"sensitive":"reject","expire_after":null},"overrides":{"max_bytes":null,"max_files":null,"sensitive":null,"expire_after":null}}\n']);
   r = await admin(srv, ['tenants', 'erase', 'bob', '--yes']);
   assert.deepEqual([r.code, r.stdout, r.stderr], [1, '', 'memoryd admin: 404: No such tenant: bob\n']);
   // A failed export leaves no file (nor its .part).

@@ -275,7 +275,7 @@ test('GET (or another method) on /memory -> 405 with Allow: POST and a tool_resu
 });
 
 test('unknown route -> 404 JSON', async () => {
-  const notFound = '{"error":"not found: use POST /memory, POST /mcp, GET /healthz, GET /readyz, GET /metrics, GET /v1/history, GET /v1/versions/{version}, POST /v1/restore, POST /v1/redact, GET /v1/changes, GET /v1/search, DELETE /v1/memories, GET /v1/tenants, GET /v1/tenants/{tenant}, PUT /v1/tenants/{tenant}/limits, GET /v1/tenants/{tenant}/export, POST /v1/tenants/{tenant}/import or GET /v1/tenants/{tenant}/secrets (see openapi.yaml)"}';
+  const notFound = '{"error":"not found: use POST /memory, POST /mcp, GET /healthz, GET /readyz, GET /metrics, GET /v1/history, GET /v1/versions/{version}, POST /v1/restore, POST /v1/redact, GET /v1/changes, GET /v1/search, DELETE /v1/memories, GET /v1/expiring, GET /v1/tenants, GET /v1/tenants/{tenant}, PUT /v1/tenants/{tenant}/limits, GET /v1/tenants/{tenant}/export, POST /v1/tenants/{tenant}/import or GET /v1/tenants/{tenant}/secrets (see openapi.yaml)"}';
   for (const [method, path] of [['GET', '/'], ['POST', '/memory/'], ['POST', '/Memory'], ['POST', '/memories'], ['GET', '/nope']]) {
     const r = await raw({ method, path, body: method === 'POST' ? '{"command":"view","path":"/memories"}' : undefined });
     assert.equal(r.status, 404, `${method} ${path}`);

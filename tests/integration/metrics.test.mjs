@@ -100,6 +100,9 @@ test('each request is counted by command and status class and timed; writes by b
   const pruned = d['memoryd_pruned_rows_total{kind="versions"}'];
   assert.ok(pruned > 0, 'no version was pruned');
   delete d['memoryd_pruned_rows_total{kind="versions"}'];
+  // The views' use times (expiry), written back by the writer when its tick comes: 0 or 1 here.
+  assert.ok([undefined, 1].includes(d.memoryd_use_times_written_total), String(d.memoryd_use_times_written_total));
+  delete d.memoryd_use_times_written_total;
   const scrapes = d[req('metrics', '2xx')];
   assert.ok(scrapes >= 1);
   assert.deepEqual(d, {
@@ -233,7 +236,7 @@ test('--metrics-listen: /metrics on its own port, 404 on the public one; --metri
   assert.ok(mport > 0 && mport !== srv.port);
   const murl = `http://127.0.0.1:${mport}`;
   const pub = await srv.request('GET', '/metrics');
-  assert.deepEqual([pub.status, pub.text], [404, '{"error":"not found: use POST /memory, POST /mcp, GET /healthz, GET /readyz, GET /v1/history, GET /v1/versions/{version}, POST /v1/restore, POST /v1/redact, GET /v1/changes, GET /v1/search, DELETE /v1/memories, GET /v1/tenants, GET /v1/tenants/{tenant}, PUT /v1/tenants/{tenant}/limits, GET /v1/tenants/{tenant}/export, POST /v1/tenants/{tenant}/import or GET /v1/tenants/{tenant}/secrets (see openapi.yaml)"}']);
+  assert.deepEqual([pub.status, pub.text], [404, '{"error":"not found: use POST /memory, POST /mcp, GET /healthz, GET /readyz, GET /v1/history, GET /v1/versions/{version}, POST /v1/restore, POST /v1/redact, GET /v1/changes, GET /v1/search, DELETE /v1/memories, GET /v1/expiring, GET /v1/tenants, GET /v1/tenants/{tenant}, PUT /v1/tenants/{tenant}/limits, GET /v1/tenants/{tenant}/export, POST /v1/tenants/{tenant}/import or GET /v1/tenants/{tenant}/secrets (see openapi.yaml)"}']);
   for (let i = 0; i < 3; i++) assert.equal((await post(srv, { command: 'view', path: '/memories' }, 'tenant-a')).status, 200);
   assert.equal((await post(srv, { command: 'create', path: '/memories/x', file_text: 'x' }, 'tenant-b')).status, 200);
   const r = await scrape(murl);

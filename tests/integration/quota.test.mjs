@@ -75,7 +75,7 @@ test('a create over the bytes limit is a 507 with the exact text, and nothing is
   assert.deepEqual(await run(srv, t, create('/memories/dir/c.txt', 1001)), full('8.7 KiB', '9.7 KiB'));
   assert.equal(await tree(srv, t), before); // no file, no directory made
   assert.deepEqual(await usage(srv, t), {
-    tenant: t, bytes: 9000, files: 2, limits: { max_bytes: 10000, max_files: 5, sensitive: 'reject' }, overrides: { max_bytes: null, max_files: null, sensitive: null },
+    tenant: t, bytes: 9000, files: 2, limits: { max_bytes: 10000, max_files: 5, sensitive: 'reject', expire_after: null }, overrides: { max_bytes: null, max_files: null, sensitive: null, expire_after: null },
   });
   // exactly up to the limit is fine
   assert.deepEqual(await run(srv, t, create('/memories/dir/c.txt', 1000)), created('/memories/dir/c.txt'));
@@ -130,7 +130,7 @@ test('the default limit is 64 MiB: "Memory is full: 63.9 MiB of 64 MiB used"', {
     assert.deepEqual(await run(s, 'big', create('/memories/c', 200000)),
       { status: 507, content: 'Memory is full: 63.9 MiB of 64 MiB used; delete or shorten files first.' });
     assert.deepEqual(await usage(s, 'big'), {
-      tenant: 'big', bytes: 32 * MiB + b, files: 2, limits: { max_bytes: 64 * MiB, max_files: 10000, sensitive: 'reject' }, overrides: { max_bytes: null, max_files: null, sensitive: null },
+      tenant: 'big', bytes: 32 * MiB + b, files: 2, limits: { max_bytes: 64 * MiB, max_files: 10000, sensitive: 'reject', expire_after: null }, overrides: { max_bytes: null, max_files: null, sensitive: null, expire_after: null },
     });
   });
 });
@@ -159,16 +159,16 @@ test('PUT /v1/tenants/{t}/limits takes effect at once; null gives the default ba
   const t = 'override';
   let r = await putLimits(srv, t, { max_bytes: 100, max_files: 2 });
   assert.equal(r.status, 200, r.text);
-  assert.deepEqual(r.json, { tenant: t, bytes: 0, files: 0, limits: { max_bytes: 100, max_files: 2, sensitive: 'reject' }, overrides: { max_bytes: 100, max_files: 2, sensitive: null } });
+  assert.deepEqual(r.json, { tenant: t, bytes: 0, files: 0, limits: { max_bytes: 100, max_files: 2, sensitive: 'reject', expire_after: null }, overrides: { max_bytes: 100, max_files: 2, sensitive: null, expire_after: null } });
   assert.deepEqual(await run(srv, t, create('/memories/a', 101)), full('0 bytes', '100 bytes'));
   assert.deepEqual(await run(srv, t, create('/memories/a', 100)), created('/memories/a'));
   assert.deepEqual(await run(srv, t, create('/memories/b', 0)), created('/memories/b'));
   assert.deepEqual(await run(srv, t, create('/memories/c', 0)), fullFiles(2, 2));
   r = await putLimits(srv, t, { max_bytes: 0, max_files: 0 });
-  assert.deepEqual(r.json.limits, { max_bytes: 0, max_files: 0, sensitive: 'reject' });
+  assert.deepEqual(r.json.limits, { max_bytes: 0, max_files: 0, sensitive: 'reject', expire_after: null });
   for (const p of ['c', 'd', 'e', 'f', 'g', 'h']) assert.deepEqual(await run(srv, t, create(`/memories/${p}`, 3000)), created(`/memories/${p}`));
   r = await putLimits(srv, t, { max_bytes: null, max_files: null });
-  assert.deepEqual(r.json, { tenant: t, bytes: 18100, files: 8, limits: { max_bytes: 10000, max_files: 5, sensitive: 'reject' }, overrides: { max_bytes: null, max_files: null, sensitive: null } });
+  assert.deepEqual(r.json, { tenant: t, bytes: 18100, files: 8, limits: { max_bytes: 10000, max_files: 5, sensitive: 'reject', expire_after: null }, overrides: { max_bytes: null, max_files: null, sensitive: null, expire_after: null } });
   assert.deepEqual(await run(srv, t, create('/memories/i', 0)), fullFiles(8, 5));
   assert.deepEqual(await usage(srv, t), r.json);
 });
@@ -176,7 +176,7 @@ test('PUT /v1/tenants/{t}/limits takes effect at once; null gives the default ba
 test('GET /v1/tenants/{t} counts bytes and files exactly through creates, edits, deletes and renames', async () => {
   const t = 'count';
   await withServer([], async (s) => {
-    assert.deepEqual(await usage(s, t), { tenant: t, bytes: 0, files: 0, limits: { max_bytes: 64 * MiB, max_files: 10000, sensitive: 'reject' }, overrides: { max_bytes: null, max_files: null, sensitive: null } });
+    assert.deepEqual(await usage(s, t), { tenant: t, bytes: 0, files: 0, limits: { max_bytes: 64 * MiB, max_files: 10000, sensitive: 'reject', expire_after: null }, overrides: { max_bytes: null, max_files: null, sensitive: null, expire_after: null } });
     await run(s, t, create('/memories/a/b/c.txt', 10));
     await run(s, t, create('/memories/a/b/d.txt', 20));
     await run(s, t, create('/memories/a/e.txt', 30));
@@ -341,10 +341,10 @@ test('bad PUT bodies get a 400 naming the problem and change nothing', async () 
     [{ max_bytes: 10, max_files: true }, must('max_files')],
     [{ max_bytes: 10, max_files: 2 ** 54 }, must('max_files')],
     [{ max_bytes: 10 }, 'Field `max_files` is required (a non-negative integer, or null for the default)'],
-    [{ max_bytes: 10, max_files: 3, max_dirs: 1 }, 'Unknown field `max_dirs`: only max_bytes, max_files and sensitive are taken'],
-    ['[1]', 'The body must be a JSON object: {"max_bytes": N|null, "max_files": N|null[, "sensitive": "reject"|"redact"|"off"|null]}'],
-    ['{"max_bytes": 1,', 'The body must be a JSON object: {"max_bytes": N|null, "max_files": N|null[, "sensitive": "reject"|"redact"|"off"|null]}'],
-    ['', 'The body must be a JSON object: {"max_bytes": N|null, "max_files": N|null[, "sensitive": "reject"|"redact"|"off"|null]}'],
+    [{ max_bytes: 10, max_files: 3, max_dirs: 1 }, 'Unknown field `max_dirs`: only max_bytes, max_files, sensitive and expire_after are taken'],
+    ['[1]', 'The body must be a JSON object: {"max_bytes": N|null, "max_files": N|null[, "sensitive": "reject"|"redact"|"off"|null][, "expire_after": "90d"|"off"|null]}'],
+    ['{"max_bytes": 1,', 'The body must be a JSON object: {"max_bytes": N|null, "max_files": N|null[, "sensitive": "reject"|"redact"|"off"|null][, "expire_after": "90d"|"off"|null]}'],
+    ['', 'The body must be a JSON object: {"max_bytes": N|null, "max_files": N|null[, "sensitive": "reject"|"redact"|"off"|null][, "expire_after": "90d"|"off"|null]}'],
   ];
   for (const [body, text] of cases) {
     const r = await putLimits(srv, t, body);
@@ -359,7 +359,7 @@ test('bad PUT bodies get a 400 naming the problem and change nothing', async () 
   r = await srv.request('GET', `/v1/tenants/${t}/other`);
   assert.deepEqual([r.status, r.json], [404, { error: 'Not found: use /v1/tenants/{tenant}, /v1/tenants/{tenant}/limits, /v1/tenants/{tenant}/export, /v1/tenants/{tenant}/import or /v1/tenants/{tenant}/secrets' }]);
   assert.deepEqual(await usage(srv, t), orig);
-  assert.deepEqual(orig.overrides, { max_bytes: 5000, max_files: 3, sensitive: null });
+  assert.deepEqual(orig.overrides, { max_bytes: 5000, max_files: 3, sensitive: null, expire_after: null });
 });
 
 const FORBIDDEN = {
@@ -374,7 +374,7 @@ test('a request through a proxy (Forwarded, X-Forwarded-For) gets 403 and change
     r = await srv.request('GET', `/v1/tenants/${t}`, { headers: h });
     assert.deepEqual([r.status, r.json], [403, FORBIDDEN]);
   }
-  assert.deepEqual((await usage(srv, t)).overrides, { max_bytes: null, max_files: null, sensitive: null });
+  assert.deepEqual((await usage(srv, t)).overrides, { max_bytes: null, max_files: null, sensitive: null, expire_after: null });
 });
 
 // An address of this machine that is not loopback, if it has one.
@@ -387,7 +387,7 @@ test('a client that is not on loopback gets 403 and changes nothing', { skip: ex
     assert.deepEqual([r.status, await r.json()], [403, FORBIDDEN]);
     r = await fetch(`${url}/v1/tenants/far`);
     assert.deepEqual([r.status, await r.json()], [403, FORBIDDEN]);
-    assert.deepEqual((await usage(s, 'far')).overrides, { max_bytes: null, max_files: null, sensitive: null });
+    assert.deepEqual((await usage(s, 'far')).overrides, { max_bytes: null, max_files: null, sensitive: null, expire_after: null });
   });
 });
 
@@ -408,6 +408,7 @@ test('migration 003 counts the files already stored', async () => {
       + ' DROP FUNCTION memoryd_files_inserted(); DROP FUNCTION memoryd_files_deleted();'
       + ' ALTER TABLE tenants DROP COLUMN files, DROP COLUMN max_bytes, DROP COLUMN max_files, DROP COLUMN sensitive;'
       + ' DROP INDEX entries_search; DROP FUNCTION memoryd_words(bytea); DROP FUNCTION memoryd_text(bytea);'
+      + ' ALTER TABLE entries DROP COLUMN used; ALTER TABLE tenants DROP COLUMN expire_ms;'
       + ' DELETE FROM memoryd_schema WHERE version >= 3;');
   } else {
     dbSql(s.dbPath, 'DROP TABLE api_keys; DROP TRIGGER entries_files_insert; DROP TRIGGER entries_files_delete;'
@@ -416,6 +417,8 @@ test('migration 003 counts the files already stored', async () => {
       + ' DROP TRIGGER entries_search_insert;'
       + ' DROP TRIGGER entries_search_delete; DROP TRIGGER entries_search_update; DROP TABLE entries_search;'
       + ' DROP TABLE search_pending; DROP TABLE imports;'
+      + ' DROP TRIGGER entries_uses_delete; DROP TRIGGER entries_uses_move; DROP TABLE uses;'
+      + ' ALTER TABLE tenants DROP COLUMN expire_ms;'
       + ' PRAGMA user_version = 2;');
   }
   const again = await startServer({ db: s.dbPath });

@@ -154,8 +154,8 @@ test('a tenant\'s own --sensitive: off, redact, cleared, left as it is; bad valu
     const limits = (tenant, body) => s.request('PUT', `/v1/tenants/${tenant}/limits`, { body: typeof body === 'string' ? body : JSON.stringify(body), headers: { 'content-type': 'application/json' } });
     const doc = (tenant, bytes, files, own, maxBytes = null) => ({
       tenant, bytes, files,
-      limits: { max_bytes: maxBytes ?? 67108864, max_files: 10000, sensitive: own ?? 'reject' },
-      overrides: { max_bytes: maxBytes, max_files: null, sensitive: own },
+      limits: { max_bytes: maxBytes ?? 67108864, max_files: 10000, sensitive: own ?? 'reject', expire_after: null },
+      overrides: { max_bytes: maxBytes, max_files: null, sensitive: own, expire_after: null },
     });
     const create = (tenant, p, text) => write(s, tenant, { command: 'create', path: p, file_text: text });
 
@@ -195,14 +195,14 @@ test('a tenant\'s own --sensitive: off, redact, cleared, left as it is; bad valu
       assert.deepEqual([r.status, r.json], [400, { error: BAD }], JSON.stringify(v));
     }
     r = await limits('bob', { max_bytes: null, max_files: null, sensitiv: 'off' });
-    assert.deepEqual([r.status, r.json], [400, { error: 'Unknown field `sensitiv`: only max_bytes, max_files and sensitive are taken' }]);
+    assert.deepEqual([r.status, r.json], [400, { error: 'Unknown field `sensitiv`: only max_bytes, max_files, sensitive and expire_after are taken' }]);
     r = await limits('bob', '[]');
-    assert.deepEqual([r.status, r.json], [400, { error: 'The body must be a JSON object: {"max_bytes": N|null, "max_files": N|null[, "sensitive": "reject"|"redact"|"off"|null]}' }]);
+    assert.deepEqual([r.status, r.json], [400, { error: 'The body must be a JSON object: {"max_bytes": N|null, "max_files": N|null[, "sensitive": "reject"|"redact"|"off"|null][, "expire_after": "90d"|"off"|null]}' }]);
     assert.deepEqual((await s.request('GET', '/v1/tenants/bob')).json, doc('bob', 33, 1, 'redact', 1000));
 
     // null: back to the server's mode (reject), at once.
     r = await limits('alice', { max_bytes: null, max_files: null, sensitive: null });
-    assert.deepEqual([r.status, r.json.overrides, r.json.limits.sensitive], [200, { max_bytes: null, max_files: null, sensitive: null }, 'reject']);
+    assert.deepEqual([r.status, r.json.overrides, r.json.limits.sensitive], [200, { max_bytes: null, max_files: null, sensitive: null, expire_after: null }, 'reject']);
     r = await create('alice', '/memories/k2.txt', `key ${AWS}\n`);
     assert.deepEqual(r, { type: 'tool_result', content: refusal('an AWS access key ID', 1), is_error: true });
     // A tenant may be stricter than the server: reject under --sensitive off is the next test's.

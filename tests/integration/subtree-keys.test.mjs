@@ -3,7 +3,7 @@
 // a fresh PostgreSQL database. One tenant, "acme", holds three parts: /memories/projects/x
 // (key X, write; key RX, read), its sibling /memories/projects/y (key Y, write) and the rest
 // (/memories/top.md, /memories/projects/xx: a name that starts as x does), written with a key of
-// the whole tenant (W). Every file of a part carries its token (S3CR3T<x>, S3CR3T<y>,
+// the whole tenant (W), with --expire-after (for GET /v1/expiring). Every file of a part carries its token (S3CR3T<x>, S3CR3T<y>,
 // S3CR3T<top>), and so does every path name outside x. X, the attacker, then tries to reach
 // the rest with every command, through /v1 (history, versions, restore, redact, the change
 // feed, search, clear) and MCP, with the attack forms of the tenant-isolation suite (traversal,
@@ -79,7 +79,7 @@ async function tree() {
 let theRest; // tree() of everything but x, before the attacks
 
 before(async () => {
-  s = await startServer({ args: ['--auth', 'keys'] });
+  s = await startServer({ args: ['--auth', 'keys', '--expire-after', '30d'] });
   key.W = await createKey(s, 'acme', 'write');
   key.X = await createKey(s, 'acme', 'write', ['--path', '/memories/projects/x']);
   key.RX = await createKey(s, 'acme', 'read', ['--path', '/memories/projects/x/']);
@@ -249,6 +249,13 @@ test('change feed and search: filtered to the subtree; MCP the same', async () =
   assert.deepEqual(await hits('/v1/search?q=file&path=/memories/projects'), ['/memories/projects/x/a.md']);
   assert.deepEqual(await hits('/v1/search?q=file&path=/memories/projects/y'), []);
   assert.deepEqual(await hits('/v1/search?q=top&path=/memories/top.md'), []);
+  // What would expire: the subtree's files alone, pages included.
+  const exp = await xGet('/v1/expiring?within=60d');
+  assert.deepEqual([exp.json.expire_after, exp.json.files.map((f) => f.path), exp.json.next_cursor], ['30d', Object.keys(X_FILES), null]);
+  const one = await xGet('/v1/expiring?within=60d&limit=1');
+  assert.deepEqual([one.json.files.map((f) => f.path), one.json.next_cursor], [['/memories/projects/x/a.md'], '/memories/projects/x/a.md']);
+  const all = await get(key.W, '/v1/expiring?within=60d&limit=1000');
+  assert.ok(all.json.files.length > Object.keys(X_FILES).length);
   // MCP: the memory tool and memory_search with X's key.
   const headers = { ...auth(key.X), 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
   const init = await fetch(`${s.url}/mcp`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } }) });

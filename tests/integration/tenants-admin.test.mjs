@@ -264,7 +264,7 @@ describe('erasure', () => {
     const again = await s.request('DELETE', `/v1/tenants/${tenant}`);
     assert.deepEqual([again.status, again.json], [404, { error: `No such tenant: ${tenant}` }]);
     const u = await s.request('GET', `/v1/tenants/${tenant}`);
-    assert.deepEqual([u.json.bytes, u.json.files, u.json.overrides], [0, 0, { max_bytes: null, max_files: null, sensitive: null }]);
+    assert.deepEqual([u.json.bytes, u.json.files, u.json.overrides], [0, 0, { max_bytes: null, max_files: null, sensitive: null, expire_after: null }]);
 
     // The name is free again and starts empty: versions and change-feed numbers from 1.
     const view = await s.post({ command: 'view', path: '/memories' }, { tenant });

@@ -99,7 +99,7 @@ test('limits set through one instance take effect on the other at once', async (
   assert.equal(r.status, 200, r.text);
   r = await servers[1].post(create('/memories/a.txt', 11), { tenant: t });
   assert.deepEqual([r.status, r.json.content], [507, 'Memory is full: 0 bytes of 10 bytes used; delete or shorten files first.']);
-  assert.deepEqual((await usage(servers[1], t)).overrides, { max_bytes: 10, max_files: null, sensitive: null });
+  assert.deepEqual((await usage(servers[1], t)).overrides, { max_bytes: 10, max_files: null, sensitive: null, expire_after: null });
   r = await servers[1].request('PUT', `/v1/tenants/${t}/limits`, { body: JSON.stringify({ max_bytes: null, max_files: null }) });
   assert.equal(r.status, 200, r.text);
   r = await servers[0].post(create('/memories/a.txt', 11), { tenant: t });

@@ -11,7 +11,8 @@
 #include "check.h"
 #include "cmd/md_cmd.h"
 
-static const struct md_limits LIM = {4u << 20, 1u << 20, 256u << 10, {4096, 255}, 0, 0, NULL, NULL};
+static const struct md_limits LIM = {4u << 20, 1u << 20, 256u << 10, {4096, 255}, 0,   0,
+                                     NULL,     NULL,     0,          0,           NULL};
 
 /* Parse a body; returns the class, the message in *out (caller frees). */
 static enum md_err parse(const char *body, size_t len, struct md_buf *out)

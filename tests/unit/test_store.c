@@ -53,7 +53,8 @@ static char g_db[1024];    /* SQLite: the database file; PostgreSQL: the databas
 static char g_pg_name[64]; /* PostgreSQL: the database's name */
 static struct md_store *S;
 static struct md_buf OUT;
-static const struct md_limits LIM = {4u << 20, 1u << 20, 256u << 10, {4096, 255}, 0, 0, NULL, NULL};
+static const struct md_limits LIM = {4u << 20, 1u << 20, 256u << 10, {4096, 255}, 0,   0,
+                                     NULL,     NULL,     0,          0,           NULL};
 static struct md_cmd_result RES; /* what the last command produced besides its text */
 
 static struct md_store *open_store(void)
@@ -698,7 +699,7 @@ static void test_multibyte(void)
 
 static void test_limits(void)
 {
-    const struct md_limits small = {1 << 20, 16, 1024, {4096, 255}, 0, 0, NULL, NULL};
+    const struct md_limits small = {1 << 20, 16, 1024, {4096, 255}, 0, 0, NULL, NULL, 0, 0, NULL};
     const char *l = "lim";
     CHECK_EQ_INT(run_lim(l, CREATE("/memories/ok.txt", "0123456789abcdef"), &small), MD_OK);
     CHECK_MEM(OUT.data, OUT.len, "File created successfully at: /memories/ok.txt");

@@ -40,6 +40,8 @@
  *   txn.c      write transactions: BEGIN, COMMIT, ROLLBACK, savepoints;
  *              the parts of a write transaction made, reset, sent, freed
  *   keys.c     API keys
+ *   expiry.c   expiry of unused files: tenants' windows, the last uses
+ *              written back, the files expired and expiring
  *   store.c    the md_store_ops table, open, close, ping, db_size, stats,
  *              wire, watch, a txn's end; every file's statements gathered
  *              (handed down at open; md_pg_statement); the engine
@@ -176,6 +178,13 @@ enum pg_stmt {
     P_LOAD_IDEM,
     P_LOAD_KEYS,
     P_TOTALS,
+    /* expiry.c */
+    P_EXPIRY_SET,
+    P_EXPIRY_GET,
+    P_USE_PUT,
+    P_USE_GET,
+    P_EXPIRED,
+    P_EXPIRING,
     P_COUNT
 };
 
@@ -204,7 +213,7 @@ struct pg_stmt_defs {
 extern const struct pg_stmt_defs md_pg_ids_stmts, md_pg_sizes_stmts, md_pg_txn_stmts,
     md_pg_tree_stmts, md_pg_views_stmts, md_pg_store_stmts, md_pg_batch_stmts, md_pg_history_stmts,
     md_pg_history_read_stmts, md_pg_idem_stmts, md_pg_prune_stmts, md_pg_tenants_stmts,
-    md_pg_search_stmts, md_pg_keys_stmts, md_pg_load_stmts;
+    md_pg_search_stmts, md_pg_keys_stmts, md_pg_load_stmts, md_pg_expiry_stmts;
 
 /* Statement `id`: its SQL, and the number and types of its parameters
  * (store.c, which gathers every file's table; NULL when no file defines
@@ -770,5 +779,19 @@ enum md_err md_pg_key_list(struct md_store *base, const char *tenant, md_key_cb 
 enum md_err md_pg_key_revoke(struct md_store *base, const char *id, int64_t now);
 enum md_err md_pg_key_find(struct md_store *base, const unsigned char *hash,
                            struct md_key_info *out);
+
+/* ---- expiry.c ---- */
+
+enum md_err md_pg_expiry_set(struct md_txn *base, const char *tenant, int64_t expire_ms);
+enum md_err md_pg_expiry_get(struct md_txn *base, const char *tenant, int64_t *expire_ms);
+enum md_err md_pg_use_put(struct md_txn *base, const char *tenant, const char *path, size_t len,
+                          int64_t used_ms);
+enum md_err md_pg_use_get(struct md_txn *base, const char *tenant, const char *path, size_t len,
+                          int64_t *used_ms, int64_t *size);
+enum md_err md_pg_expired(struct md_txn *base, int64_t now_ms, int64_t default_ms, size_t limit,
+                          md_use_cb cb, void *ctx);
+enum md_err md_pg_expiring(struct md_txn *base, const char *tenant, int64_t before_ms,
+                           const char *after, size_t after_len, size_t limit, md_use_cb cb,
+                           void *ctx);
 
 #endif

@@ -45,7 +45,7 @@ static const struct pg_stmt_defs *const stmt_files[] = {
     &md_pg_ids_stmts,          &md_pg_sizes_stmts, &md_pg_txn_stmts,   &md_pg_tree_stmts,
     &md_pg_views_stmts,        &md_pg_store_stmts, &md_pg_batch_stmts, &md_pg_history_stmts,
     &md_pg_history_read_stmts, &md_pg_idem_stmts,  &md_pg_prune_stmts, &md_pg_tenants_stmts,
-    &md_pg_search_stmts,       &md_pg_keys_stmts,  &md_pg_load_stmts,
+    &md_pg_search_stmts,       &md_pg_keys_stmts,  &md_pg_load_stmts,  &md_pg_expiry_stmts,
 };
 
 static const struct pg_stmt_def *stmt_find(enum pg_stmt id)
@@ -211,6 +211,12 @@ static const struct md_store_ops pg_ops = {
     .sensitive_get = md_pg_sensitive_get,
     .sensitive_set = md_pg_sensitive_set,
     .versions_scan = md_pg_versions_scan,
+    .expiry_set = md_pg_expiry_set,
+    .expiry_get = md_pg_expiry_get,
+    .use_put = md_pg_use_put,
+    .use_get = md_pg_use_get,
+    .expired = md_pg_expired,
+    .expiring = md_pg_expiring,
     .db_size = pg_db_size,
     .watch = pg_watch,
     .usage = md_pg_usage,

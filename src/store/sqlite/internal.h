@@ -32,6 +32,8 @@
  *                 (md_store_backup)
  *   imports.c     the marks of imports written in steps; forgetting the
  *                 history of an undone one
+ *   expiry.c      expiry of unused files: tenants' windows, the last uses
+ *                 written back, the files expired and expiring
  *   store.c       the md_store_ops table, open and close, what every
  *                 connection is opened with (struct sq_conn_setup), the
  *                 engine descriptor md_engine_sqlite, the hooks for tests
@@ -159,6 +161,13 @@ enum stmt_id {
     S_IMPORT_MARK_GET,
     S_IMPORT_CUT_VERSIONS,
     S_IMPORT_CUT_CHANGES,
+    /* expiry.c: expiry of unused files */
+    S_EXPIRY_SET,
+    S_EXPIRY_GET,
+    S_USE_PUT,
+    S_USE_GET,
+    S_EXPIRED,
+    S_EXPIRING,
     S_COUNT
 };
 
@@ -174,6 +183,7 @@ extern const char *const sq_search_sql[S_COUNT];
 extern const char *const sq_keys_sql[S_COUNT];
 extern const char *const sq_dump_sql[S_COUNT];
 extern const char *const sq_imports_sql[S_COUNT];
+extern const char *const sq_expiry_sql[S_COUNT];
 
 /* Columns of a row read back: a version (sq_version_of, content after
  * them), a change-feed entry (sq_change_of), an API key (sq_key_of, its
@@ -561,5 +571,18 @@ enum md_err sq_import_mark(struct md_txn *base, const char *tenant);
 enum md_err sq_import_unmark(struct md_txn *base, const char *tenant);
 enum md_err sq_import_marks(struct md_txn *base, md_import_mark_cb cb, void *ctx);
 enum md_err sq_import_forget(struct md_txn *base, const char *tenant);
+
+/* ---- expiry.c: expiry of unused files (md_store.h) ---- */
+
+enum md_err sq_expiry_set(struct md_txn *base, const char *tenant, int64_t expire_ms);
+enum md_err sq_expiry_get(struct md_txn *base, const char *tenant, int64_t *expire_ms);
+enum md_err sq_use_put(struct md_txn *base, const char *tenant, const char *path, size_t len,
+                       int64_t used_ms);
+enum md_err sq_use_get(struct md_txn *base, const char *tenant, const char *path, size_t len,
+                       int64_t *used_ms, int64_t *size);
+enum md_err sq_expired(struct md_txn *base, int64_t now_ms, int64_t default_ms, size_t limit,
+                       md_use_cb cb, void *ctx);
+enum md_err sq_expiring(struct md_txn *base, const char *tenant, int64_t before_ms,
+                        const char *after, size_t after_len, size_t limit, md_use_cb cb, void *ctx);
 
 #endif

@@ -172,6 +172,12 @@ static const struct md_store_ops sqlite_ops = {
     .sensitive_get = sq_sensitive_get,
     .sensitive_set = sq_sensitive_set,
     .versions_scan = sq_versions_scan,
+    .expiry_set = sq_expiry_set,
+    .expiry_get = sq_expiry_get,
+    .use_put = sq_use_put,
+    .use_get = sq_use_get,
+    .expired = sq_expired,
+    .expiring = sq_expiring,
 };
 
 /* Process-wide SQLite settings, before its first use: no memory statistics
@@ -202,7 +208,7 @@ static int db_settings(struct sq_store *s, sqlite3 *db, int writer, char *why, s
 /* The statements of every file, in the order of enum stmt_id's groups. */
 static const char *const *const sql_tables[] = {
     sq_txn_sql,     sq_sizes_sql,  sq_entries_sql, sq_tree_sql, sq_history_sql, sq_quota_sql,
-    sq_tenants_sql, sq_search_sql, sq_keys_sql,    sq_dump_sql, sq_imports_sql,
+    sq_tenants_sql, sq_search_sql, sq_keys_sql,    sq_dump_sql, sq_imports_sql, sq_expiry_sql,
 };
 static const struct sq_function *const sql_functions[] = {&sq_search_score};
 
@@ -296,18 +302,28 @@ const struct md_engine md_engine_sqlite = {
  * a tenant's (memoryd keys list). The dump and the totals read every row
  * of the database, or of a tenant, by design (md_txn_dump,
  * md_txn_totals). The marks of imports are read whole, once at start (a
- * row per import running when memoryd stopped). */
+ * row per import running when memoryd stopped). Expiry's sweep reads the
+ * files of the tenants whose expiry is on, once per granularity, and GET
+ * /v1/expiring a tenant's files, by design (md_txn_expired,
+ * md_txn_expiring); a use written back selects its one constant row (the
+ * file's existence a lookup of the key). */
 static const unsigned char plan_exempt[S_COUNT] = {
-    [S_SEARCH_SCAN] = 1,        [S_SEARCH_OPTIMIZE] = 1, [S_SEARCH_NOTED] = 1,
-    [S_SEARCH_FLUSH_OUT] = 1,   [S_SEARCH_FLUSH_IN] = 1, [S_SEARCH_FLUSH_CLEAR] = 1,
-    [S_IDEM_SCRUB] = 1,         [S_CHANGES_OLDEST] = 1,  [S_PRUNE_AGE_SCAN] = 1,
-    [S_PRUNE_CHANGES_SCAN] = 1, [S_SNAP_BEFORE] = 1,     [S_TENANTS_LIST] = 1,
-    [S_ERASE_ENTRIES] = 1,      [S_ERASE_VERSIONS] = 1,  [S_ERASE_CHANGES] = 1,
-    [S_ERASE_IDEM] = 1,         [S_ERASE_KEYS] = 1,      [S_ERASE_TENANT] = 1,
-    [S_KEY_LIST_ALL] = 1,       [S_KEY_LIST_TENANT] = 1, [S_DUMP_TENANTS] = 1,
-    [S_DUMP_ENTRIES] = 1,       [S_DUMP_VERSIONS] = 1,   [S_DUMP_CHANGES] = 1,
-    [S_DUMP_IDEM] = 1,          [S_DUMP_KEYS] = 1,       [S_TOTALS] = 1,
-    [S_IMPORT_MARKS] = 1,
+    [S_SEARCH_SCAN] = 1,     [S_SEARCH_OPTIMIZE] = 1,
+    [S_SEARCH_NOTED] = 1,    [S_SEARCH_FLUSH_OUT] = 1,
+    [S_SEARCH_FLUSH_IN] = 1, [S_SEARCH_FLUSH_CLEAR] = 1,
+    [S_IDEM_SCRUB] = 1,      [S_CHANGES_OLDEST] = 1,
+    [S_PRUNE_AGE_SCAN] = 1,  [S_PRUNE_CHANGES_SCAN] = 1,
+    [S_SNAP_BEFORE] = 1,     [S_TENANTS_LIST] = 1,
+    [S_ERASE_ENTRIES] = 1,   [S_ERASE_VERSIONS] = 1,
+    [S_ERASE_CHANGES] = 1,   [S_ERASE_IDEM] = 1,
+    [S_ERASE_KEYS] = 1,      [S_ERASE_TENANT] = 1,
+    [S_KEY_LIST_ALL] = 1,    [S_KEY_LIST_TENANT] = 1,
+    [S_DUMP_TENANTS] = 1,    [S_DUMP_ENTRIES] = 1,
+    [S_DUMP_VERSIONS] = 1,   [S_DUMP_CHANGES] = 1,
+    [S_DUMP_IDEM] = 1,       [S_DUMP_KEYS] = 1,
+    [S_TOTALS] = 1,          [S_IMPORT_MARKS] = 1,
+    [S_EXPIRED] = 1,         [S_EXPIRING] = 1,
+    [S_USE_PUT] = 1,
 };
 
 /* Whether a line of EXPLAIN QUERY PLAN finds its rows by a search that
