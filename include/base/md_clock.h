@@ -15,6 +15,14 @@ static inline uint64_t md_now_us(void)
     return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
+/* CLOCK_REALTIME in milliseconds since the epoch (times that are stored). */
+static inline int64_t md_wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + (int64_t)(ts.tv_nsec / 1000000);
+}
+
 /* CLOCK_REALTIME `us` microseconds from now (us >= 0), as
  * pthread_cond_timedwait takes it. */
 static inline struct timespec md_deadline_us(long long us)

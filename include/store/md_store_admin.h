@@ -79,6 +79,8 @@ struct md_dump_tenant {
     int64_t last_version; /* its counters (md_history.h) */
     int64_t last_seq;
     int64_t max_bytes, max_files; /* its overrides; -1: none */
+    int64_t sensitive;            /* its --sensitive override (md_txn_sensitive_get); -1: none */
+    int64_t expire_ms;            /* its expiry window (md_txn_expiry_get); -1: none */
 };
 /* An entry as stored. */
 struct md_dump_entry {
@@ -87,6 +89,7 @@ struct md_dump_entry {
     int depth;
     enum md_kind kind;
     int64_t size, mtime;
+    int64_t used; /* a file's last use written back (md_txn_use_put); 0: none */
     int has_sha256;
     unsigned char sha256[MD_SHA256_LEN];
     const char *content; /* files; NULL for directories */

@@ -12,8 +12,8 @@
 #include "base/md_duration.h"
 #include "base/md_log.h"
 #include "base/md_version.h"
-#include "cmd/md_sensitive.h"
 #include "cmd/md_expiry.h"
+#include "cmd/md_sensitive.h"
 
 enum opt_type {
     O_STR,

@@ -168,5 +168,8 @@ enum md_within md_path_within(const char *p, size_t plen, const char *root, size
     if (!root || (plen == rlen && memcmp(p, root, rlen) == 0) ||
         md_path_is_inside(p, plen, root, rlen))
         return MD_IN_SUBTREE;
-    return md_path_is_inside(root, rlen, p, plen) ? MD_ABOVE_SUBTREE : MD_OUTSIDE_SUBTREE;
+    /* `p` is the directory: is the subtree inside it? */
+    const char *sub = root, *dir = p;
+    size_t sublen = rlen, dirlen = plen;
+    return md_path_is_inside(sub, sublen, dir, dirlen) ? MD_ABOVE_SUBTREE : MD_OUTSIDE_SUBTREE;
 }

@@ -727,13 +727,6 @@ static enum md_err phase_entries(struct md_import *im, struct cmd_ctx *c, uint64
     return e;
 }
 
-static int64_t wall_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 enum md_err md_import_step(struct md_import *im, struct md_txn *t, struct md_buf *out,
                            struct md_cmd_result *res, uint64_t budget_us, int *done)
 {
@@ -746,7 +739,7 @@ enum md_err md_import_step(struct md_import *im, struct md_txn *t, struct md_buf
         /* Each step's transaction goes on with the same command (EACH): what
          * the earlier ones recorded is counted into its one change-feed
          * entry, at the end. */
-        struct md_write_meta m = {im->cmd->name, im->cmd->actor, wall_ms(), im->res.change};
+        struct md_write_meta m = {im->cmd->name, im->cmd->actor, md_wall_ms(), im->res.change};
         e = md_txn_cmd_begin(t, im->tenant, &m);
     }
     /* Something is written in every step, however short its budget. */
@@ -845,7 +838,7 @@ static enum md_err restore_root(struct md_txn *t, const char *tenant, int64_t be
     md_buf_init(&out, (size_t)64 * 1024);
     struct md_cmd_result res = {0};
     struct cmd_ctx c = {t, tenant, &cmd, lim, &out, &res};
-    struct md_write_meta m = {cmd.name, NULL, wall_ms(), {0, 0, 0, 0}};
+    struct md_write_meta m = {cmd.name, NULL, md_wall_ms(), {0, 0, 0, 0}};
     enum md_err e = md_txn_cmd_begin(t, tenant, &m);
     if (!e)
         e = cmd_restore(&c);

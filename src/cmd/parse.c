@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/md_clock.h"
 #include "base/md_json.h"
 #include "base/md_json_read.h"
 #include "base/md_log.h"
@@ -445,14 +446,6 @@ enum md_err md_cmd_parse_op(struct md_cmd *cmd, enum md_cmd_kind kind, const cha
     return e ? e : parse_fields(cmd, &commands[kind], cmd->json, lim, out);
 }
 
-/* The wall clock in milliseconds (what versions and changes record). */
-static int64_t wall_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* The JSON answer of a restore or a redaction (POST /v1/...), written
  * here because it names the change-feed entry the write got. */
 static enum md_err op_answer(const struct md_cmd *cmd, const struct md_cmd_result *res,
@@ -493,7 +486,7 @@ enum md_err md_cmd_exec(struct md_txn *t, const char *tenant, const struct md_cm
     if (g)
         return g;
     if (cmd->write) {
-        struct md_write_meta m = {cmd->name, cmd->actor, wall_ms(), {0, 0, 0, 0}};
+        struct md_write_meta m = {cmd->name, cmd->actor, md_wall_ms(), {0, 0, 0, 0}};
         enum md_err e = md_txn_cmd_begin(t, tenant, &m);
         if (e)
             return e;

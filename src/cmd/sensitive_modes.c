@@ -65,7 +65,7 @@ static void keep(struct md_sensitive_modes *m, const char *tenant, int mode, uin
     uint64_t expires = md_now_us() + (uint64_t)MD_SENSITIVE_MODES_TTL_MS * 1000u;
     pthread_mutex_lock(&m->mu);
     if (m->generation == gen && strlen(tenant) < sizeof sl->name) {
-        strcpy(sl->name, tenant);
+        memcpy(sl->name, tenant, strlen(tenant) + 1);
         sl->mode = mode;
         sl->expires_us = expires;
     }

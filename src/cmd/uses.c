@@ -46,7 +46,7 @@ struct md_uses *md_uses_new(size_t cap, int64_t granularity_ms)
     u->nbuckets = 1;
     while (u->nbuckets < u->cap)
         u->nbuckets *= 2;
-    u->buckets = calloc(u->nbuckets, sizeof *u->buckets);
+    u->buckets = calloc(u->nbuckets, sizeof(struct use_entry *));
     if (!u->buckets) {
         free(u);
         return NULL;

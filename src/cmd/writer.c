@@ -415,11 +415,8 @@ static void maybe_prune(struct md_writer *w, int now_please)
         w->prune_apart ? md_store_prune_begin(w->store, &t) : md_store_write_begin(w->store, &t);
     if (b != MD_OK)
         return; /* the next batch will tell */
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
     struct md_pruned pruned = {0};
-    enum md_err e =
-        md_txn_prune(t, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, PRUNE_BUDGET, &pruned);
+    enum md_err e = md_txn_prune(t, md_wall_ms(), PRUNE_BUDGET, &pruned);
     size_t deleted = md_pruned_total(&pruned);
     w->prune_more = !e && pruned.more;
     if (e) {
@@ -476,12 +473,10 @@ static void maybe_expire(struct md_writer *w)
     }
     if (w->swept_at && now - w->swept_at < (uint64_t)w->lim->expire_granularity_ms * 1000)
         return;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
     size_t expired;
     int more;
-    e = md_expiry_sweep(w->store, w->lim, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000,
-                        EXPIRE_BUDGET, expired_told, w, &expired, &more);
+    e = md_expiry_sweep(w->store, w->lim, md_wall_ms(), EXPIRE_BUDGET, expired_told, w, &expired,
+                        &more);
     if (e)
         md_log_msg(MD_LOG_WARN, "expiry: sweep failed", md_strerror(e));
     /* Work left: the next run sweeps again. */

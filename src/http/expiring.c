@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/md_clock.h"
 #include "base/md_duration.h"
 #include "base/md_json.h"
 #include "base/md_path.h"
@@ -51,22 +52,16 @@ static int expiring_row(void *ctx, const char *tenant, const char *path, size_t 
         used_ms = mem;
     if (used_ms > x->before)
         return 0; /* used since, here */
+    int64_t expires = used_ms + x->window;
     enum md_err e = md_buf_puts(x->json, x->n ? ",{\"path\":" : "{\"path\":");
     if (!e)
         e = md_json_put_string(x->json, path, len);
     if (!e)
         e = md_buf_printf(x->json, ",\"last_used\":%lld,\"expires_at\":%lld}", (long long)used_ms,
-                          (long long)(used_ms + x->window));
+                          (long long)expires);
     x->n++;
     x->err = e;
     return e != MD_OK;
-}
-
-static int64_t wall_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* The page into `json`. */
@@ -79,7 +74,7 @@ static enum md_err list_expiring(struct req *r, int64_t within, const char *afte
     if (!e)
         e = md_txn_expiry_get(t, r->tenant, &own);
     x->window = md_expiry_window(own, r->h->limits);
-    x->before = wall_ms() + within - x->window;
+    x->before = md_wall_ms() + within - x->window;
     if (!e)
         e = md_buf_puts(x->json, "{");
     if (!e)

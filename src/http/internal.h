@@ -365,26 +365,26 @@ static inline const char *md_http_key_root(const struct req *r)
 
 /* ---- the handlers (md_routes.def) ---- */
 
-enum MHD_Result md_http_memory(struct req *r);        /* memory.c */
-enum MHD_Result md_http_mcp(struct req *r);           /* mcp.c */
-enum MHD_Result md_http_health(struct req *r);        /* health.c */
-enum MHD_Result md_http_metrics(struct req *r);       /* metrics.c */
-enum MHD_Result md_http_history(struct req *r);       /* history.c */
-enum MHD_Result md_http_version(struct req *r);       /* history.c */
-enum MHD_Result md_http_restore(struct req *r);       /* history.c */
-enum MHD_Result md_http_redact(struct req *r);        /* history.c */
-enum MHD_Result md_http_clear(struct req *r);         /* history.c */
-enum MHD_Result md_http_changes(struct req *r);       /* changes.c */
-enum MHD_Result md_http_search(struct req *r);        /* search.c */
-enum MHD_Result md_http_expiring(struct req *r);      /* expiring.c */
-enum MHD_Result md_http_tenants_list(struct req *r);  /* tenants.c */
-enum MHD_Result md_http_tenant_get(struct req *r);    /* tenants.c */
-enum MHD_Result md_http_tenant_erase(struct req *r);  /* tenants.c */
-enum MHD_Result md_http_tenant_limits(struct req *r); /* tenants.c */
-enum MHD_Result md_http_tenant_export(struct req *r); /* tenants.c, export.c */
+enum MHD_Result md_http_memory(struct req *r);         /* memory.c */
+enum MHD_Result md_http_mcp(struct req *r);            /* mcp.c */
+enum MHD_Result md_http_health(struct req *r);         /* health.c */
+enum MHD_Result md_http_metrics(struct req *r);        /* metrics.c */
+enum MHD_Result md_http_history(struct req *r);        /* history.c */
+enum MHD_Result md_http_version(struct req *r);        /* history.c */
+enum MHD_Result md_http_restore(struct req *r);        /* history.c */
+enum MHD_Result md_http_redact(struct req *r);         /* history.c */
+enum MHD_Result md_http_clear(struct req *r);          /* history.c */
+enum MHD_Result md_http_changes(struct req *r);        /* changes.c */
+enum MHD_Result md_http_search(struct req *r);         /* search.c */
+enum MHD_Result md_http_expiring(struct req *r);       /* expiring.c */
+enum MHD_Result md_http_tenants_list(struct req *r);   /* tenants.c */
+enum MHD_Result md_http_tenant_get(struct req *r);     /* tenants.c */
+enum MHD_Result md_http_tenant_erase(struct req *r);   /* tenants.c */
+enum MHD_Result md_http_tenant_limits(struct req *r);  /* tenants.c */
+enum MHD_Result md_http_tenant_export(struct req *r);  /* tenants.c, export.c */
 enum MHD_Result md_http_tenant_secrets(struct req *r); /* tenants.c, md_scan.h */
-enum MHD_Result md_http_tenant_import(struct req *r); /* tenants.c */
-enum MHD_Result md_http_not_in_family(struct req *r); /* routes.c */
+enum MHD_Result md_http_tenant_import(struct req *r);  /* tenants.c */
+enum MHD_Result md_http_not_in_family(struct req *r);  /* routes.c */
 
 /* export.c: the tar stream of r->tenant (the caller is allowed). */
 enum MHD_Result md_http_export(struct req *r);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/md_clock.h"
 #include "base/md_metrics.h"
 #include "cmd/md_sensitive_modes.h"
 #include "cmd/md_uses.h"
@@ -225,10 +226,7 @@ static void record_use(struct req *r, enum md_err e)
     struct md_uses *uses = r->h->limits->uses;
     if (e || !uses || r->cmd.kind != MD_CMD_VIEW || !r->job.res.has_etag)
         return;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    md_uses_record(uses, r->tenant, r->cmd.path.canon, r->cmd.path.canon_len,
-                   (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+    md_uses_record(uses, r->tenant, r->cmd.path.canon, r->cmd.path.canon_len, md_wall_ms());
 }
 
 /* Run the read command r->cmd on `t` (ended here), or record the error

@@ -52,6 +52,8 @@ const FLAGS = [
   ['sensitive', 'MEMORYD_SENSITIVE'],
   ['sensitive-cards', 'MEMORYD_SENSITIVE_CARDS'],
   ['sensitive-patterns', 'MEMORYD_SENSITIVE_PATTERNS'],
+  ['expire-after', 'MEMORYD_EXPIRE_AFTER'],
+  ['expire-granularity', 'MEMORYD_EXPIRE_GRANULARITY'],
   ['log-level', 'MEMORYD_LOG_LEVEL'],
 ];
 

@@ -405,23 +405,30 @@ test('every tenant of a SQLite database copied exactly: rows, views, sizes; then
   assert.equal(Object.values(sqliteViews).filter(([s]) => s !== 200).length, 0);
 
   // A tenant's own quota limits (and the file counts, which the target's triggers keep).
-  execFileSync('sqlite3', [sqlitePath, "UPDATE tenants SET max_bytes = 12345 WHERE name = 'alpha'; UPDATE tenants SET max_files = 0 WHERE name = 'big'"]);
+  // Its --sensitive mode and expiry window; a file's use written back (the uses table).
+  execFileSync('sqlite3', [sqlitePath, "UPDATE tenants SET max_bytes = 12345, sensitive = 2, expire_ms = 86400000 WHERE name = 'alpha'; UPDATE tenants SET max_files = 0, expire_ms = 0 WHERE name = 'big';"
+    + " INSERT OR REPLACE INTO uses (tenant, path, used) SELECT tenant, path, 1767225600000 FROM entries WHERE kind = 0 AND path = '/memories/edit.md'"]);
   const quotaOf = (out) => out.trim().split('\n').sort();
-  const sqliteQuota = quotaOf(sq('SELECT name, files, max_bytes, max_files FROM tenants'));
-  assert.ok(sqliteQuota.some((l) => /^alpha\|[1-9]\d*\|12345\|$/.test(l)) && sqliteQuota.some((l) => /^big\|[1-9]\d*\|\|0$/.test(l)), sqliteQuota.join(' '));
+  const TENANT_ROWS = 'SELECT name, files, max_bytes, max_files, sensitive, expire_ms FROM tenants';
+  const sqliteQuota = quotaOf(sq(TENANT_ROWS));
+  assert.ok(sqliteQuota.some((l) => /^alpha\|[1-9]\d*\|12345\|\|2\|86400000$/.test(l)) && sqliteQuota.some((l) => /^big\|[1-9]\d*\|\|0\|\|0$/.test(l)), sqliteQuota.join(' '));
+  const USES = 'SELECT t.name, u.path, u.used FROM uses u JOIN tenants t ON t.id = u.tenant ORDER BY 1, 2';
+  const sqliteUses = sq(USES).trim();
+  assert.match(sqliteUses, /^alpha\|\/memories\/edit\.md\|1767225600000$/m);
 
   // API keys (memoryd keys): one valid, one revoked, one of a tenant without data.
   const made = [];
-  for (const [tenant, scope] of [['alpha', 'write'], ['beta.2', 'read'], ['nodata', 'admin']]) {
-    const k = await runMemoryd(['keys', 'create', '--db', sqlitePath, '--tenant', tenant, '--scope', scope, '--name', `key of ${tenant}`]);
+  for (const [tenant, scope, extra] of [['alpha', 'write', ['--path', '/memories/sub']], ['beta.2', 'read', []], ['nodata', 'admin', []]]) {
+    const k = await runMemoryd(['keys', 'create', '--db', sqlitePath, '--tenant', tenant, '--scope', scope, '--name', `key of ${tenant}`, ...extra]);
     assert.equal(k.code, 0, k.stderr);
     made.push(k.stdout.split('\n')[1].slice(4));
   }
   assert.equal((await runMemoryd(['keys', 'revoke', '--db', sqlitePath, made[1]])).code, 0);
-  const KEY_ROWS = (hex) => `SELECT id, ${hex}, tenant, scope, name, created_at, coalesce(revoked_at, -1) FROM api_keys ORDER BY id`;
+  const KEY_ROWS = (hex) => `SELECT id, ${hex}, tenant, scope, name, created_at, coalesce(revoked_at, -1), coalesce(path, '-') FROM api_keys ORDER BY id`;
   const sqliteKeys = sq(KEY_ROWS('lower(hex(hash))')).trim().split('\n');
   assert.equal(sqliteKeys.length, 3);
-  assert.equal(sqliteKeys.filter((l) => !l.endsWith('|-1')).length, 1);
+  assert.equal(sqliteKeys.filter((l) => !l.includes('|-1|')).length, 1);
+  assert.equal(sqliteKeys.filter((l) => l.endsWith('|/memories/sub')).length, 1);
 
   // The copy.
   uri = await createDatabase();
@@ -430,7 +437,8 @@ test('every tenant of a SQLite database copied exactly: rows, views, sizes; then
   const m = await runMemoryd(['migrate', '--from', sqlitePath, '--to', uri], { env: { MEMORYD_PROGRESS_MS: '20' } });
   assert.deepEqual([m.code, m.stdout], [0,
     `memoryd migrate: copied 6 tenants, ${rows.length} entries, ${bytes} bytes of files from ${sqlitePath} to ${uri}\n`]);
-  assert.deepEqual(quotaOf(psql(uri, 'SELECT name, files, max_bytes, max_files FROM tenants')), sqliteQuota);
+  assert.deepEqual(quotaOf(psql(uri, TENANT_ROWS)), sqliteQuota);
+  assert.equal(psql(uri, 'SELECT t.name, e.path, e.used FROM entries e JOIN tenants t ON t.id = e.tenant WHERE e.used > 0 ORDER BY 1, 2').trim(), sqliteUses);
   assert.deepEqual(psql(uri, KEY_ROWS("encode(hash, 'hex')")).trim().split('\n'), sqliteKeys);
   // The schema made in the fresh database, in memoryd's log format (the backend's migration).
   // One line per migration of sql/postgres/ applied to the empty target, in order.

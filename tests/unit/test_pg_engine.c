@@ -131,7 +131,7 @@ static enum md_err load_entry(struct md_txn *t, const char *path, enum md_kind k
 static enum md_err load_tenant(struct md_txn *t, const char *name)
 {
     struct md_dump_row r = {.kind = MD_DUMP_TENANT};
-    r.u.tenant = (struct md_dump_tenant){name, 1234, 2, 1, -1, 10};
+    r.u.tenant = (struct md_dump_tenant){name, 1234, 2, 1, -1, 10, -1, -1};
     return md_txn_load(t, &r);
 }
 

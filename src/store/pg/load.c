@@ -30,18 +30,19 @@
 
 static const struct pg_stmt_def stmts[] = {
     {P_LOAD_TENANT,
-     "INSERT INTO tenants (name, created_at, last_version, last_seq, max_bytes, max_files)"
-     " VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (name) DO NOTHING RETURNING id",
-     6,
-     {OID_TEXT, OID_INT8, OID_INT8, OID_INT8, OID_INT8, OID_INT8},
+     "INSERT INTO tenants (name, created_at, last_version, last_seq, max_bytes, max_files,"
+     " sensitive, expire_ms)"
+     " VALUES ($1, $2, $3, $4, $5, $6, $7::int2, $8) ON CONFLICT (name) DO NOTHING RETURNING id",
+     8,
+     {OID_TEXT, OID_INT8, OID_INT8, OID_INT8, OID_INT8, OID_INT8, OID_INT8, OID_INT8},
      0},
     {P_LOAD_ENTRIES,
-     "INSERT INTO entries (tenant, path, depth, kind, size, mtime, sha256, content)"
+     "INSERT INTO entries (tenant, path, depth, kind, size, mtime, sha256, content, used)"
      " SELECT $1, * FROM unnest($2::text[], $3::int4[], $4::int2[], $5::int8[], $6::int8[],"
-     " $7::bytea[], $8::bytea[])",
-     8,
+     " $7::bytea[], $8::bytea[], $9::int8[])",
+     9,
      {OID_INT8, OID_TEXTARRAY, OID_INT4ARRAY, OID_INT2ARRAY, OID_INT8ARRAY, OID_INT8ARRAY,
-      OID_BYTEAARRAY, OID_BYTEAARRAY},
+      OID_BYTEAARRAY, OID_BYTEAARRAY, OID_INT8ARRAY},
      0},
     {P_LOAD_VERSIONS,
      "INSERT INTO versions (tenant, version, path, existed, sha256, size, time, command, actor,"
@@ -103,8 +104,9 @@ static const struct load_table {
 } tables[] = {
     [MD_DUMP_ENTRY] = {P_LOAD_ENTRIES,
                        1,
-                       7,
-                       {OID_TEXT, OID_INT4, OID_INT2, OID_INT8, OID_INT8, OID_BYTEA, OID_BYTEA}},
+                       8,
+                       {OID_TEXT, OID_INT4, OID_INT2, OID_INT8, OID_INT8, OID_BYTEA, OID_BYTEA,
+                        OID_INT8}},
     [MD_DUMP_VERSION] = {P_LOAD_VERSIONS,
                          1,
                          11,
@@ -232,6 +234,7 @@ static void entry_row(struct row_add *r, const struct md_dump_entry *e)
     add_i64(r, e->mtime);
     add_bytes(r, e->has_sha256 ? e->sha256 : NULL, MD_SHA256_LEN);
     add_bytes(r, e->content, e->content_len);
+    add_i64(r, e->used);
 }
 
 static void version_row(struct row_add *r, const struct md_version *v)
@@ -302,6 +305,8 @@ static enum md_err load_tenant(struct pg_txn *t, struct pg_load *l, const struct
     md_pg_i64(&p, d->last_seq);
     md_pg_i64_or_null(&p, d->max_bytes);
     md_pg_i64_or_null(&p, d->max_files);
+    md_pg_i64_or_null(&p, d->sensitive);
+    md_pg_i64_or_null(&p, d->expire_ms);
     e = md_pg_send(t, P_LOAD_TENANT, &p);
     if (!e)
         e = md_pg_flush(t, P_LOAD_TENANT);

@@ -23,10 +23,12 @@ extern const int md_sqlite_migrations_count;
 
 /* NOLINTBEGIN(bugprone-suspicious-missing-comma): statements over several lines */
 const char *const sq_dump_sql[S_COUNT] = {
-    [S_DUMP_TENANTS] = "SELECT id, name, created_at, last_version, last_seq, max_bytes, max_files"
-                       " FROM tenants ORDER BY name",
-    [S_DUMP_ENTRIES] = "SELECT path, depth, kind, size, mtime, sha256, content FROM entries"
-                       " WHERE tenant = ?1 ORDER BY path",
+    [S_DUMP_TENANTS] = "SELECT id, name, created_at, last_version, last_seq, max_bytes, max_files,"
+                       " sensitive, expire_ms FROM tenants ORDER BY name",
+    [S_DUMP_ENTRIES] = "SELECT e.path, e.depth, e.kind, e.size, e.mtime, e.sha256, e.content,"
+                       " coalesce(u.used, 0) FROM entries e"
+                       " LEFT JOIN uses u ON u.tenant = e.tenant AND u.path = e.path"
+                       " WHERE e.tenant = ?1 ORDER BY e.path",
     [S_DUMP_VERSIONS] = "SELECT " SQ_VERSION_COLS ", content FROM versions WHERE tenant = ?1"
                         " ORDER BY version",
     [S_DUMP_CHANGES] = "SELECT " SQ_CHANGE_COLS " FROM changes WHERE tenant = ?1 ORDER BY seq",
@@ -59,6 +61,8 @@ static void tenant_of(sqlite3_stmt *st, struct md_dump_tenant *d)
     d->last_seq = sqlite3_column_int64(st, 4);
     d->max_bytes = sq_column_or(st, 5, -1);
     d->max_files = sq_column_or(st, 6, -1);
+    d->sensitive = sq_column_or(st, 7, -1);
+    d->expire_ms = sq_column_or(st, 8, -1);
     if (!d->name)
         d->name = "";
 }
@@ -71,6 +75,7 @@ static void entry_of(sqlite3_stmt *st, struct md_dump_entry *d)
     d->kind = sqlite3_column_int(st, 2) == MD_KIND_DIR ? MD_KIND_DIR : MD_KIND_FILE;
     d->size = sqlite3_column_int64(st, 3);
     d->mtime = sqlite3_column_int64(st, 4);
+    d->used = sqlite3_column_int64(st, 7);
     d->has_sha256 = sha256_of(st, 5, d->sha256);
     d->content = NULL;
     d->content_len = 0;
