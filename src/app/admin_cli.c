@@ -20,6 +20,8 @@ static const char usage[] =
     "  tenants list                     every tenant: tenant, files, bytes, versions, last_write\n"
     "  tenants show TENANT              its usage, limits and overrides (JSON)\n"
     "  tenants limits TENANT [--max-bytes N|default] [--max-files N|default]\n"
+    "                 [--sensitive reject|redact|off|default] [--expire-after "
+    "DURATION|off|default]\n"
     "                                   set its own limits (0: unlimited; default: the flag's)\n"
     "  tenants erase TENANT --yes       erase its files, history, feed and keys for good\n"
     "  tenants export TENANT --to FILE  its tree as a tar archive (FILE - : stdout)\n"
@@ -35,7 +37,7 @@ static const char usage[] =
 
 struct args {
     const char *url, *key_file, *what, *action, *tenant;
-    const char *max_bytes, *max_files, *to, *from, *mode;
+    const char *max_bytes, *max_files, *sensitive, *expire_after, *to, *from, *mode;
     int yes;
 };
 
@@ -71,6 +73,8 @@ static const char **slot_of(struct args *a, const char *s)
         {"--key-file", offsetof(struct args, key_file)},
         {"--max-bytes", offsetof(struct args, max_bytes)},
         {"--max-files", offsetof(struct args, max_files)},
+        {"--sensitive", offsetof(struct args, sensitive)},
+        {"--expire-after", offsetof(struct args, expire_after)},
         {"--to", offsetof(struct args, to)},
         {"--from", offsetof(struct args, from)},
         {"--mode", offsetof(struct args, mode)},
@@ -89,6 +93,8 @@ static int only_these(const struct args *a, const char *allowed)
         int set;
     } used[] = {{"--max-bytes", a->max_bytes != NULL},
                 {"--max-files", a->max_files != NULL},
+                {"--sensitive", a->sensitive != NULL},
+                {"--expire-after", a->expire_after != NULL},
                 {"--to", a->to != NULL},
                 {"--from", a->from != NULL},
                 {"--mode", a->mode != NULL},
@@ -115,7 +121,8 @@ static int check_action(struct args *a)
         return usage_error(needs_tenant ? "a tenant is needed" : "unexpected argument", a->tenant);
     if (a->tenant && !md_tenant_valid(a->tenant, strlen(a->tenant)))
         return usage_error("not a tenant id (1 to 128 of A-Z a-z 0-9 . _ -)", a->tenant);
-    const char *allowed = strcmp(a->action, "limits") == 0   ? "--max-bytes --max-files"
+    const char *allowed = strcmp(a->action, "limits") == 0
+                              ? "--max-bytes --max-files --sensitive --expire-after"
                           : strcmp(a->action, "erase") == 0  ? "--yes"
                           : strcmp(a->action, "export") == 0 ? "--to"
                           : strcmp(a->action, "import") == 0 ? "--from --mode"
@@ -128,8 +135,10 @@ static int check_action(struct args *a)
         return usage_error("--to FILE is needed", NULL);
     if (strcmp(a->action, "import") == 0 && !a->from)
         return usage_error("--from FILE is needed", NULL);
-    if (strcmp(a->action, "limits") == 0 && !a->max_bytes && !a->max_files)
-        return usage_error("--max-bytes or --max-files is needed", NULL);
+    if (strcmp(a->action, "limits") == 0 && !a->max_bytes && !a->max_files && !a->sensitive &&
+        !a->expire_after)
+        return usage_error("--max-bytes, --max-files, --sensitive or --expire-after is needed",
+                           NULL);
     return 0;
 }
 
@@ -363,6 +372,12 @@ static int tenants_limits(struct admin *ad, const struct args *a, const char *ba
                             v ? v : json_incref(json_object_get(overrides, field[k])));
     }
     json_decref(current);
+    /* The server checks the values; "default" is its null (the flag's). */
+    const char *opt[2] = {a->sensitive, a->expire_after}, *key[2] = {"sensitive", "expire_after"};
+    for (int k = 0; k < 2; k++)
+        if (opt[k])
+            json_object_set_new(body, key[k],
+                                strcmp(opt[k], "default") == 0 ? json_null() : json_string(opt[k]));
     char *text = json_dumps(body, JSON_COMPACT);
     json_decref(body);
     if (!text)

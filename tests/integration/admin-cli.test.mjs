@@ -38,6 +38,14 @@ test('tenants list, show, limits, erase, export and import through a live memory
   assert.deepEqual([r.code, r.stdout], [0, '{"tenant":"alice","bytes":7,"files":1,"limits":{"max_bytes":100,"max_files":5,"sensitive":"reject","expire_after":null},"overrides":{"max_bytes":100,"max_files":5,"sensitive":null,"expire_after":null}}\n'], r.stderr);
   r = await admin(srv, ['tenants', 'limits', 'alice', '--max-bytes', 'default']);
   assert.deepEqual([r.code, r.stdout], [0, '{"tenant":"alice","bytes":7,"files":1,"limits":{"max_bytes":67108864,"max_files":5,"sensitive":"reject","expire_after":null},"overrides":{"max_bytes":null,"max_files":5,"sensitive":null,"expire_after":null}}\n'], r.stderr);
+  // The tenant's --sensitive mode and expiry window; the limits kept; "default" drops them.
+  r = await admin(srv, ['tenants', 'limits', 'alice', '--sensitive', 'off', '--expire-after', '30d']);
+  assert.deepEqual([r.code, r.stdout], [0, '{"tenant":"alice","bytes":7,"files":1,"limits":{"max_bytes":67108864,"max_files":5,"sensitive":"off","expire_after":"30d"},"overrides":{"max_bytes":null,"max_files":5,"sensitive":"off","expire_after":"30d"}}\n'], r.stderr);
+  r = await admin(srv, ['tenants', 'limits', 'alice', '--expire-after', 'soon']);
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /Field `expire_after` must be a duration/);
+  r = await admin(srv, ['tenants', 'limits', 'alice', '--sensitive', 'default', '--expire-after', 'default']);
+  assert.deepEqual([r.code, r.stdout], [0, '{"tenant":"alice","bytes":7,"files":1,"limits":{"max_bytes":67108864,"max_files":5,"sensitive":"reject","expire_after":null},"overrides":{"max_bytes":null,"max_files":5,"sensitive":null,"expire_after":null}}\n'], r.stderr);
 
   // export to a file, import it into a new tenant: the same tree.
   const dir = tempDir('memoryd-admin-');
@@ -87,7 +95,7 @@ test('usage errors: exit 2 with the usage, nothing sent; an unreachable server: 
     [['tenants', 'list', 'x'], 'unexpected argument: x'],
     [['tenants', 'show', '../x'], 'not a tenant id (1 to 128 of A-Z a-z 0-9 . _ -): ../x'],
     [['tenants', 'show', 'x', '--yes'], 'not an option of this action: --yes'],
-    [['tenants', 'limits', 'x'], '--max-bytes or --max-files is needed'],
+    [['tenants', 'limits', 'x'], '--max-bytes, --max-files, --sensitive or --expire-after is needed'],
     [['tenants', 'limits', 'x', '--max-bytes', '-1'], 'not a limit (a whole number >= 0, or default): -1'],
     [['tenants', 'export', 'x'], '--to FILE is needed'],
     [['tenants', 'import', 'x', '--from', '/dev/null', '--mode', 'all'], '--mode is new, replace or merge: all'],
