@@ -1,7 +1,7 @@
 // What the secret check costs and how often it is wrong (issue 25, point 2):
 //   - creates of 1 KiB files (bench/lua/create.lua) at 64 connections against two memoryd on
 //     SQLite, one with --sensitive reject (the default), one with --sensitive off, in turn, the
-//     median of --repeat runs (3) of --seconds (5) each: the ratio on / off (target >= 0.95);
+//     median of --repeat runs (7) of --seconds (5) each: the ratio on / off (target >= 0.95);
 //   - false positives: every file of a corpus of ordinary notes written through POST /memory to
 //     the memoryd that checks (a refusal there is a false positive): this repository's README,
 //     CHANGELOG, docs, sources and clients (not tests/, which plant secrets on purpose) and the
@@ -20,7 +20,7 @@ const opt = (name, dflt) => {
   return i >= 0 ? args[i + 1] : dflt;
 };
 const SECONDS = Number(opt('--seconds', 5));
-const REPEAT = Number(opt('--repeat', 3));
+const REPEAT = Number(opt('--repeat', 7));
 const BIN = path.join(ROOT, opt('--build', 'build'), 'memoryd');
 const JSON_OUT = opt('--json', null);
 
