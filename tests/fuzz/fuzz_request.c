@@ -60,7 +60,8 @@
 #define OUT_LIMIT   ((size_t)16 << 20)
 #define LIST_NOTE   160 /* room view_dir keeps for its note (src/cmd/view.c) */
 
-static const struct md_limits LIM = {64u << 10, 4u << 10, 1536, {1024, 64}, 0, 0, NULL};
+static const struct md_limits LIM = {64u << 10, 4u << 10, 1536, {1024, 64}, 0,   0,
+                                     NULL,      NULL,     0,    0,          NULL};
 static const char *const TENANTS[2] = {"default", "t2"};
 
 static char g_db[256];
