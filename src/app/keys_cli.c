@@ -185,7 +185,8 @@ int md_keys_main(int argc, char **argv)
     struct md_store_config scfg = {.db = a.db,
                                    .durability = MD_DURABILITY_FULL,
                                    .busy_timeout_ms = 5000,
-                                   .search = MD_SEARCH_KEEP};
+                                   .search = MD_SEARCH_KEEP,
+                                   .keep_versions = 1};
     struct md_store *store = NULL;
     if (md_store_open(&scfg, NULL, &store, why, sizeof why) != MD_OK)
         return fail("cannot open the database", why);

@@ -416,7 +416,7 @@ test('migration 003 counts the files already stored', async () => {
       + ' ALTER TABLE tenants DROP COLUMN max_files; ALTER TABLE tenants DROP COLUMN sensitive;'
       + ' DROP TRIGGER entries_search_insert;'
       + ' DROP TRIGGER entries_search_delete; DROP TRIGGER entries_search_update; DROP TABLE entries_search;'
-      + ' DROP TABLE search_pending; DROP TABLE imports;'
+      + ' DROP TABLE search_pending; DROP TABLE imports; DROP TABLE version_deltas;'
       + ' DROP TRIGGER entries_uses_delete; DROP TRIGGER entries_uses_move; DROP TABLE uses;'
       + ' ALTER TABLE tenants DROP COLUMN expire_ms;'
       + ' PRAGMA user_version = 2;');

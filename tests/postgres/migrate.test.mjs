@@ -269,11 +269,14 @@ async function makeHistory(srv) {
 
 // The history rows of both databases, one line per row, every column (text and bytes in hex,
 // NULL as NULL, booleans as 0/1), in the same order: tenants' counters, versions, changes,
-// idempotency keys. Built for the sqlite3 CLI or psql from one description.
+// idempotency keys. Built for the sqlite3 CLI or psql from one description. A version's content
+// is compared as there or not: SQLite keeps most as deltas (docs/architecture.md, "History"),
+// PostgreSQL whole; each whole text is checked against its SHA-256 below, and every version's
+// text through GET /v1/versions on both sides.
 const HIST_TABLES = [
   ['tenants', 'id', 'name', [['last_version', 'int'], ['last_seq', 'int']]],
   ['versions', 'tenant', 'version', [['version', 'int'], ['path', 'text'], ['existed', 'bool'], ['sha256', 'bytes'], ['size', 'int'], ['time', 'int'],
-    ['command', 'text'], ['actor', 'text'], ['redacted', 'bool'], ['pruned_through', 'int'], ['content', 'bytes']]],
+    ['command', 'text'], ['actor', 'text'], ['redacted', 'bool'], ['pruned_through', 'int'], ['content', 'present']]],
   ['changes', 'tenant', 'seq', [['seq', 'int'], ['version', 'int'], ['versions', 'int'], ['history_bytes', 'int'], ['time', 'int'], ['command', 'text'],
     ['paths', 'text'], ['actor', 'text']]],
   ['idempotency', 'tenant', 'key', [['key', 'text'], ['fingerprint', 'bytes'], ['err', 'int'], ['body', 'text'], ['path', 'text'], ['time', 'int']]],
@@ -282,9 +285,9 @@ function histQueries(pg) {
   const sep = pg ? " || E'\\t' || " : ' || char(9) || ';
   const expr = (c, kind) => {
     if (pg) {
-      return { int: `coalesce(x.${c}::text, 'NULL')`, bool: `(x.${c}::int)::text`, text: `coalesce(upper(encode(convert_to(x.${c}, 'UTF8'), 'hex')), 'NULL')`, bytes: `coalesce(upper(encode(x.${c}, 'hex')), 'NULL')` }[kind];
+      return { int: `coalesce(x.${c}::text, 'NULL')`, bool: `(x.${c}::int)::text`, text: `coalesce(upper(encode(convert_to(x.${c}, 'UTF8'), 'hex')), 'NULL')`, bytes: `coalesce(upper(encode(x.${c}, 'hex')), 'NULL')`, present: `CASE WHEN x.${c} IS NULL THEN 'NULL' ELSE 'P' END` }[kind];
     }
-    return { int: `coalesce(CAST(x.${c} AS TEXT), 'NULL')`, bool: `CAST(x.${c} AS TEXT)`, text: `CASE WHEN x.${c} IS NULL THEN 'NULL' ELSE hex(x.${c}) END`, bytes: `CASE WHEN x.${c} IS NULL THEN 'NULL' ELSE hex(x.${c}) END` }[kind];
+    return { int: `coalesce(CAST(x.${c} AS TEXT), 'NULL')`, bool: `CAST(x.${c} AS TEXT)`, text: `CASE WHEN x.${c} IS NULL THEN 'NULL' ELSE hex(x.${c}) END`, bytes: `CASE WHEN x.${c} IS NULL THEN 'NULL' ELSE hex(x.${c}) END`, present: `CASE WHEN x.${c} IS NULL THEN 'NULL' ELSE 'P' END` }[kind];
   };
   return HIST_TABLES.map(([table, tenantCol, order, cols]) => `SELECT '${table}'${sep}t.name${sep}${cols.map(([c, k]) => expr(c, k)).join(sep)}
     FROM ${table} x JOIN tenants t ON t.id = x.${tenantCol} ORDER BY t.name, x.${order}`);
@@ -465,6 +468,9 @@ test('every tenant of a SQLite database copied exactly: rows, views, sizes; then
   assert.deepEqual(pgInconsistencies(uri), []);
   // History too: every row of versions, changes and idempotency, and each tenant's counters.
   assert.deepEqual(pgHistRows(uri), histRows);
+  // PostgreSQL holds each version's text whole: its SHA-256 is the one recorded.
+  assert.equal(psql(uri, 'SELECT count(*) FROM versions WHERE content IS NOT NULL AND sha256 IS DISTINCT FROM sha256(content)').trim(), '0');
+  assert.ok(Number(sq('SELECT count(*) FROM versions WHERE enc = 1')) > 0, 'SQLite kept no delta');
   assert.ok(histRows.length > 2 * 2450);
   source = { rows, views: sqliteViews, files };
   // Where alpha's numbering stands on SQLite (a redaction took a seq, directories several

@@ -70,6 +70,7 @@ void sq_conn_close(struct sq_conn *c)
     sqlite3_close(c->db);
     md_tenant_cache_free(c->tenants);
     md_dirsizes_free(c->txn.sizes);
+    md_buf_free(&c->txn.vtext);
     md_hist_free(c->txn.hist);
     free(c);
 }
@@ -227,6 +228,7 @@ static int conn_state(struct sq_store *s, struct sq_conn *c, enum sq_role role, 
     c->txn.base.store = &s->base;
     c->txn.c = c;
     c->txn.write = role != SQ_ROLE_READER;
+    md_buf_init(&c->txn.vtext, (size_t)1 << 31);
     c->tenants = md_tenant_cache_new();
     if (role != SQ_ROLE_READER) {
         c->txn.sizes = md_dirsizes_new();

@@ -29,7 +29,7 @@ const char *const sq_dump_sql[S_COUNT] = {
                        " coalesce(u.used, 0) FROM entries e"
                        " LEFT JOIN uses u ON u.tenant = e.tenant AND u.path = e.path"
                        " WHERE e.tenant = ?1 ORDER BY e.path",
-    [S_DUMP_VERSIONS] = "SELECT " SQ_VERSION_COLS ", content FROM versions WHERE tenant = ?1"
+    [S_DUMP_VERSIONS] = "SELECT " SQ_VERSION_COLS ", enc, content FROM versions WHERE tenant = ?1"
                         " ORDER BY version",
     [S_DUMP_CHANGES] = "SELECT " SQ_CHANGE_COLS " FROM changes WHERE tenant = ?1 ORDER BY seq",
     [S_DUMP_IDEM] = "SELECT key, fingerprint, err, body, path, time FROM idempotency"
@@ -115,8 +115,9 @@ static void key_of(sqlite3_stmt *st, struct md_dump_key *d)
         memcpy(d->hash, sqlite3_column_blob(st, 7), MD_APIKEY_HASH_LEN);
 }
 
-/* The row of `kind` in the current row of `st`. */
-static void row_of(sqlite3_stmt *st, struct md_dump_row *row)
+/* The row of `kind` in the current row of `st`; 1 when it is a version
+ * whose content is a delta (to rebuild). */
+static int row_of(sqlite3_stmt *st, struct md_dump_row *row)
 {
     switch (row->kind) {
     case MD_DUMP_TENANT:
@@ -126,8 +127,7 @@ static void row_of(sqlite3_stmt *st, struct md_dump_row *row)
         entry_of(st, &row->u.entry);
         break;
     case MD_DUMP_VERSION:
-        sq_version_of(st, &row->u.version, 10);
-        break;
+        return sq_version_of(st, &row->u.version, SQ_VERSION_CONTENT_COL);
     case MD_DUMP_CHANGE:
         sq_change_of(st, &row->u.change);
         break;
@@ -138,6 +138,7 @@ static void row_of(sqlite3_stmt *st, struct md_dump_row *row)
         key_of(st, &row->u.key);
         break;
     }
+    return 0;
 }
 
 struct dumper {
@@ -158,7 +159,8 @@ static enum md_err dump_rows(struct dumper *d, enum stmt_id id, int64_t tenant,
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         struct md_dump_row row = {.kind = kind};
-        row_of(st, &row);
+        if (row_of(st, &row) && (e = sq_version_rebuild(d->t, tenant, &row.u.version)) != MD_OK)
+            break;
         if (d->sink->row(d->ctx, &row)) {
             e = MD_EINVAL;
             break;

@@ -6,8 +6,11 @@
  * Versions are copied from the entries table by the database itself
  * (INSERT ... SELECT), numbered from the tenant's counter kept in memory
  * for the transaction (md_hist), so content never travels through memoryd
- * to be versioned. A subtree is versioned in one statement (row_number()
- * over its files).
+ * to be versioned. A file's version is kept as the delta that turns the
+ * file's new content back into it (memoryd_delta(), deltas.c), unless it
+ * would make a run of deltas too long; a subtree (deleted or moved: no new
+ * content at the path) is versioned whole, in one statement (row_number()
+ * over its files). Reading a version's content rebuilds it (deltas.c).
  *
  * Errors: MD_ENOENT (nothing kept), otherwise as sq_conn_rc.
  */
@@ -18,6 +21,7 @@
 #include "base/md_buf.h"
 #include "base/md_path.h"
 #include "internal.h"
+#include "store/md_delta.h"
 
 /* The subtree of :path (the entry itself, and below it), files only, as
  * one row source for window functions: two searches of the key, since an
@@ -30,9 +34,16 @@
 const char *const sq_history_sql[S_COUNT] = {
     [S_COUNTERS_GET] = "SELECT last_version, last_seq FROM tenants WHERE id = ?1",
     [S_COUNTERS_SET] = "UPDATE tenants SET last_version = ?2, last_seq = ?3 WHERE id = ?1",
+    /* ?7: the file's new content, which the version leans on (a delta),
+     * unless the path's newest version ends a run of MD_DELTA_RUN_MAX - 1
+     * deltas (then kept whole, run 0). */
     [S_VER_ONE] = "INSERT INTO versions (tenant, version, path, existed, sha256, size, time,"
-                  " command, actor, content) SELECT tenant, ?3, path, 1, sha256, size, ?4, ?5, ?6,"
-                  " content FROM entries WHERE tenant = ?1 AND path = ?2 AND kind = 0",
+                  " command, actor, enc, run, content) SELECT e.tenant, ?3, e.path, 1, e.sha256,"
+                  " e.size, ?4, ?5, ?6, p.r < ?8, CASE WHEN p.r < ?8 THEN p.r + 1 ELSE 0 END,"
+                  " CASE WHEN p.r < ?8 THEN memoryd_delta(e.content, ?7) ELSE e.content END"
+                  " FROM entries e, (SELECT coalesce((SELECT run FROM versions WHERE tenant = ?1"
+                  " AND path = ?2 ORDER BY version DESC LIMIT 1), 0) AS r) p"
+                  " WHERE e.tenant = ?1 AND e.path = ?2 AND e.kind = 0",
     [S_VER_ABSENT] = "INSERT INTO versions (tenant, version, path, existed, time, command, actor)"
                      " VALUES (?1, ?2, ?3, 0, ?4, ?5, ?6)",
     [S_VER_SUBTREE] =
@@ -55,16 +66,16 @@ const char *const sq_history_sql[S_COUNT] = {
     [S_HISTORY] =
         "SELECT " SQ_VERSION_COLS " FROM versions"
         " WHERE tenant = ?1 AND path = ?2 AND version < ?3 ORDER BY version DESC LIMIT ?4",
-    [S_VERSION_GET] = "SELECT " SQ_VERSION_COLS ", content FROM versions"
+    [S_VERSION_GET] = "SELECT " SQ_VERSION_COLS ", enc, content FROM versions"
                       " WHERE tenant = ?1 AND version = ?2",
     /* The earliest version >= :before of each path (SQLite takes the bare
      * columns from the row of min()). */
     [S_STATE_BEFORE] =
         "SELECT min(version), path, existed, redacted, sha256, size, time, command, actor,"
-        " pruned_through, content FROM versions WHERE tenant = :tenant AND path = :path"
+        " pruned_through, enc, content FROM versions WHERE tenant = :tenant AND path = :path"
         " AND version >= :before GROUP BY path UNION ALL"
         " SELECT min(version), path, existed, redacted, sha256, size, time, command, actor,"
-        " pruned_through, content FROM versions WHERE tenant = :tenant AND path > :lo"
+        " pruned_through, enc, content FROM versions WHERE tenant = :tenant AND path > :lo"
         " AND path < :hi AND version >= :before GROUP BY path ORDER BY 2",
     /* The write that recorded a version (newest first: stops at it). */
     [S_SNAP_BEFORE] = "SELECT version, versions FROM changes WHERE tenant = ?1"
@@ -73,7 +84,7 @@ const char *const sq_history_sql[S_COUNT] = {
                   " FROM changes WHERE tenant = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
     [S_CHANGES_OLDEST] = "SELECT min(seq) FROM changes WHERE tenant = ?1",
     [S_LAST_SEQ] = "SELECT last_seq FROM tenants WHERE name = ?1",
-    [S_REDACT] = "UPDATE versions SET content = NULL, sha256 = NULL, redacted = 1"
+    [S_REDACT] = "UPDATE versions SET content = NULL, sha256 = NULL, redacted = 1, enc = 0, run = 0"
                  " WHERE tenant = ?1 AND version = ?2",
     [S_PRUNE_COUNT_FIND] = "SELECT version FROM versions WHERE tenant = ?1 AND path = ?2"
                            " ORDER BY version DESC LIMIT 1 OFFSET ?3",
@@ -180,7 +191,7 @@ static int recording(struct sq_txn *t, int64_t id)
 }
 
 enum md_err sq_record_file(struct sq_txn *t, int64_t tenant, const char *path, size_t len,
-                           int64_t old_size)
+                           int64_t old_size, const char *content, size_t content_len)
 {
     if (!recording(t, tenant))
         return MD_OK;
@@ -192,6 +203,8 @@ enum md_err sq_record_file(struct sq_txn *t, int64_t tenant, const char *path, s
         sq_bind_text(st, 2, path, len);
         sqlite3_bind_int64(st, 3, v);
         bind_meta(st, m, 4, 5, 6);
+        sqlite3_bind_blob(st, 7, content ? content : "", (int)content_len, SQLITE_STATIC);
+        sqlite3_bind_int(st, 8, MD_DELTA_RUN_MAX - 1);
     } else {
         sqlite3_bind_int64(st, 2, v);
         sq_bind_text(st, 3, path, len);
@@ -335,14 +348,20 @@ enum md_err sq_idem_put(struct md_txn *base, const char *tenant, const char *key
 
 /* ---- reading history ---- */
 
-/* Run a query of versions, calling cb with each row. */
-static enum md_err each_version(struct sq_txn *t, sqlite3_stmt *st, int content_col,
+/* Run a query of versions of `tenant`, calling cb with each row (its
+ * content rebuilt when it is a delta). */
+static enum md_err each_version(struct sq_txn *t, int64_t tenant, sqlite3_stmt *st, int content_col,
                                 md_version_cb cb, void *ctx, const char *what)
 {
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         struct md_version v;
-        sq_version_of(st, &v, content_col);
+        enum md_err e =
+            sq_version_of(st, &v, content_col) ? sq_version_rebuild(t, tenant, &v) : MD_OK;
+        if (e) {
+            sq_done(st);
+            return e;
+        }
         if (cb(ctx, &v)) {
             rc = SQLITE_DONE;
             break;
@@ -365,7 +384,7 @@ enum md_err sq_history(struct md_txn *base, const char *tenant, const char *path
     sq_bind_text(st, 2, path, len);
     sqlite3_bind_int64(st, 3, below > 0 ? below : INT64_MAX);
     sqlite3_bind_int64(st, 4, (int64_t)limit);
-    return each_version(t, st, -1, cb, ctx, "history");
+    return each_version(t, id, st, -1, cb, ctx, "history");
 }
 
 enum md_err sq_version_get(struct md_txn *base, const char *tenant, int64_t version,
@@ -384,7 +403,15 @@ enum md_err sq_version_get(struct md_txn *base, const char *tenant, int64_t vers
         sq_done(st);
         return rc == SQLITE_DONE ? MD_ENOENT : sq_conn_rc(t->c, rc, "version");
     }
-    sq_version_of(st, v, want_content ? 10 : -1);
+    /* Rebuilt before the row is marked pending: the statements the rebuild
+     * runs would reset it (sq_stmt), and its strings are borrowed. */
+    if (sq_version_of(st, v, want_content ? SQ_VERSION_CONTENT_COL : -1)) {
+        e = sq_version_rebuild(t, id, v);
+        if (e) {
+            sq_done(st);
+            return e;
+        }
+    }
     t->pending = st; /* the row stays borrowed until the next call */
     return MD_OK;
 }
@@ -416,7 +443,7 @@ enum md_err sq_state_before(struct md_txn *base, const char *tenant, const char 
     sq_bind_named_text(st, ":lo", b.lop, b.n);
     sq_bind_named_text(st, ":hi", b.hip, b.n);
     sq_bind_named_int64(st, ":before", *before);
-    e = each_version(t, st, 10, cb, ctx, "state before");
+    e = each_version(t, id, st, SQ_VERSION_CONTENT_COL, cb, ctx, "state before");
     sq_bounds_free(&b);
     return e;
 }
@@ -482,6 +509,9 @@ enum md_err sq_redact(struct md_txn *base, const char *tenant, int64_t version)
     if (!path)
         return MD_ENOMEM;
     e = sq_tenant_id(t, tenant, 0, &id);
+    /* The version just before it may lean on its text: kept whole first. */
+    if (!e)
+        e = sq_version_older_whole(t, id, path, path_len, version);
     if (!e) {
         sqlite3_stmt *st = sq_stmt(t, S_REDACT);
         sqlite3_bind_int64(st, 1, id);

@@ -17,6 +17,9 @@
  *   entries.c     tenant ids, single entries (read, insert)
  *   rows.c        the rows the jobs share: a version, a change-feed entry,
  *                 an API key
+ *   deltas.c      versions kept as reverse deltas: a version's text
+ *                 rebuilt, a version made whole, one path's versions
+ *                 turned into deltas
  *   history.c     versions, the change feed, idempotency, pruning
  *   tree.c        a tenant's tree: locate, view, get, list, scan,
  *                 put_file, remove_tree, move_tree
@@ -32,6 +35,8 @@
  *                 (md_store_backup)
  *   imports.c     the marks of imports written in steps; forgetting the
  *                 history of an undone one
+ *   convert.c     at open: versions kept whole turned into deltas (or,
+ *                 without history, every delta made whole)
  *   expiry.c      expiry of unused files: tenants' windows, the last uses
  *                 written back, the files expired and expiring
  *   store.c       the md_store_ops table, open and close, what every
@@ -58,6 +63,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "base/md_buf.h"
 #include "store/md_dirsizes.h"
 #include "store/md_history.h"
 #include "store/md_store_admin.h"
@@ -168,6 +174,20 @@ enum stmt_id {
     S_USE_GET,
     S_EXPIRED,
     S_EXPIRING,
+    /* deltas.c: versions kept as reverse deltas */
+    S_VER_CHAIN,
+    S_VER_FILE,
+    S_VER_WHOLE,
+    S_VER_OLDER,
+    S_VER_DELTAS_LEFT,
+    S_VER_DELTAS_AT,
+    S_VER_DELTAS_DONE,
+    S_VER_RUN,
+    S_VER_PATHS,
+    S_VER_OF_PATH,
+    S_VER_SET,
+    S_VER_ANY_DELTA,
+    S_VER_COUNT,
     S_COUNT
 };
 
@@ -184,14 +204,18 @@ extern const char *const sq_keys_sql[S_COUNT];
 extern const char *const sq_dump_sql[S_COUNT];
 extern const char *const sq_imports_sql[S_COUNT];
 extern const char *const sq_expiry_sql[S_COUNT];
+extern const char *const sq_deltas_sql[S_COUNT];
+extern const char *const sq_convert_sql[S_COUNT];
 
 /* Columns of a row read back: a version (sq_version_of, content after
  * them), a change-feed entry (sq_change_of), an API key (sq_key_of, its
  * hash after them). */
 #define SQ_VERSION_COLS                                                                            \
     "version, path, existed, redacted, sha256, size, time, command, actor, pruned_through"
-#define SQ_CHANGE_COLS "seq, version, versions, history_bytes, time, command, paths, actor"
-#define SQ_KEY_COLS    "id, tenant, scope, name, created_at, revoked_at, path"
+/* A version's content after SQ_VERSION_COLS and its `enc`. */
+#define SQ_VERSION_CONTENT_COL 11
+#define SQ_CHANGE_COLS         "seq, version, versions, history_bytes, time, command, paths, actor"
+#define SQ_KEY_COLS            "id, tenant, scope, name, created_at, revoked_at, path"
 
 struct sq_conn;
 struct sq_store;
@@ -241,6 +265,7 @@ struct sq_txn {
     /* A tenant was made in this transaction / since the savepoint: a
      * rollback must forget the ids cached since (an id may be reused). */
     int made_tenant_txn, made_tenant_cmd;
+    struct md_buf vtext; /* a version's text rebuilt from deltas (deltas.c) */
 };
 
 /* Tenant ids a connection has looked up: md_tenant_cache.h. */
@@ -422,12 +447,38 @@ enum md_err sq_insert_entry(struct sq_txn *t, int64_t tenant, const char *path, 
 /* ---- rows.c: the rows the jobs share ---- */
 
 /* The version in the columns SQ_VERSION_COLS (0..9) of `st`; its content
- * from column `content_col` (-1: none). Strings borrowed from the row. */
-void sq_version_of(sqlite3_stmt *st, struct md_version *v, int content_col);
+ * from column `content_col` (-1: none), its encoding (`enc`) in the column
+ * before. Strings borrowed from the row. Returns 1 when the content read is
+ * a delta, to be rebuilt (sq_version_rebuild) before it is given out. */
+int sq_version_of(sqlite3_stmt *st, struct md_version *v, int content_col);
 /* The change-feed entry in the columns SQ_CHANGE_COLS of `st` (borrowed). */
 void sq_change_of(sqlite3_stmt *st, struct md_change *c);
 /* The key in the columns SQ_KEY_COLS (0..6) of `st`. */
 void sq_key_of(sqlite3_stmt *st, struct md_key_info *k);
+
+/* ---- deltas.c: versions kept as reverse deltas (md_delta.h) ---- */
+
+extern const struct sq_function sq_delta_function;
+/* A blob copied out of a row (the row moves on): `p` malloc'd, the
+ * caller's to free. */
+struct sq_blob {
+    char *p;
+    size_t n;
+};
+enum md_err sq_blob_copy(struct sq_blob *b, const void *p, size_t n);
+/* v's content, read as a delta, rebuilt into the txn's buffer (valid until
+ * its next rebuild) and checked against its hash. */
+enum md_err sq_version_rebuild(struct sq_txn *t, int64_t tenant, struct md_version *v);
+/* The newest version of (tenant, path) older than `version`, if a delta,
+ * stored whole (before `version` is redacted). */
+enum md_err sq_version_older_whole(struct sq_txn *t, int64_t tenant, const char *path, size_t len,
+                                   int64_t version);
+/* Every delta stored whole (memoryd runs without history). */
+enum md_err sq_deltas_materialize(struct sq_txn *t);
+/* The versions of (tenant, path), all whole, turned into deltas against
+ * their successors; *converted counts them. */
+enum md_err sq_deltas_convert_path(struct sq_txn *t, int64_t tenant, const char *path, size_t len,
+                                   int64_t *converted);
 
 /* ---- history.c: the md_store_ops members of md_history.h, and what tree.c
  * and txn.c call of it ---- */
@@ -457,7 +508,7 @@ enum md_err sq_counters_flush(struct sq_txn *t);
  * `path` (old_size >= 0) or its absence (old_size < 0); every file at or
  * below `path`, and for a move the absence of each at `to`. */
 enum md_err sq_record_file(struct sq_txn *t, int64_t tenant, const char *path, size_t len,
-                           int64_t old_size);
+                           int64_t old_size, const char *content, size_t content_len);
 enum md_err sq_record_subtree(struct sq_txn *t, int64_t tenant, const char *path, size_t len,
                               int64_t size, const char *to, size_t tlen);
 
@@ -571,6 +622,12 @@ enum md_err sq_import_mark(struct md_txn *base, const char *tenant);
 enum md_err sq_import_unmark(struct md_txn *base, const char *tenant);
 enum md_err sq_import_marks(struct md_txn *base, md_import_mark_cb cb, void *ctx);
 enum md_err sq_import_forget(struct md_txn *base, const char *tenant);
+
+/* ---- convert.c: versions turned into deltas at open ---- */
+
+/* At open, on the writer: versions the migration left whole turned into
+ * deltas (with history on), or every delta stored whole (history off). */
+enum md_err sq_deltas_open(struct sq_store *s);
 
 /* ---- expiry.c: expiry of unused files (md_store.h) ---- */
 

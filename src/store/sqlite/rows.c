@@ -10,7 +10,7 @@
 
 #include "internal.h"
 
-void sq_version_of(sqlite3_stmt *st, struct md_version *v, int content_col)
+int sq_version_of(sqlite3_stmt *st, struct md_version *v, int content_col)
 {
     v->version = sqlite3_column_int64(st, 0);
     v->path = (const char *)sqlite3_column_text(st, 1);
@@ -38,6 +38,7 @@ void sq_version_of(sqlite3_stmt *st, struct md_version *v, int content_col)
         v->path = "";
     if (!v->command)
         v->command = "";
+    return v->content && sqlite3_column_int(st, content_col - 1) == 1;
 }
 
 void sq_change_of(sqlite3_stmt *st, struct md_change *c)

@@ -207,10 +207,11 @@ static int db_settings(struct sq_store *s, sqlite3 *db, int writer, char *why, s
 
 /* The statements of every file, in the order of enum stmt_id's groups. */
 static const char *const *const sql_tables[] = {
-    sq_txn_sql,     sq_sizes_sql,  sq_entries_sql, sq_tree_sql, sq_history_sql, sq_quota_sql,
-    sq_tenants_sql, sq_search_sql, sq_keys_sql,    sq_dump_sql, sq_imports_sql, sq_expiry_sql,
+    sq_txn_sql,     sq_sizes_sql,   sq_entries_sql, sq_tree_sql,    sq_history_sql,
+    sq_quota_sql,   sq_tenants_sql, sq_search_sql,  sq_keys_sql,    sq_dump_sql,
+    sq_imports_sql, sq_expiry_sql,  sq_deltas_sql,  sq_convert_sql,
 };
-static const struct sq_function *const sql_functions[] = {&sq_search_score};
+static const struct sq_function *const sql_functions[] = {&sq_search_score, &sq_delta_function};
 
 /* What every connection is opened with (conn.c). */
 static const struct sq_conn_setup conn_setup = {
@@ -254,6 +255,11 @@ static enum md_err sq_open(const struct md_store_config *cfg, const void *own,
     pthread_mutex_init(&s->ckpt_mu, NULL);
     pthread_cond_init(&s->ckpt_cv, NULL);
     if (!s->path || open_connections(s, why, why_len) != SQLITE_OK) {
+        sq_close(&s->base);
+        return MD_EDB;
+    }
+    if (sq_deltas_open(s) != MD_OK) {
+        snprintf(why, why_len, "cannot turn the versions into deltas (see the log)");
         sq_close(&s->base);
         return MD_EDB;
     }
@@ -306,7 +312,11 @@ const struct md_engine md_engine_sqlite = {
  * files of the tenants whose expiry is on, once per granularity, and GET
  * /v1/expiring a tenant's files, by design (md_txn_expired,
  * md_txn_expiring); a use written back selects its one constant row (the
- * file's existence a lookup of the key). */
+ * file's existence a lookup of the key), and so does a file's version (the
+ * path's newest version's run, a lookup of the key, S_VER_ONE). The
+ * conversion of versions into
+ * deltas walks every path with versions once, at open, and its one-row
+ * work list (deltas.c). */
 static const unsigned char plan_exempt[S_COUNT] = {
     [S_SEARCH_SCAN] = 1,     [S_SEARCH_OPTIMIZE] = 1,
     [S_SEARCH_NOTED] = 1,    [S_SEARCH_FLUSH_OUT] = 1,
@@ -323,7 +333,10 @@ static const unsigned char plan_exempt[S_COUNT] = {
     [S_DUMP_IDEM] = 1,       [S_DUMP_KEYS] = 1,
     [S_TOTALS] = 1,          [S_IMPORT_MARKS] = 1,
     [S_EXPIRED] = 1,         [S_EXPIRING] = 1,
-    [S_USE_PUT] = 1,
+    [S_USE_PUT] = 1,         [S_VER_PATHS] = 1,
+    [S_VER_ONE] = 1,         [S_VER_ANY_DELTA] = 1,
+    [S_VER_COUNT] = 1,       [S_VER_DELTAS_LEFT] = 1,
+    [S_VER_DELTAS_AT] = 1,   [S_VER_DELTAS_DONE] = 1,
 };
 
 /* Whether a line of EXPLAIN QUERY PLAN finds its rows by a search that

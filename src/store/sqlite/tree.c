@@ -32,7 +32,7 @@ const char *const sq_tree_sql[S_COUNT] = {
                      " mtime = :mtime WHERE tenant = :tenant AND path > :lo AND path < :hi",
     [S_SCAN] = "SELECT path, kind, mtime, content FROM entries WHERE tenant = ?1 AND path > ?2"
                " ORDER BY path LIMIT ?3",
-    [S_VERSIONS_SCAN] = "SELECT version, path, size, content FROM versions"
+    [S_VERSIONS_SCAN] = "SELECT version, path, size, sha256, enc, content FROM versions"
                         " WHERE tenant = ?1 AND version > ?2 AND content IS NOT NULL"
                         " ORDER BY version LIMIT ?3",
 };
@@ -286,7 +286,7 @@ enum md_err sq_put_file(struct md_txn *base, const char *tenant, const char *pat
     int64_t id = 0;
     enum md_err e = sq_tenant_id(t, tenant, old_size < 0, &id);
     if (!e)
-        e = sq_record_file(t, id, path, len, old_size);
+        e = sq_record_file(t, id, path, len, old_size, content, content_len);
     if (!e && old_size < 0)
         e = make_parents(t, id, path, len, parents_from);
     if (!e && old_size < 0)
@@ -368,11 +368,16 @@ enum md_err sq_versions_scan(struct md_txn *base, const char *tenant, int64_t af
             .path_len = (size_t)sqlite3_column_bytes(st, 1),
             .existed = 1,
             .size = sqlite3_column_int64(st, 2),
-            .content = sqlite3_column_blob(st, 3),
-            .content_len = (size_t)sqlite3_column_bytes(st, 3),
+            .has_sha256 = sqlite3_column_bytes(st, 3) == MD_SHA256_LEN,
+            .content = sqlite3_column_blob(st, 5),
+            .content_len = (size_t)sqlite3_column_bytes(st, 5),
         };
+        if (v.has_sha256)
+            memcpy(v.sha256, sqlite3_column_blob(st, 3), MD_SHA256_LEN);
         if (!v.content)
             v.content = "";
+        if (sqlite3_column_int(st, 4) == 1 && (err = sq_version_rebuild(t, id, &v)) != MD_OK)
+            break;
         rows++;
         bytes += (int64_t)v.content_len;
         if (cb(ctx, &v)) {
