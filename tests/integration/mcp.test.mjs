@@ -386,10 +386,12 @@ test('logs: the request line names the JSON-RPC method and the command; no sessi
   await client.callTool({ name: 'memory', arguments: { command: 'create', path: '/memories/secret.md', file_text: 'the-secret-content' } });
   await client.callTool({ name: 'memory', arguments: { command: 'view', path: '/memories/none.md' } });
   const lines = await s.waitForLogs((logs) => logs.filter((l) => l.msg === 'request' && l.rpc_method === 'tools/call').length === 2, 'two tools/call lines');
+  // A request's line is written once its answer has gone out, so the next request's line may
+  // come first: the lines are compared in order of command, and of method.
   const calls = lines.filter((l) => l.msg === 'request' && l.rpc_method === 'tools/call');
-  assert.deepEqual(calls.map((l) => [l.method, l.route, l.tenant, l.command, l.status, l.is_error]),
+  assert.deepEqual(calls.map((l) => [l.method, l.route, l.tenant, l.command, l.status, l.is_error]).sort(),
     [['POST', '/mcp', 'logged', 'create', 200, false], ['POST', '/mcp', 'logged', 'view', 200, true]]);
-  assert.deepEqual(lines.filter((l) => l.msg === 'request' && l.route === '/mcp' && l.method === 'POST').map((l) => l.rpc_method),
+  assert.deepEqual(lines.filter((l) => l.msg === 'request' && l.route === '/mcp' && l.method === 'POST').map((l) => l.rpc_method).sort(),
     ['initialize', 'notifications/initialized', 'tools/call', 'tools/call']);
   for (const secret of [transport.sessionId, 'the-secret-content', 'secret.md']) {
     assert.ok(!s.rawStderr.some((l) => l.includes(secret)), `${secret} is in the log`);
