@@ -1,0 +1,73 @@
+// A SQLite database whose versions were stored whole (as every version was before deltas, and as
+// sql/sqlite/010_version_deltas.sql leaves them) is converted when memoryd opens it: the
+// versions become deltas against their successors, a path at a time, with the progress logged
+// ("progress" lines of work "version deltas", then "versions turned into deltas" with the
+// counts), and every version reads back byte for byte before and after, through GET
+// /v1/versions. A memoryd started without history (--history-versions 0) keeps every version
+// whole instead ("versions kept whole"), and they still read back exactly. The whole copies are
+// made here as memoryd without history makes them, then the conversion's place is put back as
+// the migration leaves it (version_deltas).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { dbSql } from '../lib/db.mjs';
+import { startServer } from '../lib/server.mjs';
+
+async function allVersions(s, tenant, n) {
+  const out = [];
+  for (let v = 1; v <= n; v++) {
+    const r = await s.request('GET', `/v1/versions/${v}`, { headers: { 'x-tenant-id': tenant } });
+    out.push([r.status, r.text]);
+  }
+  return out;
+}
+
+test('whole versions turned into deltas at open, with progress; history off keeps them whole', async () => {
+  const KEEP = ['--history-versions', '100'];
+  let s = await startServer({ args: KEEP });
+  const db = s.dbPath;
+  const T = 'conv';
+  const post = async (cmd) => assert.equal((await s.post(cmd, { tenant: T })).json.is_error, false);
+  const big = Array.from({ length: 300 }, (_, i) => `line ${i} of a long note`).join('\n');
+  for (let f = 0; f < 5; f++) {
+    const p = `/memories/n${f}.md`;
+    await post({ command: 'create', path: p, file_text: big });
+    for (let e = 0; e < 40; e++) await post({ command: 'str_replace', path: p, old_str: `line ${e} of`, new_str: `LINE ${e} of` });
+  }
+  await post({ command: 'delete', path: '/memories/n4.md' });
+  const n = Number(dbSql(db, 'SELECT count(*) FROM versions').trim());
+  assert.equal(n, 5 * 41 + 1);
+  const before = await allVersions(s, T, n);
+  await s.stop();
+
+  // Without history: every delta kept whole.
+  s = await startServer({ db, args: ['--history-versions', '0'] });
+  await s.waitForLogs((l) => l.some((x) => x.msg === 'listening'), 'listening');
+  const whole = s.logs.find((l) => l.msg === 'versions kept whole (history is off)');
+  assert.ok(whole && whole.versions > 150, JSON.stringify(whole));
+  assert.equal(dbSql(db, 'SELECT count(*) FROM versions WHERE enc = 1').trim(), '0');
+  assert.deepEqual(await allVersions(s, T, n), before);
+  await s.stop();
+
+  // As the migration leaves a database: every version whole, the conversion's place set.
+  dbSql(db, "INSERT INTO version_deltas (tenant, path) VALUES (-1, '')");
+  const wholeBytes = Number(dbSql(db, 'SELECT sum(length(content)) FROM versions').trim());
+  s = await startServer({ db, args: KEEP, env: { MEMORYD_PROGRESS_MS: '1' } });
+  const done = s.logs.find((l) => l.msg === 'versions turned into deltas');
+  assert.ok(done, s.rawStderr.join('\n'));
+  assert.equal(done.paths, 5);
+  assert.ok(s.logs.some((l) => l.msg === 'progress' && l.work === 'version deltas'), 'no progress shown');
+  const [deltas, kept, left] = dbSql(db, "SELECT sum(enc = 1), sum(enc = 0 AND content IS NOT NULL), (SELECT count(*) FROM version_deltas) FROM versions").trim().split('|').map(Number);
+  assert.equal(deltas, done.versions);
+  assert.ok(deltas > 150 && kept >= 5, `${deltas} deltas, ${kept} whole`);
+  assert.equal(left, 0);
+  const deltaBytes = Number(dbSql(db, 'SELECT sum(length(content)) FROM versions').trim());
+  assert.ok(deltaBytes * 10 < wholeBytes, `${deltaBytes} bytes of deltas against ${wholeBytes} whole`);
+  assert.deepEqual(await allVersions(s, T, n), before);
+  // Written on after: the newest version's run goes on from where the conversion left it.
+  await post({ command: 'str_replace', path: '/memories/n0.md', old_str: 'line 299 of', new_str: 'LINE 299 of' });
+  const r = await s.request('GET', `/v1/versions/${n + 1}`, { headers: { 'x-tenant-id': T } });
+  assert.equal(JSON.parse(r.text).content.split('\n')[299], 'line 299 of a long note');
+  await s.stop();
+  fs.rmSync(s.dir, { recursive: true, force: true });
+});
