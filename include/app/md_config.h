@@ -30,6 +30,7 @@ struct md_config {
     size_t max_batch;            /* write commands per group commit */
     size_t max_queue;            /* write commands waiting; beyond -> 503 */
     unsigned busy_timeout_ms;    /* wait for another process's database lock */
+    size_t wal_size_limit;       /* SQLite: the -wal file's size after a checkpoint, at most */
     unsigned shutdown_timeout;   /* seconds to finish in-flight requests */
     struct md_retention history; /* versions kept; 0 in either: history off */
     int log_level;

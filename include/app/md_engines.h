@@ -18,11 +18,13 @@
 
 #include "store/md_store.h"
 #include "store/pg/md_store_pg.h"
+#include "store/sqlite/md_store_sqlite.h"
 
 /* Each engine's own settings (NULL to md_store_open: every engine's
  * defaults). */
 struct md_engine_configs {
     struct md_pg_config pg;
+    struct md_sqlite_config sqlite;
 };
 
 /* The engines, the default first: md_engine_at(0 .. md_engine_count() - 1). */

@@ -108,6 +108,11 @@ static const struct opt opts[] = {
      "write commands sharing one commit at most          [256]"},
     {"max-queue", "MEMORYD_MAX_QUEUE", O_SIZE, OFF(max_queue), 1, 10000000, "N",
      "write commands waiting at most (503 beyond)        [4096]"},
+    {"wal-size-limit", "MEMORYD_WAL_SIZE_LIMIT", O_SIZE, OFF(wal_size_limit), 0, (size_t)1 << 40,
+     "BYTES",
+     "SQLite: what the -wal file keeps of its size once a\n"
+     "                          checkpoint has copied it (it grows while writes\n"
+     "                          come, and is cut back after)               [4M]"},
     {"busy-timeout", "MEMORYD_BUSY_TIMEOUT", O_UINT, OFF(busy_timeout_ms), 1, 600000, "MS",
      "wait this long for a database lock held by another\n"
      "                          process, then answer 503                          [5000]"},
@@ -388,6 +393,7 @@ static const struct md_config defaults = {
     .max_batch = 256,
     .max_queue = 4096,
     .busy_timeout_ms = 5000,
+    .wal_size_limit = (size_t)4 << 20,
     .shutdown_timeout = 10,
     .history = {.versions = 20, .days = 30},
     .log_level = MD_LOG_INFO,

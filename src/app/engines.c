@@ -35,6 +35,8 @@ static const void *own_config(const struct md_engine *e, const struct md_engine_
         return NULL;
     if (e == &md_engine_pg)
         return &own->pg;
+    if (e == &md_engine_sqlite)
+        return &own->sqlite;
     return NULL;
 }
 

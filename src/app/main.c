@@ -82,7 +82,8 @@ static int server_start(struct md_config *cfg, struct server *s)
                                    .search = cfg->search_off ? MD_SEARCH_OFF : MD_SEARCH_ON,
                                    .defer_build = 1};
     /* PostgreSQL: a reader per HTTP thread, and one for /readyz. */
-    struct md_engine_configs own = {.pg = {.readers = cfg->http.threads + 1}};
+    struct md_engine_configs own = {.pg = {.readers = cfg->http.threads + 1},
+                                    .sqlite = {.wal_size_limit = (int64_t)cfg->wal_size_limit}};
     if (md_store_open(&scfg, &own, &s->store, why, sizeof why) != MD_OK) {
         md_log_msg(MD_LOG_ERROR, "cannot open the database", why);
         return -1;

@@ -54,6 +54,7 @@ const FLAGS = [
   ['sensitive-patterns', 'MEMORYD_SENSITIVE_PATTERNS'],
   ['expire-after', 'MEMORYD_EXPIRE_AFTER'],
   ['expire-granularity', 'MEMORYD_EXPIRE_GRANULARITY'],
+  ['wal-size-limit', 'MEMORYD_WAL_SIZE_LIMIT'],
   ['log-level', 'MEMORYD_LOG_LEVEL'],
 ];
 

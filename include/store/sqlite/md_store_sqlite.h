@@ -21,9 +21,20 @@
  * backup prints it ("PATH: No such file or directory", "PATH is not a
  * SQLite database: ...", "PATH is not a memoryd database (no memoryd
  * schema in it)"). open fails with MD_EDB and the reason. Capabilities:
- * MD_STORE_CAP_BACKUP, MD_STORE_CAP_DUMP. It has no settings of its own
- * (`own` is ignored). */
+ * MD_STORE_CAP_BACKUP, MD_STORE_CAP_DUMP. Its own settings: struct
+ * md_sqlite_config (`own`; NULL: the defaults). */
 extern const struct md_engine md_engine_sqlite;
+
+/* The SQLite engine's own settings. */
+struct md_sqlite_config {
+    /* The -wal file's size left after a checkpoint copied it all
+     * (journal_size_limit, and a TRUNCATE checkpoint when writes pause
+     * with the file larger): the WAL grows while writes come, up to the
+     * busy checkpoint's threshold, and is cut back after. 0: the default,
+     * MD_SQLITE_WAL_LIMIT. */
+    int64_t wal_size_limit;
+};
+#define MD_SQLITE_WAL_LIMIT ((int64_t)4 << 20)
 
 /* For tests: EXPLAIN QUERY PLAN every statement of the engine on the
  * database at `path`. Returns 0 when each one finds its rows by a search

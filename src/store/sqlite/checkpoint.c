@@ -13,6 +13,7 @@
  * the thread answers a SQLite result code with the reason in `why`.
  */
 #include <stdio.h>
+#include <sys/stat.h>
 
 #include "base/md_clock.h"
 #include "internal.h"
@@ -78,6 +79,30 @@ void sq_scrub_wal(struct sq_store *s)
         sq_log(s->writer->db, rc, "checkpoint after a redaction");
 }
 
+/* The -wal file's size in bytes (0 when it cannot be read). */
+static int64_t wal_file_size(const struct sq_store *s)
+{
+    char path[4096];
+    struct stat st;
+    if ((size_t)snprintf(path, sizeof path, "%s-wal", s->path) >= sizeof path ||
+        stat(path, &st) != 0)
+        return 0;
+    return (int64_t)st.st_size;
+}
+
+/* Writes paused with every frame copied: the WAL emptied and its file cut
+ * to journal_size_limit. Only tried while nothing is committed meanwhile
+ * (no busy wait that would hold up the next write); a reader in the middle
+ * of a request makes it wait for the next pause. */
+static void cut_back(struct sq_store *s)
+{
+    sqlite3_busy_timeout(s->ckpt_db, 0);
+    int rc = sqlite3_wal_checkpoint_v2(s->ckpt_db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+    sqlite3_busy_timeout(s->ckpt_db, s->cfg.busy_timeout_ms);
+    if (rc != SQLITE_OK && (rc & 0xff) != SQLITE_BUSY)
+        sq_log(s->ckpt_db, rc, "checkpoint that cuts the WAL back");
+}
+
 static void *ckpt_main(void *arg)
 {
     struct sq_store *s = arg;
@@ -117,9 +142,13 @@ static void *ckpt_main(void *arg)
         if (rc != SQLITE_OK && rc != SQLITE_BUSY)
             sq_log(s->ckpt_db, rc, "checkpoint");
         /* Idle: the next write starts the WAL over by itself (nothing was
-         * committed since). Busy: the writer copies what came since. */
+         * committed since), and the file is cut back to the limit now if
+         * it grew past it (--wal-size-limit). Busy: the writer copies what
+         * came since. */
         if (rc == SQLITE_OK && busy && done_frames == log)
             atomic_store_explicit(&s->ckpt_catchup, 1, memory_order_release);
+        if (rc == SQLITE_OK && !busy && done_frames == log && wal_file_size(s) > s->wal_limit)
+            cut_back(s);
         pthread_mutex_lock(&s->ckpt_mu);
     }
     pthread_mutex_unlock(&s->ckpt_mu);

@@ -180,10 +180,12 @@ static int writer_setup(struct sq_store *s, struct sq_conn *c, enum sq_role role
     /* secure_delete: a deleted or overwritten content (a redacted
      * version, say) is zeroed in the file, whatever SQLite's build
      * default. memoryd_sha256(): for migrations. */
-    int rc = sq_exec(c->db,
-                     "PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0;"
-                     " PRAGMA journal_size_limit=67108864; PRAGMA secure_delete=ON;",
-                     why, why_len);
+    char pragmas[192];
+    snprintf(pragmas, sizeof pragmas,
+             "PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0;"
+             " PRAGMA journal_size_limit=%lld; PRAGMA secure_delete=ON;",
+             (long long)s->wal_limit);
+    int rc = sq_exec(c->db, pragmas, why, why_len);
     if (rc == SQLITE_OK)
         rc = sqlite3_create_function(c->db, "memoryd_sha256", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
                                      NULL, sql_sha256, NULL, NULL);

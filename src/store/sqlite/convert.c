@@ -98,14 +98,14 @@ static enum md_err convert_batch(struct sq_store *s, int64_t *tenant, struct sq_
 }
 
 /* The conversion's work list: *left 0 when there is none. */
+/* Read outside a transaction, on the writer's connection: nothing is
+ * locked, and a database memoryd may not write (a read-only file, whose
+ * writer heals later) is only read. */
 static enum md_err work_left(struct sq_store *s, int *left, int64_t *tenant, struct sq_blob *at,
                              int64_t *total)
 {
-    struct md_txn *tx = NULL;
-    enum md_err e = sq_write_begin(&s->base, &tx);
-    if (e)
-        return e;
-    struct sq_txn *t = (struct sq_txn *)tx;
+    struct sq_txn *t = &s->writer->txn;
+    enum md_err e = MD_OK;
     sqlite3_stmt *st = sq_stmt(t, S_VER_DELTAS_LEFT);
     int rc = sqlite3_step(st);
     *left = rc == SQLITE_ROW;
@@ -119,11 +119,18 @@ static enum md_err work_left(struct sq_store *s, int *left, int64_t *tenant, str
     st = sq_stmt(t, S_VER_COUNT);
     *total = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
     sq_done(st);
-    if (e)
-        sq_rollback(tx);
-    else
-        e = sq_commit(tx);
     return e;
+}
+
+/* Whether any version is a delta (read as work_left). */
+static int any_delta(struct sq_store *s)
+{
+    struct sq_txn *t = &s->writer->txn;
+    sqlite3_stmt *st = sq_stmt(t, S_VER_ANY_DELTA);
+    sqlite3_bind_int64(st, 1, 1);
+    int rc = sqlite3_step(st);
+    sq_done(st);
+    return rc == SQLITE_ROW;
 }
 
 /* History off: every delta stored whole, and no conversion left. */
@@ -146,14 +153,16 @@ static enum md_err all_whole(struct sq_store *s)
 
 enum md_err sq_deltas_open(struct sq_store *s)
 {
-    if (s->cfg.read_only || s->cfg.keep_versions)
-        return MD_OK;
-    if (!md_history_on(&s->cfg.history))
-        return all_whole(s);
+    if (s->cfg.read_only || s->cfg.keep_versions || s->writer->broken)
+        return MD_OK; /* a file memoryd cannot write: done at a later open */
     int left = 0;
     int64_t tenant = 0, total = 0, converted = 0, paths = 0;
     struct sq_blob at = {0};
     enum md_err e = work_left(s, &left, &tenant, &at, &total);
+    if (!e && !md_history_on(&s->cfg.history)) {
+        free(at.p);
+        return left || any_delta(s) ? all_whole(s) : MD_OK;
+    }
     if (e || !left) {
         free(at.p);
         return e;

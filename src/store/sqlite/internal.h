@@ -323,6 +323,8 @@ struct sq_store {
      * checkpoint after the commit). */
     int64_t prune_next_tenant;
     int scrub_wal;
+    /* The -wal file's size after a checkpoint, at most (md_sqlite_config). */
+    int64_t wal_limit;
     /* No full-text index (--search off), set when the writer opens (a
      * read-only store: as the database has it); with cfg.defer_build, the
      * index --search on wants is left to sq_build (search_pending) and

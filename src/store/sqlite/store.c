@@ -236,7 +236,7 @@ static int open_connections(struct sq_store *s, char *why, size_t why_len)
 static enum md_err sq_open(const struct md_store_config *cfg, const void *own,
                            struct md_store **out, char *why, size_t why_len)
 {
-    (void)own; /* SQLite has no settings of its own */
+    const struct md_sqlite_config *sc = own;
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, sqlite_setup);
     struct sq_store *s = calloc(1, sizeof *s);
@@ -246,6 +246,7 @@ static enum md_err sq_open(const struct md_store_config *cfg, const void *own,
     }
     s->base.ops = &sqlite_ops;
     s->setup = &conn_setup;
+    s->wal_limit = sc && sc->wal_size_limit > 0 ? sc->wal_size_limit : MD_SQLITE_WAL_LIMIT;
     atomic_init(&s->commit_gen, 1);
     s->cfg = *cfg;
     s->path = strdup(cfg->db);

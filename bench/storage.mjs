@@ -1,0 +1,119 @@
+// What history keeps on disk (issue 26, points 1, 3 and 5): 300 files of 10.5 KiB of ordinary
+// prose (this repository's docs, cut into notes), each then edited 20 times by a one-line
+// str_replace, written through memoryd on SQLite (durability full) — once with the defaults
+// (history, search, the change feed) and once bare (--history-versions 0 --search off). Printed
+// for each: the live content, the database file and its -wal after the run (memoryd running,
+// after its checkpoints) and after memoryd stopped, each table's and index's bytes (SQLite's
+// dbstat), and the history each one-line edit added (the versions table and its index, per
+// edit). Targets (issue 26, point 4): database plus -wal at most 2x the live content with the
+// defaults, at most 512 bytes of history per one-line edit.
+//
+//   node bench/storage.mjs [--build DIR] [--memoryd BIN] [--files N] [--edits N] [--json FILE]
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { BENCH_QUOTA, ROOT, freePort, poster, runAll, startProcess, tempDir } from './lib.mjs';
+
+const argv = process.argv.slice(2);
+const opt = (name, def) => {
+  const i = argv.indexOf(`--${name}`);
+  return i >= 0 ? argv[i + 1] : def;
+};
+const BUILD = path.resolve(ROOT, opt('build', 'build'));
+const MEMORYD = path.resolve(ROOT, opt('memoryd', path.join(BUILD, 'memoryd')));
+const FILES = Number(opt('files', 300));
+const EDITS = Number(opt('edits', 20));
+const SIZE = 10752; // 10.5 KiB
+const JSON_OUT = opt('json', null);
+
+// Prose: the lines of docs/*.md and README.md, in order, cycled to fill the files.
+const prose = ['README.md', ...fs.readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)]
+  .flatMap((f) => fs.readFileSync(path.join(ROOT, f), 'utf8').split('\n'))
+  .filter((l) => l.trim().length > 20);
+let at = 0;
+function note(i) {
+  const lines = [`# note ${i}`];
+  let n = lines[0].length + 1;
+  while (n < SIZE) {
+    const l = `${prose[at++ % prose.length]} [${i}.${lines.length}]`;
+    lines.push(l);
+    n += l.length + 1;
+  }
+  return lines.join('\n'); // about SIZE: whole lines, each with its tag
+}
+
+const size = (f) => (fs.existsSync(f) ? fs.statSync(f).size : 0);
+const sqlite = (db, sql) => execFileSync('sqlite3', ['-readonly', db, sql], { encoding: 'utf8' }).trim();
+
+async function run(name, args) {
+  const dir = tempDir('memoryd-storage-');
+  const db = path.join(dir, 'memoryd.db');
+  const port = await freePort();
+  const md = await startProcess(`storage-${name.replace(/\W+/g, '-')}`, MEMORYD,
+    ['--port', String(port), '--db', db, '--durability', 'full', ...BENCH_QUOTA, ...args], port);
+  const p = poster(port, { tenant: 'notes', sockets: 16 });
+  const texts = Array.from({ length: FILES }, (_, i) => note(i));
+  const check = (r) => { if (r.status !== 200 || r.json?.is_error) throw new Error(`${name}: ${r.text}`); };
+  await runAll(p, texts.map((t, i) => ({ command: 'create', path: `/memories/notes/n${i}.md`, file_text: t })), 16);
+  const live0 = texts.reduce((s, t) => s + Buffer.byteLength(t), 0);
+  const cmds = [];
+  const cur = texts.map((t) => t.split('\n'));
+  for (let e = 1; e <= EDITS; e++) {
+    for (let i = 0; i < FILES; i++) {
+      const k = 1 + ((e * 7 + i) % (cur[i].length - 1));
+      const old = cur[i][k];
+      const neu = `edited ${e} times, line [${i}.${k}]: ${texts[i].split('\n')[k].slice(0, 50)}`;
+      cur[i][k] = neu;
+      cmds.push({ command: 'str_replace', path: `/memories/notes/n${i}.md`, old_str: old, new_str: neu });
+    }
+  }
+  // One file's edits in order: 16 files at a time, each file's edits one after another.
+  const byFile = Array.from({ length: FILES }, (_, i) => cmds.filter((c) => c.path === `/memories/notes/n${i}.md`));
+  let next = 0;
+  const t0 = Date.now();
+  await Promise.all(Array.from({ length: 16 }, async () => {
+    while (next < FILES) {
+      const mine = byFile[next++];
+      for (const c of mine) check(await p.post(c));
+    }
+  }));
+  const editMs = Date.now() - t0;
+  const live = cur.reduce((s, l) => s + Buffer.byteLength(l.join('\n')), 0);
+  await new Promise((r) => setTimeout(r, 1500)); // the checkpointer's turn
+  const running = { db: size(db), wal: size(`${db}-wal`) };
+  p.close();
+  await md.stop();
+  const stopped = { db: size(db), wal: size(`${db}-wal`) };
+  const tables = Object.fromEntries(sqlite(db, 'SELECT name, sum(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC')
+    .split('\n').filter(Boolean).map((l) => l.split('|')).map(([n, b]) => [n, Number(b)]));
+  const versionsBytes = (tables.versions ?? 0) + (tables.versions_path ?? 0);
+  const [nVersions, contentBytes, deltas] = sqlite(db, "SELECT count(*), coalesce(sum(length(content)), 0), coalesce(sum(enc = 1), 0) FROM versions").split('|').map(Number);
+  const index = Object.entries(tables).filter(([n]) => n.startsWith('entries_search')).reduce((s, [, b]) => s + b, 0);
+  fs.rmSync(dir, { recursive: true, force: true });
+  return { name, args, live0, live, running, stopped, tables, versionsBytes, nVersions, contentBytes, deltas, index, edits: FILES * EDITS, editMs };
+}
+
+const mib = (b) => `${(b / 1048576).toFixed(2)} MiB`;
+const results = [];
+for (const [name, args] of [['defaults', []], ['bare (--history-versions 0 --search off)', ['--history-versions', '0', '--search', 'off']]]) {
+  results.push(await run(name, args));
+}
+
+console.log(`memoryd storage benchmark — ${new Date().toISOString()}`);
+console.log(`${FILES} files of ${SIZE} bytes of prose, each edited ${EDITS} times by a one-line str_replace (${FILES * EDITS} edits), SQLite, durability full`);
+console.log('');
+console.log('| | live content | database | -wal (running) | -wal (stopped) | db + -wal / live | versions (table + index) | history per edit | search index | edits/s |');
+console.log('|---|---|---|---|---|---|---|---|---|---|');
+for (const r of results) {
+  const ratio = (r.running.db + r.running.wal) / r.live;
+  const perEdit = r.nVersions > FILES ? r.versionsBytes / r.edits : 0;
+  console.log(`| ${r.name} | ${mib(r.live)} | ${mib(r.running.db)} | ${mib(r.running.wal)} | ${mib(r.stopped.wal)} | ${ratio.toFixed(2)}x | ${mib(r.versionsBytes)} (${r.nVersions} versions, ${r.deltas} deltas, ${mib(r.contentBytes)} of content) | ${Math.round(perEdit)} B | ${mib(r.index)} (${(r.index / r.live).toFixed(2)} MiB per MiB of text) | ${Math.round(r.edits / (r.editMs / 1000))} |`);
+}
+console.log('');
+console.log('tables and indexes (dbstat, bytes):');
+for (const r of results) console.log(`  ${r.name}: ${Object.entries(r.tables).map(([n, b]) => `${n} ${b}`).join(', ')}`);
+const d = results[0];
+const ratio = (d.running.db + d.running.wal) / d.live;
+console.log('');
+console.log(`targets (defaults): db + -wal ${ratio.toFixed(2)}x of the live content (target <= 2x); history per one-line edit ${Math.round(d.versionsBytes / d.edits)} B (target <= 512 B)`);
+if (JSON_OUT) fs.writeFileSync(JSON_OUT, JSON.stringify(results, null, 2));
