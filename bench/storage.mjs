@@ -43,7 +43,7 @@ function note(i) {
 }
 
 const size = (f) => (fs.existsSync(f) ? fs.statSync(f).size : 0);
-const sqlite = (db, sql) => execFileSync('sqlite3', ['-readonly', db, sql], { encoding: 'utf8' }).trim();
+const sqlite = (db, sql) => execFileSync('sqlite3', ['-readonly', db, sql], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
 
 async function run(name, args) {
   const dir = tempDir('memoryd-storage-');
@@ -87,7 +87,10 @@ async function run(name, args) {
   const tables = Object.fromEntries(sqlite(db, 'SELECT name, sum(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC')
     .split('\n').filter(Boolean).map((l) => l.split('|')).map(([n, b]) => [n, Number(b)]));
   const versionsBytes = (tables.versions ?? 0) + (tables.versions_path ?? 0);
-  const [nVersions, contentBytes, deltas] = sqlite(db, "SELECT count(*), coalesce(sum(length(content)), 0), coalesce(sum(enc = 1), 0) FROM versions").split('|').map(Number);
+  const [nVersions, contentBytes] = sqlite(db, 'SELECT count(*), coalesce(sum(length(content)), 0) FROM versions').split('|').map(Number);
+  // (a memoryd before deltas has no `enc`: --memoryd of an older build, for the before/after)
+  let deltas = 0;
+  try { deltas = Number(sqlite(db, 'SELECT coalesce(sum(enc = 1), 0) FROM versions')); } catch { /* none */ }
   const index = Object.entries(tables).filter(([n]) => n.startsWith('entries_search')).reduce((s, [, b]) => s + b, 0);
   fs.rmSync(dir, { recursive: true, force: true });
   return { name, args, live0, live, running, stopped, tables, versionsBytes, nVersions, contentBytes, deltas, index, edits: FILES * EDITS, editMs };
