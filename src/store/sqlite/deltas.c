@@ -123,13 +123,15 @@ static enum md_err rebuild(struct sq_txn *t, int64_t tenant, const char *path, s
     while (!e && !found && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         const void *p = sqlite3_column_blob(st, 4);
         size_t pn = (size_t)sqlite3_column_bytes(st, 4);
-        if (!sqlite3_column_int(st, 2) || sqlite3_column_int(st, 3)) {
-            e = MD_EDB; /* a delta leans on a version without content */
-        } else if (sqlite3_column_int(st, 1) == 0) {
+        /* A delta leans on a version without content, or a run is longer
+         * than any the writer makes: damaged. */
+        int bad = !sqlite3_column_int(st, 2) || sqlite3_column_int(st, 3);
+        int whole = sqlite3_column_int(st, 1) == 0;
+        if (bad || (!whole && n == MD_DELTA_RUN_MAX + 1)) {
+            e = MD_EDB;
+        } else if (whole) {
             e = sq_blob_copy(&base, p, pn);
             found = 1;
-        } else if (n == MD_DELTA_RUN_MAX + 1) {
-            e = MD_EDB;
         } else {
             e = sq_blob_copy(&d[n++], p, pn);
         }

@@ -386,5 +386,7 @@ enum md_err sq_versions_scan(struct md_txn *base, const char *tenant, int64_t af
         }
     }
     sq_done(st);
+    if (err)
+        return err; /* a delta that did not rebuild */
     return rc == SQLITE_DONE ? MD_OK : sq_conn_rc(t->c, rc, "versions scan");
 }
