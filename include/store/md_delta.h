@@ -8,9 +8,11 @@
  * bytes the edit replaced), then the successor's last `tail` bytes. Encoded
  * as two unsigned LEB128 numbers (head, tail), then `mid`. A splice is what
  * every command of the memory tool makes (str_replace and insert change one
- * place; create replaces everything: a delta as long as the old text), and
- * finding it costs two memcmp-like passes, no search: chosen over zstd's
- * prefix mode and over a line diff, both measured in bench/history.mjs.
+ * place; a whole text replaced gives a delta as long as the old text), and
+ * finding it costs two memcmp-like passes, no search and no library. A
+ * one-line edit of a 10.5 KiB note keeps 241 bytes of history with it
+ * (bench/storage.mjs); zstd's prefix mode, which would also shrink whole
+ * replacements, is not measured against it yet.
  *
  * Ownership: the caller owns every buffer; out-parameters are md_bufs the
  * caller initialised (appended to). Errors: MD_ENOMEM (a buffer limit or
