@@ -4,8 +4,9 @@
 // (history, search, the change feed) and once bare (--history-versions 0 --search off). Printed
 // for each: the live content, the database file and its -wal after the run (memoryd running,
 // after its checkpoints) and after memoryd stopped, each table's and index's bytes (SQLite's
-// dbstat), and the history each one-line edit added (the versions table and its index, per
-// edit). Targets (issue 26, point 4): database plus -wal at most 2x the live content with the
+// dbstat), the history each one-line edit added (the versions table and its index, per
+// edit), and what the files are once every file is cleared (DELETE /v1/memories) and writes
+// pause: the pages freed given back or not (point 3). Targets (issue 26, point 4): database plus -wal at most 2x the live content with the
 // defaults, at most 512 bytes of history per one-line edit.
 //
 //   node bench/storage.mjs [--build DIR] [--memoryd BIN] [--files N] [--edits N] [--json FILE]
@@ -81,9 +82,7 @@ async function run(name, args) {
   const live = cur.reduce((s, l) => s + Buffer.byteLength(l.join('\n')), 0);
   await new Promise((r) => setTimeout(r, 1500)); // the checkpointer's turn
   const running = { db: size(db), wal: size(`${db}-wal`) };
-  p.close();
-  await md.stop();
-  const stopped = { db: size(db), wal: size(`${db}-wal`) };
+  // The tables as the edits left them (read beside the running memoryd).
   const tables = Object.fromEntries(sqlite(db, 'SELECT name, sum(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC')
     .split('\n').filter(Boolean).map((l) => l.split('|')).map(([n, b]) => [n, Number(b)]));
   const versionsBytes = (tables.versions ?? 0) + (tables.versions_path ?? 0);
@@ -92,8 +91,16 @@ async function run(name, args) {
   let deltas = 0;
   try { deltas = Number(sqlite(db, 'SELECT coalesce(sum(enc = 1), 0) FROM versions')); } catch { /* none */ }
   const index = Object.entries(tables).filter(([n]) => n.startsWith('entries_search')).reduce((s, [, b]) => s + b, 0);
+  // Every file cleared (DELETE /v1/memories): what the file gives back once writes pause.
+  const cleared = await fetch(`http://127.0.0.1:${port}/v1/memories`, { method: 'DELETE', headers: { 'x-tenant-id': 'notes' } });
+  if (cleared.status !== 200) throw new Error(`${name}: clear ${cleared.status}`);
+  await new Promise((r) => setTimeout(r, 2000));
+  const afterClear = { db: size(db), wal: size(`${db}-wal`) };
+  p.close();
+  await md.stop();
+  const stopped = { db: size(db), wal: size(`${db}-wal`) };
   fs.rmSync(dir, { recursive: true, force: true });
-  return { name, args, live0, live, running, stopped, tables, versionsBytes, nVersions, contentBytes, deltas, index, edits: FILES * EDITS, editMs };
+  return { name, args, live0, live, running, afterClear, stopped, tables, versionsBytes, nVersions, contentBytes, deltas, index, edits: FILES * EDITS, editMs };
 }
 
 const mib = (b) => `${(b / 1048576).toFixed(2)} MiB`;
@@ -105,12 +112,12 @@ for (const [name, args] of [['defaults', []], ['bare (--history-versions 0 --sea
 console.log(`memoryd storage benchmark — ${new Date().toISOString()}`);
 console.log(`${FILES} files of ${SIZE} bytes of prose, each edited ${EDITS} times by a one-line str_replace (${FILES * EDITS} edits), SQLite, durability full`);
 console.log('');
-console.log('| | live content | database | -wal (running) | -wal (stopped) | db + -wal / live | versions (table + index) | history per edit | search index | edits/s |');
-console.log('|---|---|---|---|---|---|---|---|---|---|');
+console.log('| | live content | database | -wal (running) | -wal (stopped) | db + -wal / live | versions (table + index) | history per edit | search index | edits/s | db + -wal after clearing every file |');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|');
 for (const r of results) {
   const ratio = (r.running.db + r.running.wal) / r.live;
   const perEdit = r.nVersions > FILES ? r.versionsBytes / r.edits : 0;
-  console.log(`| ${r.name} | ${mib(r.live)} | ${mib(r.running.db)} | ${mib(r.running.wal)} | ${mib(r.stopped.wal)} | ${ratio.toFixed(2)}x | ${mib(r.versionsBytes)} (${r.nVersions} versions, ${r.deltas} deltas, ${mib(r.contentBytes)} of content) | ${Math.round(perEdit)} B | ${mib(r.index)} (${(r.index / r.live).toFixed(2)} MiB per MiB of text) | ${Math.round(r.edits / (r.editMs / 1000))} |`);
+  console.log(`| ${r.name} | ${mib(r.live)} | ${mib(r.running.db)} | ${mib(r.running.wal)} | ${mib(r.stopped.wal)} | ${ratio.toFixed(2)}x | ${mib(r.versionsBytes)} (${r.nVersions} versions, ${r.deltas} deltas, ${mib(r.contentBytes)} of content) | ${Math.round(perEdit)} B | ${mib(r.index)} (${(r.index / r.live).toFixed(2)} MiB per MiB of text) | ${Math.round(r.edits / (r.editMs / 1000))} | ${mib(r.afterClear.db + r.afterClear.wal)} |`);
 }
 console.log('');
 console.log('tables and indexes (dbstat, bytes):');

@@ -90,6 +90,37 @@ static int64_t wal_file_size(const struct sq_store *s)
     return (int64_t)st.st_size;
 }
 
+/* Free pages given back to the file system when writes pause, at most this
+ * many at a time, once more than FREE_PAGES_KEPT are free (a database
+ * made with auto_vacuum=INCREMENTAL; conn.c). */
+#define FREE_PAGES_STEP 4096
+#define FREE_PAGES_KEPT 256
+
+/* Writes paused: free pages beyond FREE_PAGES_KEPT given back (without
+ * waiting for a lock: a write that comes first wins, and the next pause
+ * tries again). 1 when pages were given back (their move is in the WAL). */
+static int give_back(struct sq_store *s)
+{
+    sqlite3_stmt *st = NULL;
+    int free_pages = 0;
+    if (sqlite3_prepare_v2(s->ckpt_db, "PRAGMA freelist_count", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        free_pages = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    if (free_pages <= FREE_PAGES_KEPT)
+        return 0;
+    char sql[64];
+    snprintf(sql, sizeof sql, "PRAGMA incremental_vacuum(%d)",
+             free_pages - FREE_PAGES_KEPT < FREE_PAGES_STEP ? free_pages - FREE_PAGES_KEPT
+                                                            : FREE_PAGES_STEP);
+    sqlite3_busy_timeout(s->ckpt_db, 0);
+    int rc = sqlite3_exec(s->ckpt_db, sql, NULL, NULL, NULL);
+    sqlite3_busy_timeout(s->ckpt_db, s->cfg.busy_timeout_ms);
+    if (rc != SQLITE_OK && (rc & 0xff) != SQLITE_BUSY)
+        sq_log(s->ckpt_db, rc, "incremental vacuum");
+    return rc == SQLITE_OK;
+}
+
 /* Writes paused with every frame copied: the WAL emptied and its file cut
  * to journal_size_limit. Only tried while nothing is committed meanwhile
  * (no busy wait that would hold up the next write); a reader in the middle
@@ -147,8 +178,11 @@ static void *ckpt_main(void *arg)
          * came since. */
         if (rc == SQLITE_OK && busy && done_frames == log)
             atomic_store_explicit(&s->ckpt_catchup, 1, memory_order_release);
-        if (rc == SQLITE_OK && !busy && done_frames == log && wal_file_size(s) > s->wal_limit)
-            cut_back(s);
+        if (rc == SQLITE_OK && !busy && done_frames == log) {
+            /* The pages moved are copied by the same checkpoint. */
+            if (give_back(s) || wal_file_size(s) > s->wal_limit)
+                cut_back(s);
+        }
         pthread_mutex_lock(&s->ckpt_mu);
     }
     pthread_mutex_unlock(&s->ckpt_mu);

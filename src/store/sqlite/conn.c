@@ -179,10 +179,14 @@ static int writer_setup(struct sq_store *s, struct sq_conn *c, enum sq_role role
     }
     /* secure_delete: a deleted or overwritten content (a redacted
      * version, say) is zeroed in the file, whatever SQLite's build
-     * default. memoryd_sha256(): for migrations. */
+     * default. auto_vacuum: a database memoryd creates can give its free
+     * pages back (the checkpointer's incremental_vacuum when writes
+     * pause); it cannot be turned on once a table exists, so a database
+     * made before stays as it is (its free pages are reused, the file
+     * does not shrink). memoryd_sha256(): for migrations. */
     char pragmas[192];
     snprintf(pragmas, sizeof pragmas,
-             "PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0;"
+             "PRAGMA auto_vacuum=INCREMENTAL; PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0;"
              " PRAGMA journal_size_limit=%lld; PRAGMA secure_delete=ON;",
              (long long)s->wal_limit);
     int rc = sq_exec(c->db, pragmas, why, why_len);
