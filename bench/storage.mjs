@@ -100,10 +100,60 @@ async function run(name, args) {
   await md.stop();
   const stopped = { db: size(db), wal: size(`${db}-wal`) };
   fs.rmSync(dir, { recursive: true, force: true });
-  return { name, args, live0, live, running, afterClear, stopped, tables, versionsBytes, nVersions, contentBytes, deltas, index, edits: FILES * EDITS, editMs };
+  return { name, args, texts, cmds, live0, live, running, afterClear, stopped, tables, versionsBytes, nVersions, contentBytes, deltas, index, edits: FILES * EDITS, editMs };
 }
 
 const mib = (b) => `${(b / 1048576).toFixed(2)} MiB`;
+
+// The floor of point 4: a program that stores only what the feature must keep, with SQLite (no
+// memoryd): the files' text (path, content), each edit's reverse delta (a splice: head and tail
+// as two varints, then the replaced bytes, as md_delta.h) keyed by file and edit, and a
+// contentless FTS5 index of the files' words. No sizes, hashes, times, change feed, -wal.
+function varint(n) {
+  const out = [];
+  do { let b = n & 0x7f; n = Math.floor(n / 128); if (n) b |= 0x80; out.push(b); } while (n);
+  return Buffer.from(out);
+}
+function splice(oldText, newText) {
+  const a = Buffer.from(oldText), b = Buffer.from(newText);
+  const n = Math.min(a.length, b.length);
+  let head = 0;
+  while (head < n && a[head] === b[head]) head++;
+  let tail = 0;
+  while (tail < n - head && a[a.length - 1 - tail] === b[b.length - 1 - tail]) tail++;
+  return Buffer.concat([varint(head), varint(tail), a.subarray(head, a.length - tail)]);
+}
+function floor(r) {
+  const dir = tempDir('memoryd-storage-floor-');
+  const db = path.join(dir, 'floor.db');
+  const cur = [...r.texts];
+  const lines = ['PRAGMA page_size=4096;', 'BEGIN;',
+    'CREATE TABLE files (id INTEGER PRIMARY KEY, path TEXT NOT NULL, content BLOB NOT NULL);',
+    'CREATE TABLE deltas (file INTEGER NOT NULL, edit INTEGER NOT NULL, delta BLOB NOT NULL, PRIMARY KEY (file, edit)) WITHOUT ROWID;',
+    "CREATE VIRTUAL TABLE words USING fts5(content, content='', detail=none);"];
+  let deltaBytes = 0;
+  const edits = new Array(cur.length).fill(0);
+  for (const c of r.cmds) {
+    const i = Number(c.path.match(/n(\d+)\.md$/)[1]);
+    const next = cur[i].replace(c.old_str, c.new_str);
+    const d = splice(cur[i], next);
+    deltaBytes += d.length;
+    lines.push(`INSERT INTO deltas VALUES (${i}, ${++edits[i]}, X'${d.toString('hex')}');`);
+    cur[i] = next;
+  }
+  cur.forEach((t, i) => {
+    const hex = Buffer.from(t).toString('hex');
+    lines.push(`INSERT INTO files VALUES (${i}, '/memories/notes/n${i}.md', X'${hex}');`);
+    lines.push(`INSERT INTO words (rowid, content) VALUES (${i}, CAST(X'${hex}' AS TEXT));`);
+  });
+  lines.push('COMMIT;');
+  const sqlFile = path.join(dir, 'floor.sql');
+  fs.writeFileSync(sqlFile, lines.join('\n'));
+  execFileSync('sh', ['-c', `sqlite3 ${db} < ${sqlFile}`]);
+  const out = { bytes: size(db), deltaBytes, edits: r.cmds.length };
+  fs.rmSync(dir, { recursive: true, force: true });
+  return out;
+}
 const results = [];
 for (const [name, args] of [['defaults', []], ['bare (--history-versions 0 --search off)', ['--history-versions', '0', '--search', 'off']]]) {
   results.push(await run(name, args));
@@ -126,4 +176,6 @@ const d = results[0];
 const ratio = (d.running.db + d.running.wal) / d.live;
 console.log('');
 console.log(`targets (defaults): db + -wal ${ratio.toFixed(2)}x of the live content (target <= 2x); history per one-line edit ${Math.round(d.versionsBytes / d.edits)} B (target <= 512 B)`);
+const f = floor(d);
+console.log(`floor (the text, each edit's splice, a contentless word index; no memoryd): ${mib(f.bytes)}, ${(f.bytes / d.live).toFixed(2)}x of the live content, ${Math.round(f.deltaBytes / f.edits)} B of delta per edit; memoryd with the defaults at ${(f.bytes / (d.running.db + d.running.wal)).toFixed(2)}x of it (floor / memoryd; target >= 0.9x where 2x is out of reach)`);
 if (JSON_OUT) fs.writeFileSync(JSON_OUT, JSON.stringify(results, null, 2));
