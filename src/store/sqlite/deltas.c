@@ -206,6 +206,33 @@ static enum md_err store_whole(struct sq_txn *t, int64_t tenant, const char *pat
     return sq_run(t, st, "version made whole");
 }
 
+/* Version `version` of `tenant`, a delta, stored whole: its own delta and
+ * path read, then its chain (store_whole). */
+static enum md_err make_whole(struct sq_txn *t, int64_t tenant, int64_t version)
+{
+    sqlite3_stmt *st = sq_stmt(t, S_VERSION_GET);
+    sqlite3_bind_int64(st, 1, tenant);
+    sqlite3_bind_int64(st, 2, version);
+    int rc = sqlite3_step(st);
+    struct sq_blob own = {0}, path = {0};
+    enum md_err e = MD_OK;
+    if (rc == SQLITE_ROW) {
+        e = sq_blob_copy(&own, sqlite3_column_blob(st, SQ_VERSION_CONTENT_COL),
+                         (size_t)sqlite3_column_bytes(st, SQ_VERSION_CONTENT_COL));
+        if (!e)
+            e = sq_blob_copy(&path, sqlite3_column_text(st, 1),
+                             (size_t)sqlite3_column_bytes(st, 1));
+    } else {
+        e = rc == SQLITE_DONE ? MD_EDB : sq_conn_rc(t->c, rc, "version to make whole");
+    }
+    sq_done(st);
+    if (!e)
+        e = store_whole(t, tenant, path.p, path.n, version, own.p, own.n);
+    free(own.p);
+    free(path.p);
+    return e;
+}
+
 enum md_err sq_version_older_whole(struct sq_txn *t, int64_t tenant, const char *path, size_t len,
                                    int64_t version)
 {
@@ -219,25 +246,7 @@ enum md_err sq_version_older_whole(struct sq_txn *t, int64_t tenant, const char 
     sq_done(st);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE)
         return sq_conn_rc(t->c, rc, "older version");
-    if (!older)
-        return MD_OK;
-    /* Its own delta, then the rest of its chain. */
-    st = sq_stmt(t, S_VERSION_GET);
-    sqlite3_bind_int64(st, 1, tenant);
-    sqlite3_bind_int64(st, 2, older);
-    rc = sqlite3_step(st);
-    struct sq_blob own = {0};
-    enum md_err e = MD_OK;
-    if (rc == SQLITE_ROW)
-        e = sq_blob_copy(&own, sqlite3_column_blob(st, SQ_VERSION_CONTENT_COL),
-                         (size_t)sqlite3_column_bytes(st, SQ_VERSION_CONTENT_COL));
-    else
-        e = rc == SQLITE_DONE ? MD_EDB : sq_conn_rc(t->c, rc, "older version");
-    sq_done(st);
-    if (!e)
-        e = store_whole(t, tenant, path, len, older, own.p, own.n);
-    free(own.p);
-    return e;
+    return older ? make_whole(t, tenant, older) : MD_OK;
 }
 
 /* ---- at open ---- */
@@ -259,26 +268,7 @@ enum md_err sq_deltas_materialize(struct sq_txn *t)
             e = rc == SQLITE_DONE ? MD_OK : sq_conn_rc(t->c, rc, "deltas left");
             break;
         }
-        st = sq_stmt(t, S_VERSION_GET);
-        sqlite3_bind_int64(st, 1, tenant);
-        sqlite3_bind_int64(st, 2, version);
-        rc = sqlite3_step(st);
-        struct sq_blob own = {0}, path = {0};
-        if (rc == SQLITE_ROW) {
-            e = sq_blob_copy(&own, sqlite3_column_blob(st, SQ_VERSION_CONTENT_COL),
-                             (size_t)sqlite3_column_bytes(st, SQ_VERSION_CONTENT_COL));
-            if (!e)
-                e = sq_blob_copy(&path, sqlite3_column_text(st, 1),
-                                 (size_t)sqlite3_column_bytes(st, 1));
-        } else {
-            e = sq_conn_rc(t->c, rc, "delta version");
-        }
-        sq_done(st);
-        if (!e)
-            e = store_whole(t, tenant, path.p, path.n, version, own.p, own.n);
-        free(own.p);
-        free(path.p);
-        if (e)
+        if ((e = make_whole(t, tenant, version)) != MD_OK)
             break;
         done++;
     }
