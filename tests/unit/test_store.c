@@ -1480,6 +1480,28 @@ static void shim_register(void)
     sqlite3_vfs_register(&g_shim_vfs, 1); /* the default from now on */
 }
 
+/* Hold the writer so that the jobs submitted next go into one batch: the
+ * write lock is taken (*t), and `plug` (a view: it writes nothing) is
+ * submitted and waited for until the writer has taken it off the queue.
+ * The writer then waits for the lock with the plug alone in its batch, and
+ * every job submitted before md_txn_rollback(*t) queues behind it, to be
+ * taken as one batch. The plug is one more job done. (Without the plug the
+ * writer may take the first job alone before the second is queued.) */
+static void hold_writer(struct md_writer *w, struct md_txn **t, struct wjob *plug)
+{
+    wjob_init(plug, "plug", VIEW("/memories"));
+    CHECK_EQ_INT(md_store_write_begin(S, t), MD_OK);
+    CHECK_EQ_INT(md_writer_submit(w, &plug->job), MD_OK);
+    struct md_writer_stats st = {0};
+    for (int i = 0; i < 60000; i++) {
+        md_writer_stats(w, &st);
+        if (!st.queued)
+            break;
+        usleep(1000);
+    }
+    CHECK_EQ_INT((int)st.queued, 0);
+}
+
 /* A commit whose flush fails: the batch's successes are reported as
  * "may or may not have been applied" (MD_EUNSURE, 500), a command that
  * failed on its own keeps its own answer, and the store goes on once the
@@ -1505,13 +1527,15 @@ static void test_writer_flush_fails(void)
     wjob_init(&b, "f", CREATE("/memories/unsure.txt", "u"));
     wjob_init(&c, "f", CREATE("/memories/kept.txt", "dup"));
     struct md_txn *t;
-    CHECK_EQ_INT(md_store_write_begin(S, &t), MD_OK);
-    __atomic_store_n(&g_fail_sync, 1, __ATOMIC_SEQ_CST);
+    static struct wjob plug;
     w_done = 0;
+    hold_writer(w, &t, &plug);
+    __atomic_store_n(&g_fail_sync, 1, __ATOMIC_SEQ_CST);
     CHECK_EQ_INT(md_writer_submit(w, &b.job), MD_OK);
     CHECK_EQ_INT(md_writer_submit(w, &c.job), MD_OK);
     md_txn_rollback(t);
-    CHECK_EQ_INT(wait_done(2), 2);
+    CHECK_EQ_INT(wait_done(3), 3);
+    JOB_RESULT(&plug, MD_OK, LIST_HEAD("/memories") "0B\t/memories");
     JOB_RESULT(&b, MD_EUNSURE,
                "Error: The memory store could not confirm that the command was saved (a disk "
                "flush failed, or the connection to the database was lost while committing): it "
@@ -1531,6 +1555,7 @@ static void test_writer_flush_fails(void)
     wjob_free(&b);
     wjob_free(&c);
     wjob_free(&d);
+    wjob_free(&plug);
 
     /* After a reopen: what was acknowledged is there, and the store is whole. */
     md_store_close(S);
@@ -1570,13 +1595,14 @@ static void test_writer_forgets_rolled_back_tenants(void)
     wjob_init(&a2, "new-1", CREATE("/memories/one-b.txt", "first b"));
     /* Both in one batch: the writer is held until both are queued. */
     struct md_txn *t;
-    CHECK_EQ_INT(md_store_write_begin(S, &t), MD_OK);
-    __atomic_store_n(&g_fail_write, 1, __ATOMIC_SEQ_CST);
+    static struct wjob plug;
     w_done = 0;
+    hold_writer(w, &t, &plug);
+    __atomic_store_n(&g_fail_write, 1, __ATOMIC_SEQ_CST);
     CHECK_EQ_INT(md_writer_submit(w, &a.job), MD_OK);
     CHECK_EQ_INT(md_writer_submit(w, &a2.job), MD_OK);
     md_txn_rollback(t);
-    CHECK_EQ_INT(wait_done(2), 2);
+    CHECK_EQ_INT(wait_done(3), 3);
     JOB_RESULT(&a, MD_EDB,
                "Error: The memory store failed; the command was not applied. Try again later.");
     JOB_RESULT(&a2, MD_EDB,
@@ -1598,6 +1624,7 @@ static void test_writer_forgets_rolled_back_tenants(void)
     wjob_free(&a2);
     wjob_free(&b);
     wjob_free(&c);
+    wjob_free(&plug);
 
     /* Each tenant holds exactly its own file. */
     EXPECT("new-2", VIEW("/memories"), MD_OK,
