@@ -12,6 +12,37 @@ export const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname)
 // The benchmark's tenants outgrow the default quotas (64 MiB, 10,000 files: a run creates
 // hundreds of thousands of files in one tenant, the scale figures seed 100,000): every memoryd
 // of the benchmark runs with limits far beyond that, so the quota check still runs on every write.
+// A bench script's command line: opt(name, default) reads `--name value`, `quick` is --quick, and
+// the options every script takes: --build DIR, --memoryd BIN, --json FILE.
+export function benchArgs(argv = process.argv.slice(2)) {
+  const opt = (name, def) => {
+    const i = argv.indexOf(`--${name}`);
+    return i >= 0 ? argv[i + 1] : def;
+  };
+  const build = path.resolve(ROOT, opt('build', 'build'));
+  return { opt, quick: argv.includes('--quick'), build, memoryd: path.resolve(ROOT, opt('memoryd', path.join(build, 'memoryd'))), json: opt('json', null) };
+}
+
+// Rows of cells printed as columns, the first row the head.
+export function printTable(rows) {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  for (const r of rows) console.log(r.map((c, i) => c.padEnd(widths[i])).join('  '));
+}
+
+// Run a bench script's main, which resolves to the number of requests memoryd failed: exit 1
+// when it failed any, or when main threw.
+export function benchMain(main) {
+  main().then((failed) => {
+    if (failed) {
+      console.error(`memoryd failed ${failed} requests`);
+      process.exit(1);
+    }
+  }, (e) => {
+    console.error(e);
+    process.exit(1);
+  });
+}
+
 export const BENCH_QUOTA = ['--tenant-max-bytes', String(2 ** 50), '--tenant-max-files', String(2 ** 40)];
 
 export function freePort() {

@@ -92,6 +92,13 @@ int md_writer_importing(struct md_writer *w, const char *tenant);
  * writer; its final stats go to `final` unless NULL. */
 void md_writer_stop(struct md_writer *w, struct md_writer_stats *final);
 
+/* While paused (`paused` 1, until called with 0) the writer takes no
+ * command from the queue: they wait, up to the queue's limit, and the
+ * batch it takes next holds them together. A batch already taken runs on;
+ * md_writer_stop runs the queue whether paused or not. For tests that need
+ * commands in one batch. */
+void md_writer_pause(struct md_writer *w, int paused);
+
 /* What the writer has done so far (for logs and tests). */
 void md_writer_stats(struct md_writer *w, struct md_writer_stats *st);
 

@@ -174,8 +174,9 @@ typedef void (*md_watch_cb)(void *ctx, const char *tenant);
  * --sensitive override (sensitive_get, sensitive_set) and every version's
  * content (versions_scan), for memoryd scan and GET
  * /v1/tenants/{t}/secrets; expiry of unused files (expiry_set, expiry_get,
- * use_put, use_get, expired, expiring). */
-#define MD_STORE_VERSION 4
+ * use_put, use_get, expired, expiring). Version 5: the search index caught
+ * up beside the writer (index_step, INDEX_APART). */
+#define MD_STORE_VERSION 5
 
 /* What an engine can do beyond the operations every engine has (struct
  * md_store_ops `caps`); the wrappers below say which bit each operation
@@ -211,6 +212,12 @@ enum md_store_cap {
      * is undone (src/cmd/import.c). For an engine with one writer
      * (SQLite). */
     MD_STORE_CAP_IMPORT_MARK = 1u << 8,
+    /* md_store_index_step: the search index is not written in the
+     * transactions of the writes; it catches up in steps of its own,
+     * which the writer runs between its batches (SQLite). Without the bit
+     * the engine's index follows each write by itself (PostgreSQL's GIN
+     * index, whose pending list is merged beside the writes). */
+    MD_STORE_CAP_INDEX_APART = 1u << 9,
 };
 
 /* A file as expiry sees it (md_txn_expired, md_txn_expiring): its tenant
@@ -370,6 +377,8 @@ struct md_store_ops {
     enum md_err (*expiring)(struct md_txn *t, const char *tenant, int64_t before_ms,
                             const char *after, size_t after_len, size_t limit, md_use_cb cb,
                             void *ctx);
+    /* Version 5. */
+    enum md_err (*index_step)(struct md_store *s, int *more); /* INDEX_APART */
 };
 
 /* Every engine's store and txn structs begin with these. */
@@ -480,6 +489,21 @@ static inline enum md_err md_store_prune_begin(struct md_store *s, struct md_txn
 static inline enum md_err md_store_build(struct md_store *s, char *why, size_t why_len)
 {
     return s->ops->build(s, why, why_len);
+}
+/* One step of the search index catching up with the writes committed
+ * (MD_STORE_CAP_INDEX_APART; MD_OK doing nothing otherwise): at most a
+ * fixed number of the files written since the last step are indexed, in a
+ * write transaction of its own (call it where md_store_write_begin may be
+ * called: the writer's thread, between batches). *more is set when files
+ * are left for the next step. A search never waits for it: the files
+ * written and not yet indexed are checked directly. On failure an error
+ * as md_store.h; the files stay noted for the next step. */
+static inline enum md_err md_store_index_step(struct md_store *s, int *more)
+{
+    *more = 0;
+    if (!(s->ops->caps & MD_STORE_CAP_INDEX_APART))
+        return MD_OK;
+    return s->ops->index_step(s, more);
 }
 /* True while a search index is left to build (md_store_build). */
 static inline int md_store_building(struct md_store *s)

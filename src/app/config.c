@@ -110,9 +110,9 @@ static const struct opt opts[] = {
      "write commands waiting at most (503 beyond)        [4096]"},
     {"wal-size-limit", "MEMORYD_WAL_SIZE_LIMIT", O_SIZE, OFF(wal_size_limit), 0, (size_t)1 << 40,
      "BYTES",
-     "SQLite: what the -wal file keeps of its size once a\n"
-     "                          checkpoint has copied it (it grows while writes\n"
-     "                          come, and is cut back after)               [4M]"},
+     "SQLite: what the -wal file keeps of its size once\n"
+     "                          writes pause (while they come, it keeps up to\n"
+     "                          64M, or this if larger)                    [4M]"},
     {"busy-timeout", "MEMORYD_BUSY_TIMEOUT", O_UINT, OFF(busy_timeout_ms), 1, 600000, "MS",
      "wait this long for a database lock held by another\n"
      "                          process, then answer 503                          [5000]"},

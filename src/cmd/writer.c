@@ -34,12 +34,18 @@
 #define EXPIRE_BUDGET    64
 #define WRITEBACK_MAX_MS 1000
 
+/* The search index catches up (md_store_index_step, on an engine that
+ * indexes apart) between batches: under load at most every INDEX_EVERY_MS
+ * (at once again while a step leaves files), and INDEX_IDLE_MS after the
+ * writes pause. A search never waits for it (md_store.h). */
+#define INDEX_EVERY_MS 250
+#define INDEX_IDLE_MS  50
+
 /* An import runs in steps of about this long (md_import.h), between the
  * writer's batches, where the store can (MD_STORE_CAP_IMPORT_APART, or
  * MD_STORE_CAP_IMPORT_MARK with history on); MEMORYD_IMPORT_STEP_US sets
- * it (tests). A step's commit costs beyond the work given it (SQLite
- * indexes the step's words then, and flushes): the work budget follows
- * what the last steps took, whole. */
+ * it (tests). A step's commit costs beyond the work given it (the
+ * flush): the work budget follows what the last steps took, whole. */
 #define IMPORT_STEP_US     5000
 #define IMPORT_MIN_WORK_US 200
 
@@ -91,6 +97,12 @@ struct md_writer {
     /* Expiry (the writer thread's): when uses were last written back and
      * files last swept (CLOCK_MONOTONIC, us; 0: never). */
     uint64_t written_at, swept_at;
+    /* The search index (the writer thread's): whether the engine indexes
+     * apart, whether something was committed since its last step (or the
+     * step left files), and when that step ran (us). */
+    int index_apart, index_due;
+    int paused; /* md_writer_pause: no batch taken from the queue */
+    uint64_t indexed_at;
 };
 
 static uint64_t now_us(void)
@@ -438,6 +450,26 @@ static void maybe_prune(struct md_writer *w, int now_please)
     pthread_mutex_unlock(&w->mu);
 }
 
+/* ---- the search index ---- */
+
+/* A step of the search index when due (the writer's thread); `idle`: the
+ * writes paused. */
+static void maybe_index(struct md_writer *w, int idle)
+{
+    if (!w->index_due)
+        return;
+    uint64_t now = now_us();
+    if (!idle && now - w->indexed_at < (uint64_t)INDEX_EVERY_MS * 1000)
+        return;
+    int more = 0;
+    enum md_err e = md_store_index_step(w->store, &more);
+    w->indexed_at = more ? 0 : now;
+    w->index_due = more;
+    if (e)
+        md_log_msg(MD_LOG_WARN, "search index: a step failed; its files stay noted for the next",
+                   md_strerror(e));
+}
+
 /* ---- expiry ---- */
 
 /* How often expiry's write-back runs, ms (0: never: no uses recorded). */
@@ -679,17 +711,20 @@ static void *writer_main(void *arg)
             pthread_mutex_lock(&w->mu);
             continue;
         }
-        while (!w->head && !w->imp_head && !w->undo_left && w->recover != RECOVER_ASKED &&
-               !w->stopping && w->prune_apart && !expire_tick_ms(w))
+        while ((!w->head || w->paused) && !w->imp_head && !w->undo_left &&
+               w->recover != RECOVER_ASKED && !w->stopping && w->prune_apart &&
+               !expire_tick_ms(w) && !w->index_due)
             pthread_cond_wait(&w->cv, &w->mu);
-        while (!w->head && !w->imp_head && !w->undo_left && w->recover != RECOVER_ASKED &&
-               !w->stopping) {
+        while ((!w->head || w->paused) && !w->imp_head && !w->undo_left &&
+               w->recover != RECOVER_ASKED && !w->stopping) {
             /* Idle: retention still runs, once a second, or after
              * PRUNE_IDLE_MS of quiet while it has work left. Not at once:
              * under load the queue is empty for a moment after every
              * commit (the callers are being told), and a retention run
              * there would hold up the next batch. */
             long wait = w->prune_more && !w->prune_apart ? PRUNE_IDLE_MS : 1000;
+            if (w->index_due && wait > INDEX_IDLE_MS)
+                wait = INDEX_IDLE_MS;
             long tick = expire_tick_ms(w);
             struct timespec until = md_deadline_ms(tick && tick < wait ? tick : wait);
             if (pthread_cond_timedwait(&w->cv, &w->mu, &until) != 0 && !w->head && !w->imp_head &&
@@ -698,6 +733,7 @@ static void *writer_main(void *arg)
                 if (!w->prune_apart)
                     maybe_prune(w, 1);
                 maybe_expire(w);
+                maybe_index(w, 1);
                 pthread_mutex_lock(&w->mu);
             }
         }
@@ -705,9 +741,13 @@ static void *writer_main(void *arg)
             continue;
         if (!w->head && !w->imp_head)
             break; /* stopping and drained */
-        if (!w->head) {
+        if (w->paused && !w->stopping && !w->imp_head)
+            continue;
+        if (!w->head || (w->paused && !w->stopping)) {
             pthread_mutex_unlock(&w->mu);
             import_step(w);
+            w->index_due = w->index_apart;
+            maybe_index(w, 0);
             pthread_mutex_lock(&w->mu);
             continue;
         }
@@ -763,17 +803,20 @@ static void *writer_main(void *arg)
         w->done_tail = last;
         pthread_cond_signal(&w->done_cv);
         int importing = w->imp_head != NULL;
+        w->index_due = w->index_apart;
         if (!importing) {
             pthread_mutex_unlock(&w->mu);
             if (!w->prune_apart)
                 maybe_prune(w, 0);
             maybe_expire(w);
+            maybe_index(w, 0);
             pthread_mutex_lock(&w->mu);
         }
         if (importing) {
             /* A step of the import after every batch: both go on. */
             pthread_mutex_unlock(&w->mu);
             import_step(w);
+            maybe_index(w, 0);
             pthread_mutex_lock(&w->mu);
         }
     }
@@ -917,6 +960,7 @@ struct md_writer *md_writer_start(struct md_store *store, const struct md_limits
     /* Set before the thread reads it; without its thread, retention runs
      * in the writer's. */
     w->prune_apart = md_store_prunes_apart(store);
+    w->index_apart = (md_store_caps(store) & MD_STORE_CAP_INDEX_APART) != 0;
     if (w->prune_apart && pthread_create(&w->pruner, NULL, pruner_main, w) != 0)
         w->prune_apart = 0;
     if (pthread_create(&w->thread, NULL, writer_main, w) != 0) {
@@ -1016,6 +1060,14 @@ void md_writer_stop(struct md_writer *w, struct md_writer_stats *final)
     if (final)
         md_writer_stats(w, final);
     writer_free(w);
+}
+
+void md_writer_pause(struct md_writer *w, int paused)
+{
+    pthread_mutex_lock(&w->mu);
+    w->paused = paused;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
 }
 
 void md_writer_stats(struct md_writer *w, struct md_writer_stats *st)

@@ -28,6 +28,7 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { dbInconsistencies, dbSql, sqliteFilesHolding } from '../lib/db.mjs';
 import { isPg, pgRowVersionsHolding } from '../lib/pg.mjs';
 import { runMemoryd, startServer } from '../lib/server.mjs';
@@ -244,7 +245,11 @@ describe('erasure', () => {
     const search = async () => (await s.request('GET', `/v1/search?q=${marker}`, { headers: { 'x-tenant-id': tenant } })).json.hits.map((h) => h.path).sort();
     assert.deepEqual(await search(), [file, '/memories/notes.txt']);
     const indexRows = () => dbSql(s.dbPath, `SELECT count(*) FROM entries_search WHERE entries_search MATCH '"' || char(57344) || '${id}"'`).trim();
-    if (!PG) assert.equal(indexRows(), '2');
+    if (!PG) {
+      // (SQLite indexes beside the writer, once the writes pause: wait for it.)
+      for (let i = 0; i < 200 && dbSql(s.dbPath, 'SELECT count(*) FROM search_pending').trim() !== '0'; i++) await sleep(50);
+      assert.equal(indexRows(), '2');
+    }
 
     const r = await s.request('DELETE', `/v1/tenants/${tenant}`);
     assert.deepEqual([r.status, r.json], [200, { tenant, erased: { entries: 4, versions: 3, changes: 3, idempotency_keys: 1, api_keys: 1 } }]);

@@ -122,9 +122,9 @@ static int give_back(struct sq_store *s)
 }
 
 /* Writes paused with every frame copied: the WAL emptied and its file cut
- * to journal_size_limit. Only tried while nothing is committed meanwhile
- * (no busy wait that would hold up the next write); a reader in the middle
- * of a request makes it wait for the next pause. */
+ * to nothing (journal_size_limit is for busy times). Only tried while nothing is committed
+ * meanwhile (no busy wait that would hold up the next write); a reader in the middle of a request
+ * makes it wait for the next pause. */
 static void cut_back(struct sq_store *s)
 {
     sqlite3_busy_timeout(s->ckpt_db, 0);

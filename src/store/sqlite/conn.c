@@ -188,7 +188,8 @@ static int writer_setup(struct sq_store *s, struct sq_conn *c, enum sq_role role
     snprintf(pragmas, sizeof pragmas,
              "PRAGMA auto_vacuum=INCREMENTAL; PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0;"
              " PRAGMA journal_size_limit=%lld; PRAGMA secure_delete=ON;",
-             (long long)s->wal_limit);
+             (long long)(s->wal_limit > MD_SQLITE_WAL_BUSY_LIMIT ? s->wal_limit
+                                                                 : MD_SQLITE_WAL_BUSY_LIMIT));
     int rc = sq_exec(c->db, pragmas, why, why_len);
     if (rc == SQLITE_OK)
         rc = sqlite3_create_function(c->db, "memoryd_sha256", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC,

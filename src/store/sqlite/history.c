@@ -526,6 +526,10 @@ enum md_err sq_redact(struct md_txn *base, const char *tenant, int64_t version)
         sqlite3_bind_text(st, 4, MD_HISTORY_SCRUBBED_REFUSED, -1, SQLITE_STATIC);
         e = sq_run(t, st, "scrub idempotent answers");
     }
+    /* The index's notes may hold the redacted text as a file's content
+     * the index has not caught up with (search_pending.old): indexed
+     * before COMMIT, their rows deleted (zeroed: secure_delete). */
+    t->index_now = 1;
     free(path);
     if (!e)
         store_of(t)->scrub_wal = 1; /* after the commit: out of the WAL too */

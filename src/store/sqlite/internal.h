@@ -146,6 +146,7 @@ enum stmt_id {
     S_SEARCH_FLUSH_OUT,
     S_SEARCH_FLUSH_IN,
     S_SEARCH_FLUSH_CLEAR,
+    S_SEARCH_STEP_UPTO,
     /* keys.c: API keys */
     S_KEY_INSERT,
     S_KEY_LIST_ALL,
@@ -265,6 +266,9 @@ struct sq_txn {
     /* A tenant was made in this transaction / since the savepoint: a
      * rollback must forget the ids cached since (an id may be reused). */
     int made_tenant_txn, made_tenant_cmd;
+    /* A redaction: the index's notes, which may hold the redacted text,
+     * are indexed and deleted before COMMIT (sq_search_flush). */
+    int index_now;
     struct md_buf vtext; /* a version's text rebuilt from deltas (deltas.c) */
 };
 
@@ -552,9 +556,13 @@ enum md_err sq_tenant_files(struct sq_txn *t, int64_t id, int64_t *files, const 
 
 /* ---- search.c: full-text search (md_store.h, md_search_terms.h) ---- */
 
-/* Before COMMIT (sq_commit): the notes of search_pending into the index,
- * the notes emptied. Nothing when the index is off. */
+/* Every note of search_pending into the index, in t, the notes emptied
+ * (an erasure's, a redaction's: no old content left in the notes).
+ * Nothing when the index is off. */
 enum md_err sq_search_flush(struct sq_txn *t);
+/* The notes' first ids (a step's) into the index, in t: *noted 0 when
+ * there were none, *more when notes are left after them. */
+enum md_err sq_search_step(struct sq_txn *t, int *noted, int *more);
 /* memoryd_score(content, terms), for the statements of search. */
 extern const struct sq_function sq_search_score;
 /* After an erasure's deletes, in its transaction: rewrite the index into
@@ -593,6 +601,9 @@ void sq_txn_end(struct md_txn *base);
 enum md_err sq_write_begin(struct md_store *base, struct md_txn **out);
 enum md_err sq_commit(struct md_txn *base);
 void sq_rollback(struct md_txn *base);
+/* md_store_index_step: a step of the search index (sq_search_step) in a
+ * write transaction of its own. */
+enum md_err sq_index_step(struct md_store *base, int *more);
 enum md_err sq_savepoint(struct md_txn *base);
 enum md_err sq_release(struct md_txn *base, int rollback);
 enum md_err sq_batch_begin(struct md_txn *base, const struct md_batch *b);

@@ -2,10 +2,16 @@
  * search.c — full-text search on SQLite (md_store.h, md_search_terms.h),
  * with its statements: the FTS5 table entries_search of
  * sql/sqlite/005_search.sql (a word index, contentless, rowid = entries.id,
- * a token per tenant): triggers note the files a write touches, and
- * sq_search_flush writes the notes into the index before each COMMIT, in
- * the same transaction; --search on|off; memoryd_score(), the SQL function
- * its statements check and rank each candidate with (sq_search_score).
+ * a token per tenant): triggers note the files a write touches in
+ * search_pending, in the write's own transaction, and sq_index_step writes
+ * the notes into the index later, in steps of its own that the writer runs
+ * between its batches (md_store_index_step): a file written many times
+ * between two steps is indexed once, and the index grows by few, larger
+ * segments. A search takes its candidates from the index and from the
+ * notes, and checks each on its text (memoryd_score), so it sees every
+ * committed write whether indexed yet or not, and never a word a file no
+ * longer holds. --search on|off; memoryd_score(), the SQL function its
+ * statements check and rank each candidate with (sq_search_score).
  *
  * Errors: MD_ENOENT (search is off), otherwise as sq_conn_rc; the setting
  * at start answers a SQLite result code with the reason in `why`.
@@ -22,10 +28,11 @@
 #include "store/md_search_terms.h"
 
 /* The notes of search_pending as index changes (the S_SEARCH_FLUSH_*
- * statements; sql/sqlite/005_search.sql): a file's first note of the
- * transaction is kept, so each file noted with its content before the
- * transaction leaves the index with that content; each noted file that is
- * one at the end goes in with its content now; the notes are gone. */
+ * statements; sql/sqlite/005_search.sql): a file's first note since the
+ * last step is kept, so each file noted with the content the index has of
+ * it leaves the index with that content; each noted file that is one now
+ * goes in with its content now; the notes are gone. The statements take
+ * the notes up to an id (?1: a step's); the _SQL forms all of them. */
 #define SEARCH_FLUSH_OUT_SQL                                                                       \
     "INSERT INTO entries_search (entries_search, rowid, body, tenant)"                             \
     " SELECT 'delete', id, old, char(57344) || tenant FROM search_pending WHERE old IS NOT NULL"
@@ -34,6 +41,8 @@
     " SELECT id, content, char(57344) || tenant FROM entries"                                      \
     " WHERE id IN (SELECT id FROM search_pending) AND kind = 0"
 #define SEARCH_FLUSH_CLEAR_SQL "DELETE FROM search_pending"
+/* The files a step indexes: the notes' first ?1 ids. */
+#define INDEX_STEP_FILES 4096
 /* Whether there are notes at all: a transaction that noted nothing leaves
  * the index alone (and writes nothing for it). */
 #define SEARCH_NOTED_SQL "SELECT EXISTS (SELECT 1 FROM search_pending)"
@@ -46,13 +55,16 @@ const char *const sq_search_sql[S_COUNT] = {
      * computed again), the page chosen on (id, path, score), then its
      * files' content read; or, when no word of the terms is long enough
      * for the index, the same on the tenant's files there. */
-    [S_SEARCH_FTS] = "SELECT e.path, e.content FROM (SELECT id, path, score FROM"
-                     " (SELECT e.id, e.path, memoryd_score(e.content, :terms) AS score"
-                     " FROM entries_search f CROSS JOIN entries e ON e.id = f.rowid"
-                     " WHERE entries_search MATCH :match AND e.tenant = :tenant AND e.kind = 0"
-                     " AND (e.path = :path OR (e.path > :lo AND e.path < :hi)) LIMIT -1)"
-                     " WHERE score > 0 ORDER BY score DESC, path LIMIT :limit OFFSET :offset) page"
-                     " CROSS JOIN entries e ON e.id = page.id ORDER BY page.score DESC, page.path",
+    [S_SEARCH_FTS] =
+        "SELECT e.path, e.content FROM (SELECT id, path, score FROM"
+        " (SELECT e.id, e.path, memoryd_score(e.content, :terms) AS score"
+        " FROM (SELECT rowid AS id FROM entries_search WHERE entries_search MATCH :match"
+        " UNION SELECT id FROM search_pending WHERE file_tenant = :tenant)"
+        " candidates CROSS JOIN entries e ON e.id = candidates.id"
+        " WHERE e.tenant = :tenant AND e.kind = 0"
+        " AND (e.path = :path OR (e.path > :lo AND e.path < :hi)) LIMIT -1)"
+        " WHERE score > 0 ORDER BY score DESC, path LIMIT :limit OFFSET :offset) page"
+        " CROSS JOIN entries e ON e.id = page.id ORDER BY page.score DESC, page.path",
     [S_SEARCH_SCAN] = "SELECT e.path, e.content FROM (SELECT id, path, score FROM"
                       " (SELECT id, path, memoryd_score(content, :terms) AS score FROM entries"
                       " WHERE tenant = :tenant AND kind = 0"
@@ -61,9 +73,16 @@ const char *const sq_search_sql[S_COUNT] = {
                       " CROSS JOIN entries e ON e.id = page.id ORDER BY page.score DESC, page.path",
     [S_SEARCH_OPTIMIZE] = "INSERT INTO entries_search (entries_search) VALUES ('optimize')",
     [S_SEARCH_NOTED] = SEARCH_NOTED_SQL,
-    [S_SEARCH_FLUSH_OUT] = SEARCH_FLUSH_OUT_SQL,
-    [S_SEARCH_FLUSH_IN] = SEARCH_FLUSH_IN_SQL,
-    [S_SEARCH_FLUSH_CLEAR] = SEARCH_FLUSH_CLEAR_SQL,
+    [S_SEARCH_FLUSH_OUT] = SEARCH_FLUSH_OUT_SQL " AND id <= ?1",
+    [S_SEARCH_FLUSH_IN] =
+        "INSERT INTO entries_search (rowid, body, tenant)"
+        " SELECT id, content, char(57344) || tenant FROM entries"
+        " WHERE id IN (SELECT id FROM search_pending WHERE id <= ?1) AND kind = 0",
+    [S_SEARCH_FLUSH_CLEAR] = SEARCH_FLUSH_CLEAR_SQL " WHERE id <= ?1",
+    /* The last id of a step (NULL: no notes) and whether notes are left
+     * after it. */
+    [S_SEARCH_STEP_UPTO] = "SELECT max(id), count(*) FROM"
+                           " (SELECT id FROM search_pending ORDER BY id LIMIT ?1)",
 };
 /* NOLINTEND(bugprone-suspicious-missing-comma) */
 
@@ -72,11 +91,14 @@ const char *const sq_search_sql[S_COUNT] = {
  * the notes into index changes before COMMIT. */
 #define TENANT_TOKEN "char(57344) || "
 #define NOTE_OLD                                                                                   \
-    " INSERT OR IGNORE INTO search_pending (id, tenant, old)"                                      \
-    " VALUES (OLD.id, OLD.tenant, ifnull(OLD.content, x'')); END;"
+    " INSERT OR IGNORE INTO search_pending (id, tenant, old, file_tenant)"                         \
+    " VALUES (OLD.id, OLD.tenant, ifnull(OLD.content, x''), OLD.tenant); END;"
+/* (The insert's note names the new file's tenant even when an older note
+ * of the id, a file deleted since the last step, is kept.) */
 static const char triggers_sql[] =
     "CREATE TRIGGER entries_search_insert AFTER INSERT ON entries WHEN NEW.kind = 0 BEGIN"
-    " INSERT OR IGNORE INTO search_pending (id) VALUES (NEW.id); END;"
+    " INSERT INTO search_pending (id, file_tenant) VALUES (NEW.id, NEW.tenant)"
+    " ON CONFLICT (id) DO UPDATE SET file_tenant = excluded.file_tenant; END;"
     "CREATE TRIGGER entries_search_delete AFTER DELETE ON entries WHEN OLD.kind = 0 BEGIN" NOTE_OLD
     "CREATE TRIGGER entries_search_update AFTER UPDATE OF content ON entries"
     " WHEN OLD.kind = 0 BEGIN" NOTE_OLD;
@@ -160,6 +182,34 @@ static int build_index(sqlite3 *db, struct md_progress *progress, char *why, siz
     return rc;
 }
 
+/* The triggers of a database made before version 11 (their notes without
+ * file_tenant) replaced by triggers_sql, in one transaction. */
+static int triggers_upgrade(sqlite3 *db, char *why, size_t why_len)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db,
+                                "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'"
+                                " AND name = 'entries_search_insert' AND sql LIKE '%file_tenant%'",
+                                -1, &st, NULL);
+    int current = rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_OK) {
+        snprintf(why, why_len, "search index: %s", sqlite3_errmsg(db));
+        return rc;
+    }
+    if (current)
+        return SQLITE_OK;
+    char sql[sizeof triggers_sql + 256];
+    snprintf(sql, sizeof sql,
+             "BEGIN IMMEDIATE; DROP TRIGGER entries_search_insert;"
+             " DROP TRIGGER entries_search_delete; DROP TRIGGER entries_search_update; %s COMMIT;",
+             triggers_sql);
+    rc = exec_why(db, sql, why, why_len);
+    if (rc != SQLITE_OK)
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
 int sq_search_setting(sqlite3 *db, enum md_search_mode mode, _Atomic int *now_off,
                       _Atomic int *pending, char *why, size_t why_len)
 {
@@ -175,6 +225,8 @@ int sq_search_setting(sqlite3 *db, enum md_search_mode mode, _Atomic int *now_of
     int on = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) > 0;
     sqlite3_finalize(st);
     *now_off = !on;
+    if (on && (rc = triggers_upgrade(db, why, why_len)) != SQLITE_OK)
+        return rc;
     int off = mode == MD_SEARCH_OFF;
     if (mode == MD_SEARCH_KEEP)
         return SQLITE_OK;
@@ -352,6 +404,19 @@ enum md_err sq_search(struct md_txn *base, const char *tenant, const struct md_s
     return sq_conn_rc(t->c, rc == SQLITE_DONE ? SQLITE_OK : rc, "search");
 }
 
+/* The notes up to id `upto` into the index, in transaction t. */
+static enum md_err flush_upto(struct sq_txn *t, int64_t upto)
+{
+    static const int stmts[] = {S_SEARCH_FLUSH_OUT, S_SEARCH_FLUSH_IN, S_SEARCH_FLUSH_CLEAR};
+    enum md_err e = MD_OK;
+    for (size_t i = 0; !e && i < sizeof stmts / sizeof stmts[0]; i++) {
+        sqlite3_stmt *st = sq_stmt(t, stmts[i]);
+        sqlite3_bind_int64(st, 1, upto);
+        e = sq_run(t, st, "search index");
+    }
+    return e;
+}
+
 enum md_err sq_search_flush(struct sq_txn *t)
 {
     if (((struct sq_store *)t->base.store)->search_off)
@@ -362,14 +427,21 @@ enum md_err sq_search_flush(struct sq_txn *t)
     sq_done(st);
     if (rc != SQLITE_ROW)
         return sq_conn_rc(t->c, rc, "search index");
-    if (!noted)
-        return MD_OK;
-    enum md_err e = sq_run(t, sq_stmt(t, S_SEARCH_FLUSH_OUT), "search index");
-    if (!e)
-        e = sq_run(t, sq_stmt(t, S_SEARCH_FLUSH_IN), "search index");
-    if (!e)
-        e = sq_run(t, sq_stmt(t, S_SEARCH_FLUSH_CLEAR), "search index");
-    return e;
+    return noted ? flush_upto(t, INT64_MAX) : MD_OK;
+}
+
+enum md_err sq_search_step(struct sq_txn *t, int *noted, int *more)
+{
+    sqlite3_stmt *st = sq_stmt(t, S_SEARCH_STEP_UPTO);
+    sqlite3_bind_int64(st, 1, INDEX_STEP_FILES);
+    int rc = sqlite3_step(st);
+    *noted = rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL;
+    int64_t upto = *noted ? sqlite3_column_int64(st, 0) : 0;
+    *more = rc == SQLITE_ROW && sqlite3_column_int64(st, 1) >= INDEX_STEP_FILES;
+    sq_done(st);
+    if (rc != SQLITE_ROW)
+        return sq_conn_rc(t->c, rc, "search index");
+    return *noted ? flush_upto(t, upto) : MD_OK;
 }
 
 enum md_err sq_search_purge(struct sq_txn *t)

@@ -110,7 +110,8 @@ static void sq_close(struct md_store *base)
     free(s);
 }
 
-#define SQLITE_CAPS (MD_STORE_CAP_BACKUP | MD_STORE_CAP_DUMP | MD_STORE_CAP_IMPORT_MARK)
+#define SQLITE_CAPS                                                                                \
+    (MD_STORE_CAP_BACKUP | MD_STORE_CAP_DUMP | MD_STORE_CAP_IMPORT_MARK | MD_STORE_CAP_INDEX_APART)
 
 static const struct md_store_ops sqlite_ops = {
     .version = MD_STORE_VERSION,
@@ -126,6 +127,7 @@ static const struct md_store_ops sqlite_ops = {
     .release = sq_release,
     .batch_begin = sq_batch_begin,
     .flush = sq_flush,
+    .index_step = sq_index_step,
     .view = sq_view,
     .locate = sq_locate,
     .put_file = sq_put_file,
@@ -319,35 +321,37 @@ const struct md_engine md_engine_sqlite = {
  * deltas walks every path with versions once, at open, and its one-row
  * work list (deltas.c). */
 static const unsigned char plan_exempt[S_COUNT] = {
-    [S_SEARCH_SCAN] = 1,     [S_SEARCH_OPTIMIZE] = 1,
-    [S_SEARCH_NOTED] = 1,    [S_SEARCH_FLUSH_OUT] = 1,
-    [S_SEARCH_FLUSH_IN] = 1, [S_SEARCH_FLUSH_CLEAR] = 1,
-    [S_IDEM_SCRUB] = 1,      [S_CHANGES_OLDEST] = 1,
-    [S_PRUNE_AGE_SCAN] = 1,  [S_PRUNE_CHANGES_SCAN] = 1,
-    [S_SNAP_BEFORE] = 1,     [S_TENANTS_LIST] = 1,
-    [S_ERASE_ENTRIES] = 1,   [S_ERASE_VERSIONS] = 1,
-    [S_ERASE_CHANGES] = 1,   [S_ERASE_IDEM] = 1,
-    [S_ERASE_KEYS] = 1,      [S_ERASE_TENANT] = 1,
-    [S_KEY_LIST_ALL] = 1,    [S_KEY_LIST_TENANT] = 1,
-    [S_DUMP_TENANTS] = 1,    [S_DUMP_ENTRIES] = 1,
-    [S_DUMP_VERSIONS] = 1,   [S_DUMP_CHANGES] = 1,
-    [S_DUMP_IDEM] = 1,       [S_DUMP_KEYS] = 1,
-    [S_TOTALS] = 1,          [S_IMPORT_MARKS] = 1,
-    [S_EXPIRED] = 1,         [S_EXPIRING] = 1,
-    [S_USE_PUT] = 1,         [S_VER_PATHS] = 1,
-    [S_VER_ONE] = 1,         [S_VER_ANY_DELTA] = 1,
-    [S_VER_COUNT] = 1,       [S_VER_DELTAS_LEFT] = 1,
-    [S_VER_DELTAS_AT] = 1,   [S_VER_DELTAS_DONE] = 1,
+    [S_SEARCH_SCAN] = 1,      [S_SEARCH_OPTIMIZE] = 1,
+    [S_SEARCH_NOTED] = 1,     [S_SEARCH_FLUSH_OUT] = 1,
+    [S_SEARCH_FLUSH_IN] = 1,  [S_SEARCH_FLUSH_CLEAR] = 1,
+    [S_IDEM_SCRUB] = 1,       [S_CHANGES_OLDEST] = 1,
+    [S_PRUNE_AGE_SCAN] = 1,   [S_PRUNE_CHANGES_SCAN] = 1,
+    [S_SNAP_BEFORE] = 1,      [S_TENANTS_LIST] = 1,
+    [S_ERASE_ENTRIES] = 1,    [S_ERASE_VERSIONS] = 1,
+    [S_ERASE_CHANGES] = 1,    [S_ERASE_IDEM] = 1,
+    [S_ERASE_KEYS] = 1,       [S_ERASE_TENANT] = 1,
+    [S_KEY_LIST_ALL] = 1,     [S_KEY_LIST_TENANT] = 1,
+    [S_DUMP_TENANTS] = 1,     [S_DUMP_ENTRIES] = 1,
+    [S_DUMP_VERSIONS] = 1,    [S_DUMP_CHANGES] = 1,
+    [S_DUMP_IDEM] = 1,        [S_DUMP_KEYS] = 1,
+    [S_TOTALS] = 1,           [S_IMPORT_MARKS] = 1,
+    [S_EXPIRED] = 1,          [S_EXPIRING] = 1,
+    [S_USE_PUT] = 1,          [S_VER_PATHS] = 1,
+    [S_VER_ONE] = 1,          [S_VER_ANY_DELTA] = 1,
+    [S_VER_COUNT] = 1,        [S_VER_DELTAS_LEFT] = 1,
+    [S_VER_DELTAS_AT] = 1,    [S_VER_DELTAS_DONE] = 1,
+    [S_SEARCH_STEP_UPTO] = 1, /* the index's step: every tenant's first notes */
 };
 
 /* Whether a line of EXPLAIN QUERY PLAN finds its rows by a search that
  * uses more than the tenant (a scan of a subquery's rows, found so, is
- * fine: an unnamed one, or `page`, search's page of hits; so is the
- * full-text index's, a MATCH). */
+ * fine: an unnamed one, or `page`, search's page of hits, or `candidates`,
+ * its candidates; so is the full-text index's, a MATCH). */
 static int plan_line_ok(const char *d)
 {
     return !d || !((strncmp(d, "SCAN", 4) == 0 && strncmp(d, "SCAN (subquery", 14) != 0 &&
-                    strcmp(d, "SCAN page") != 0 && strstr(d, "VIRTUAL TABLE INDEX") == NULL) ||
+                    strcmp(d, "SCAN page") != 0 && strcmp(d, "SCAN candidates") != 0 &&
+                    strstr(d, "VIRTUAL TABLE INDEX") == NULL) ||
                    strstr(d, "(tenant=?)") != NULL);
 }
 

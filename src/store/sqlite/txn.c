@@ -95,7 +95,7 @@ enum md_err sq_write_begin(struct md_store *base, struct md_txn **out)
         struct sq_txn *t = &s->writer->txn;
         md_dirsizes_reset(t->sizes);
         md_hist_reset(t->hist);
-        t->made_tenant_txn = t->made_tenant_cmd = 0;
+        t->made_tenant_txn = t->made_tenant_cmd = t->index_now = 0;
         e = sq_run(t, t->c->st[S_BEGIN_IMMEDIATE], "begin immediate");
         if (!e) {
             *out = &t->base;
@@ -115,8 +115,9 @@ enum md_err sq_commit(struct md_txn *base)
     enum md_err e = sq_sizes_flush(t);
     if (!e)
         e = sq_counters_flush(t);
-    if (!e)
+    if (!e && t->index_now)
         e = sq_search_flush(t);
+    t->index_now = 0;
     md_dirsizes_reset(t->sizes);
     md_hist_reset(t->hist);
     if (!e) {
@@ -207,4 +208,26 @@ void sq_stats(struct md_txn *base, struct md_txn_stats *st)
 {
     st->statements = ((struct sq_txn *)base)->statements;
     st->round_trips = 0;
+}
+
+/* md_store_index_step: a step of the index in a write transaction of its
+ * own; nothing committed when there were no notes. */
+enum md_err sq_index_step(struct md_store *base, int *more)
+{
+    struct sq_store *s = (struct sq_store *)base;
+    *more = 0;
+    if (s->search_off || s->search_pending || s->cfg.read_only)
+        return MD_OK;
+    struct md_txn *t;
+    enum md_err e = sq_write_begin(base, &t);
+    if (e)
+        return e;
+    int noted = 0;
+    e = sq_search_step((struct sq_txn *)t, &noted, more);
+    if (e || !noted) {
+        sq_rollback(t);
+        *more = 0;
+        return e;
+    }
+    return sq_commit(t);
 }
