@@ -91,14 +91,11 @@ const char *const sq_search_sql[S_COUNT] = {
  * the notes into index changes before COMMIT. */
 #define TENANT_TOKEN "char(57344) || "
 #define NOTE_OLD                                                                                   \
-    " INSERT OR IGNORE INTO search_pending (id, tenant, old, file_tenant)"                         \
-    " VALUES (OLD.id, OLD.tenant, ifnull(OLD.content, x''), OLD.tenant); END;"
-/* (The insert's note names the new file's tenant even when an older note
- * of the id, a file deleted since the last step, is kept.) */
+    " INSERT OR IGNORE INTO search_pending (file_tenant, id, tenant, old)"                         \
+    " VALUES (OLD.tenant, OLD.id, OLD.tenant, ifnull(OLD.content, x'')); END;"
 static const char triggers_sql[] =
     "CREATE TRIGGER entries_search_insert AFTER INSERT ON entries WHEN NEW.kind = 0 BEGIN"
-    " INSERT INTO search_pending (id, file_tenant) VALUES (NEW.id, NEW.tenant)"
-    " ON CONFLICT (id) DO UPDATE SET file_tenant = excluded.file_tenant; END;"
+    " INSERT OR IGNORE INTO search_pending (file_tenant, id) VALUES (NEW.tenant, NEW.id); END;"
     "CREATE TRIGGER entries_search_delete AFTER DELETE ON entries WHEN OLD.kind = 0 BEGIN" NOTE_OLD
     "CREATE TRIGGER entries_search_update AFTER UPDATE OF content ON entries"
     " WHEN OLD.kind = 0 BEGIN" NOTE_OLD;
@@ -183,14 +180,16 @@ static int build_index(sqlite3 *db, struct md_progress *progress, char *why, siz
 }
 
 /* The triggers of a database made before version 11 (their notes without
- * file_tenant) replaced by triggers_sql, in one transaction. */
+ * file_tenant, which the notes' key needs) replaced by triggers_sql, in
+ * one transaction. */
 static int triggers_upgrade(sqlite3 *db, char *why, size_t why_len)
 {
     sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(db,
-                                "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'"
-                                " AND name = 'entries_search_insert' AND sql LIKE '%file_tenant%'",
-                                -1, &st, NULL);
+    int rc =
+        sqlite3_prepare_v2(db,
+                           "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'"
+                           " AND name = 'entries_search_insert' AND sql LIKE '%(file_tenant, id)%'",
+                           -1, &st, NULL);
     int current = rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0);
     sqlite3_finalize(st);
     if (rc != SQLITE_OK) {
