@@ -133,7 +133,7 @@ test('1,000 random writes with retention in between: every kept version byte for
     } else if (r < 0.97) {
       // A restore of one of this path's versions that holds content and is kept.
       const h = await api('GET', `/v1/history?path=${encodeURIComponent(path)}&limit=1000`);
-      const kept = h.json.versions.filter((v) => v.existed && !v.redacted);
+      const kept = h.json.versions.slice(0, KEEP).filter((v) => v.existed && !v.redacted); // the newest KEEP: retention (in the background) may prune any older one meanwhile
       if (kept.length === 0) continue;
       const v = pick(kept);
       const back = await api('POST', '/v1/restore', { path, version: v.version });
@@ -143,7 +143,7 @@ test('1,000 random writes with retention in between: every kept version byte for
       files.set(path, old);
     } else {
       const h = await api('GET', `/v1/history?path=${encodeURIComponent(path)}&limit=1000`);
-      const kept = h.json.versions.filter((v) => v.existed && !v.redacted);
+      const kept = h.json.versions.slice(0, KEEP).filter((v) => v.existed && !v.redacted); // the newest KEEP: retention (in the background) may prune any older one meanwhile
       if (kept.length === 0) continue;
       const v = pick(kept);
       const red = await api('POST', '/v1/redact', { path, version: v.version });

@@ -37,13 +37,16 @@ const char *const sq_history_sql[S_COUNT] = {
     /* ?7: the file's new content, which the version leans on (a delta),
      * unless the path's newest version ends a run of MD_DELTA_RUN_MAX - 1
      * deltas (then kept whole, run 0). */
+    /* ?9: the run of the path's newest version (S_VER_LAST_RUN; read
+     * apart: an INSERT that reads its own table goes through a temporary
+     * table, which cost a third of the writer's time in str_replace). */
     [S_VER_ONE] = "INSERT INTO versions (tenant, version, path, existed, sha256, size, time,"
                   " command, actor, enc, run, content) SELECT e.tenant, ?3, e.path, 1, e.sha256,"
-                  " e.size, ?4, ?5, ?6, p.r < ?8, CASE WHEN p.r < ?8 THEN p.r + 1 ELSE 0 END,"
-                  " CASE WHEN p.r < ?8 THEN memoryd_delta(e.content, ?7) ELSE e.content END"
-                  " FROM entries e, (SELECT coalesce((SELECT run FROM versions WHERE tenant = ?1"
-                  " AND path = ?2 ORDER BY version DESC LIMIT 1), 0) AS r) p"
-                  " WHERE e.tenant = ?1 AND e.path = ?2 AND e.kind = 0",
+                  " e.size, ?4, ?5, ?6, ?9 < ?8, CASE WHEN ?9 < ?8 THEN ?9 + 1 ELSE 0 END,"
+                  " CASE WHEN ?9 < ?8 THEN memoryd_delta(e.content, ?7) ELSE e.content END"
+                  " FROM entries e WHERE e.tenant = ?1 AND e.path = ?2 AND e.kind = 0",
+    [S_VER_LAST_RUN] = "SELECT run FROM versions WHERE tenant = ?1 AND path = ?2"
+                       " ORDER BY version DESC LIMIT 1",
     [S_VER_ABSENT] = "INSERT INTO versions (tenant, version, path, existed, time, command, actor)"
                      " VALUES (?1, ?2, ?3, 0, ?4, ?5, ?6)",
     [S_VER_SUBTREE] =
@@ -197,6 +200,18 @@ enum md_err sq_record_file(struct sq_txn *t, int64_t tenant, const char *path, s
         return MD_OK;
     const struct md_write_meta *m = md_hist_cmd_meta(t->hist);
     int64_t v = md_hist_next_version(t->hist);
+    int64_t run = 0;
+    if (old_size >= 0) {
+        sqlite3_stmt *last = sq_stmt(t, S_VER_LAST_RUN);
+        sqlite3_bind_int64(last, 1, tenant);
+        sq_bind_text(last, 2, path, len);
+        int rc = sqlite3_step(last);
+        if (rc == SQLITE_ROW)
+            run = sqlite3_column_int64(last, 0);
+        sq_done(last);
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+            return sq_conn_rc(t->c, rc, "version");
+    }
     sqlite3_stmt *st = sq_stmt(t, old_size >= 0 ? S_VER_ONE : S_VER_ABSENT);
     sqlite3_bind_int64(st, 1, tenant);
     if (old_size >= 0) {
@@ -205,6 +220,7 @@ enum md_err sq_record_file(struct sq_txn *t, int64_t tenant, const char *path, s
         bind_meta(st, m, 4, 5, 6);
         sqlite3_bind_blob(st, 7, content ? content : "", (int)content_len, SQLITE_STATIC);
         sqlite3_bind_int(st, 8, MD_DELTA_RUN_MAX - 1);
+        sqlite3_bind_int64(st, 9, run);
     } else {
         sqlite3_bind_int64(st, 2, v);
         sq_bind_text(st, 3, path, len);

@@ -100,6 +100,7 @@ enum stmt_id {
     S_COUNTERS_GET,
     S_COUNTERS_SET,
     S_VER_ONE,
+    S_VER_LAST_RUN,
     S_VER_ABSENT,
     S_VER_SUBTREE,
     S_VER_SUBTREE_NEW,
