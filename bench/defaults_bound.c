@@ -85,15 +85,13 @@ static void step_done(sqlite3 *db, sqlite3_stmt *st)
 /* 16 lines of 63 letters, the ninth `marker` padded with dots. */
 static size_t kib_with(char *out, const char *marker)
 {
+    static const char letters[] = "abcdefghi";
     size_t n = 0;
+    size_t m = strlen(marker);
     for (int l = 0; l < 16; l++) {
-        if (l == 8) {
-            size_t m = strlen(marker);
-            memcpy(out + n, marker, m);
-            memset(out + n + m, '.', 63 - m);
-        } else {
-            for (int k = 0; k < 7; k++)
-                memcpy(out + n + (size_t)k * 9, "abcdefghi", 9);
+        for (size_t k = 0; k < 63; k++) {
+            const char *c = l != 8 ? &letters[k % 9] : k < m ? &marker[k] : ".";
+            out[n + k] = *c;
         }
         n += 63;
         out[n++] = '\n';
@@ -211,7 +209,7 @@ static void write_one(struct bound *b, int create, int64_t n, struct md_buf *del
         size_t len = b->len[id - 1];
         char old[TEXT_MAX];
         memcpy(old, t, len);
-        int on = memcmp(t + 8 * 64, "state=on", 8) == 0;
+        int on = memcmp(t + (size_t)8 * 64, "state=on", 8) == 0;
         kib_with(t, on ? "state=off" : "state=on");
         sqlite3_bind_blob(b->set, 1, t, (int)len, SQLITE_STATIC);
         sqlite3_bind_int64(b->set, 2, id);
@@ -235,18 +233,19 @@ static void write_one(struct bound *b, int create, int64_t n, struct md_buf *del
 
 int main(int argc, char **argv)
 {
-    if (argc != 6 || (strcmp(argv[4], "create") && strcmp(argv[4], "str_replace")) ||
-        (strcmp(argv[5], "bare") && strcmp(argv[5], "defaults"))) {
+    if (argc != 6 || (strcmp(argv[4], "create") != 0 && strcmp(argv[4], "str_replace") != 0) ||
+        (strcmp(argv[5], "bare") != 0 && strcmp(argv[5], "defaults") != 0)) {
         fprintf(stderr,
                 "usage: defaults_bound DIR SECONDS BATCH create|str_replace bare|defaults\n");
         return 2;
     }
-    double seconds = atof(argv[2]);
-    int batch = atoi(argv[3]);
+    char *end1 = NULL, *end2 = NULL;
+    double seconds = strtod(argv[2], &end1);
+    long batch = strtol(argv[3], &end2, 10);
     int create = strcmp(argv[4], "create") == 0;
     static struct bound b;
     b.defaults = strcmp(argv[5], "defaults") == 0;
-    if (seconds <= 0 || batch <= 0)
+    if (*end1 || *end2 || seconds <= 0 || batch <= 0 || batch > 100000)
         return 2;
     char path[4096];
     snprintf(path, sizeof path, "%s/defaults_bound.db", argv[1]);
@@ -306,7 +305,7 @@ int main(int argc, char **argv)
     double t0 = now_s(), indexed = t0, t;
     while ((t = now_s()) - t0 < seconds) {
         exec(b.db, "BEGIN IMMEDIATE");
-        for (int i = 0; i < batch; i++)
+        for (long i = 0; i < batch; i++)
             write_one(&b, create, n++, &delta);
         exec(b.db, "COMMIT");
         if (b.defaults && t - indexed >= INDEX_EVERY_S) {
@@ -319,7 +318,7 @@ int main(int argc, char **argv)
     pthread_join(ckpt, NULL);
     printf("{\"workload\":\"%s\",\"mode\":\"%s\",\"batch\":%d,\"commands\":%lld,\"seconds\":%.3f,"
            "\"per_sec\":%.1f}\n",
-           argv[4], argv[5], batch, (long long)n, took, (double)n / took);
+           argv[4], argv[5], (int)batch, (long long)n, took, (double)n / took);
     md_buf_free(&delta);
     sqlite3_stmt *all[] = {b.put, b.set, b.feed, b.hist, b.word_in, b.word_out};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
