@@ -36,7 +36,7 @@ done
 # Debian has. No ca-certificates: memoryd makes no outgoing connections (libcurl serves
 # `memoryd admin`, which talks to the memoryd beside it over plain HTTP). No curl: see
 # docker/healthcheck.sh.
-pkgs=(libmicrohttpd12 libjansson4 libsqlite3-0 libutf8proc2 libpq5 libssl3 libsodium23 libarchive13 libcurl4 libpcre2-8-0)
+pkgs=(libmicrohttpd12 libjansson4 libsqlite3-0 libutf8proc2 libpq5 libssl3 libsodium23 libarchive13 libcurl4 libpcre2-8-0 libzstd1)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

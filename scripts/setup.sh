@@ -9,7 +9,7 @@
 set -euo pipefail
 
 pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev libsqlite3-dev libutf8proc-dev libpq-dev
-  libssl-dev libsodium-dev libarchive-dev libcurl4-openssl-dev libpcre2-dev curl help2man)
+  libssl-dev libsodium-dev libarchive-dev libcurl4-openssl-dev libpcre2-dev libzstd-dev curl help2man)
 mode="${1:-}"
 node_needed=0
 if [[ "$mode" == "--test" || "$mode" == "--bench" ]]; then

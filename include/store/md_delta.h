@@ -7,12 +7,17 @@
  * A delta is a splice: the successor's first `head` bytes, then `mid` (the
  * bytes the edit replaced), then the successor's last `tail` bytes. Encoded
  * as two unsigned LEB128 numbers (head, tail), then `mid`. A splice is what
- * every command of the memory tool makes (str_replace and insert change one
- * place; a whole text replaced gives a delta as long as the old text), and
- * finding it costs two memcmp-like passes, no search and no library. A
- * one-line edit of a 10.5 KiB note keeps 241 bytes of history with it
- * (bench/storage.mjs); zstd's prefix mode, which would also shrink whole
- * replacements, is not measured against it yet.
+ * str_replace and insert make (they change one place), and finding it costs
+ * two memcmp-like passes. Where the change is not in one place (a whole
+ * text written again with small changes throughout), the splice is about
+ * as long as the old text: when it is longer than 256 bytes, the old text
+ * compressed by zstd (level 1) with the successor as its prefix
+ * (ZSTD_CCtx_refPrefix) is kept instead if smaller. A zstd delta is told
+ * by the frame's magic number, which no splice begins with (md_delta_make
+ * makes sure). Measured by bench/delta_compare.c on notes of prose: a
+ * one-line edit keeps 75 bytes as a splice (zstd 59, six times slower to
+ * make); five lines changed, 7,038 bytes as a splice and 194 with zstd;
+ * every tenth line changed, 9,612 and 191.
  *
  * Ownership: the caller owns every buffer; out-parameters are md_bufs the
  * caller initialised (appended to). Errors: MD_ENOMEM (a buffer limit or
@@ -27,14 +32,16 @@
 #include "base/md_buf.h"
 #include "base/md_err.h"
 
-/* The delta that turns `succ` back into `old`, appended to `out`. At most
- * old_len + 20 bytes. */
+/* The delta that turns `succ` back into `old`, appended to `out`: at most
+ * old_len + 20 bytes, except for a splice that would begin as a zstd frame
+ * does (only possible with text that is not UTF-8), whose zstd delta may
+ * take up to ZSTD_compressBound(old_len). */
 enum md_err md_delta_make(const char *old, size_t old_len, const char *succ, size_t succ_len,
                           struct md_buf *out);
 
-/* The delta's size for these texts, without making it (what
- * md_delta_make would append). */
-size_t md_delta_size(const char *old, size_t old_len, const char *succ, size_t succ_len);
+/* The splice's size for these texts, whatever md_delta_make keeps (for
+ * bench/delta_compare.c). */
+size_t md_delta_splice_size(const char *old, size_t old_len, const char *succ, size_t succ_len);
 
 /* `base` (the successor) turned back by `delta`: the older text, appended to
  * `out` (which must not hold `base` or `delta`). */

@@ -473,11 +473,11 @@ rec aptlists sh -c ${sh(`ls -A ${m}/var/lib/apt/lists | wc -l`)}
 `, { net: 'private' });
   assert.deepEqual(res.version.rc, 0, res.version.err);
   assert.match(res.version.out, /^memoryd \d+\.\d+\.\d+/);
-  assert.deepEqual(res.needed.out.split('\n').filter(Boolean).sort(), ['libarchive.so.13', 'libc.so.6', 'libcrypto.so.3', 'libcurl.so.4', 'libjansson.so.4', 'libmicrohttpd.so.12', 'libpcre2-8.so.0', 'libpq.so.5', 'libsodium.so.23', 'libsqlite3.so.0', 'libutf8proc.so.2']);
+  assert.deepEqual(res.needed.out.split('\n').filter(Boolean).sort(), ['libarchive.so.13', 'libc.so.6', 'libcrypto.so.3', 'libcurl.so.4', 'libjansson.so.4', 'libmicrohttpd.so.12', 'libpcre2-8.so.0', 'libpq.so.5', 'libsodium.so.23', 'libsqlite3.so.0', 'libutf8proc.so.2', 'libzstd.so.1']);
   // Every library memoryd links comes from a package install-runtime.sh installs, or libc6
   // (essential: in every Debian image).
-  assert.deepEqual(res.owners.out.split('\n').filter(Boolean), ['libarchive13', 'libc6', 'libcurl4', 'libjansson4', 'libmicrohttpd12', 'libpcre2-8-0', 'libpq5', 'libsodium23', 'libsqlite3-0', 'libssl3', 'libutf8proc2']);
-  assert.match(readDocker('install-runtime.sh'), /\npkgs=\(libmicrohttpd12 libjansson4 libsqlite3-0 libutf8proc2 libpq5 libssl3 libsodium23 libarchive13 libcurl4 libpcre2-8-0\)\n/);
+  assert.deepEqual(res.owners.out.split('\n').filter(Boolean), ['libarchive13', 'libc6', 'libcurl4', 'libjansson4', 'libmicrohttpd12', 'libpcre2-8-0', 'libpq5', 'libsodium23', 'libsqlite3-0', 'libssl3', 'libutf8proc2', 'libzstd1']);
+  assert.match(readDocker('install-runtime.sh'), /\npkgs=\(libmicrohttpd12 libjansson4 libsqlite3-0 libutf8proc2 libpq5 libssl3 libsodium23 libarchive13 libcurl4 libpcre2-8-0 libzstd1\)\n/);
   assert.deepEqual([res.ldd.out, res.aptlists.out], ['0\n', '0\n']);
 });
 
