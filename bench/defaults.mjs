@@ -7,9 +7,10 @@
 //
 //   node bench/defaults.mjs [--build DIR] [--memoryd BIN] [--before BIN] [--seconds S]
 //                           [--repeat N] [--conns C] [--quick] [--json FILE]
-//                           [--db-defaults URI --db-bare URI [--db-before URI]]
-// (--db-*: empty PostgreSQL databases, one per server; without them each server gets its own
-// SQLite file.) Exits nonzero when memoryd failed a request; timings are read off the table.
+//                           [--postgres | --db-defaults URI --db-bare URI [--db-before URI]]
+// (--postgres: a PostgreSQL cluster of the benchmark's own, bench/cluster.mjs, a database per
+// server; --db-*: empty PostgreSQL databases of yours; otherwise each server gets its own SQLite
+// file.) Exits nonzero when memoryd failed a request; timings are read off the table.
 //
 // On SQLite the same rounds also run the bound of point 4 (bench/defaults_bound.c): a program that
 // stores only what the features must keep (the text and the feed; with the defaults also each
@@ -20,6 +21,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { createDb, startCluster } from './cluster.mjs';
 import { BENCH_QUOTA, benchArgs, benchMain, freePort, kibWith, medianRun, poster, printTable, runAll, startProcess, tempDir, wrk } from './lib.mjs';
 
 const { opt, quick, build: BUILD, memoryd: MEMORYD, json: JSON_OUT } = benchArgs();
@@ -29,11 +31,13 @@ const THREADS = 2;
 const K = 256; // files per wrk thread of a str_replace set
 const BARE = ['--history-versions', '0', '--search', 'off'];
 
+const cluster = process.argv.includes('--postgres') ? startCluster(tempDir('memoryd-bench-defaults-pg-')) : null;
+const dbOf = (name) => (cluster ? cluster.uri(createDb(cluster, `memoryd_${name}`)) : opt(`db-${name}`));
 const sides = [
-  { name: 'defaults', bin: MEMORYD, args: [], db: opt('db-defaults') },
-  { name: 'bare', bin: MEMORYD, args: BARE, db: opt('db-bare') },
+  { name: 'defaults', bin: MEMORYD, args: [], db: dbOf('defaults') },
+  { name: 'bare', bin: MEMORYD, args: BARE, db: dbOf('bare') },
 ];
-if (BEFORE) sides.push({ name: 'before, bare', bin: path.resolve(BEFORE), args: BARE, db: opt('db-before') });
+if (BEFORE) sides.push({ name: 'before, bare', bin: path.resolve(BEFORE), args: BARE, db: dbOf('before') });
 const PG = Boolean(sides[0].db);
 
 const fmt = (n) => Math.round(n).toLocaleString('en-US');
@@ -135,6 +139,7 @@ async function main() {
   console.log('');
   for (const t of out.targets) console.log(`${t.ok ? 'PASS' : 'FAIL'}  ${t.what}: ${t.got}`);
   for (const s of sides) await s.srv.stop();
+  if (cluster) cluster.stop();
   if (JSON_OUT) fs.writeFileSync(JSON_OUT, JSON.stringify(out, null, 2));
   return failed;
 }
