@@ -38,8 +38,11 @@ export function startCluster(dir, { stats = false } = {}) {
   const host = path.join(dir, 'socket');
   fs.mkdirSync(host, { recursive: true });
   // As root the server runs as postgres, which must reach `dir` through its parent (a temp
-  // directory, made 0700).
-  fs.chmodSync(path.dirname(dir), 0o755);
+  // directory, made 0700). Never a shared directory such as /tmp itself: its mode (1777) is
+  // not ours to change.
+  const parent = path.dirname(dir);
+  if (fs.statSync(parent).mode & 0o1000) throw new Error(`startCluster: ${dir} must be inside a directory of its own, not directly in ${parent}`);
+  fs.chmodSync(parent, 0o755);
   fs.chmodSync(dir, 0o755);
   if (process.getuid() === 0) execFileSync('chown', ['-R', 'postgres:postgres', dir]);
   const run = (cmd, args) => {

@@ -31,7 +31,7 @@ const THREADS = 2;
 const K = 256; // files per wrk thread of a str_replace set
 const BARE = ['--history-versions', '0', '--search', 'off'];
 
-const cluster = process.argv.includes('--postgres') ? startCluster(tempDir('memoryd-bench-defaults-pg-')) : null;
+const cluster = process.argv.includes('--postgres') ? startCluster(path.join(tempDir('memoryd-bench-defaults-pg-'), 'cluster')) : null;
 const dbOf = (name) => (cluster ? cluster.uri(createDb(cluster, `memoryd_${name}`)) : opt(`db-${name}`));
 const sides = [
   { name: 'defaults', bin: MEMORYD, args: [], db: dbOf('defaults') },
