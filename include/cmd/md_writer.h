@@ -53,7 +53,6 @@ struct md_writer_stats {
     unsigned long long exec_us;   /* time running commands (with BEGIN) */
     unsigned long long commit_us; /* time committing (the flush) */
     unsigned long long pruned;    /* rows retention deleted (md_txn_prune) */
-    unsigned long long queued;    /* commands waiting for a batch, now */
 };
 
 struct md_writer;

@@ -1078,6 +1078,5 @@ void md_writer_stats(struct md_writer *w, struct md_writer_stats *st)
     st->exec_us = w->exec_us;
     st->commit_us = w->commit_us;
     st->pruned = w->pruned;
-    st->queued = w->queued;
     pthread_mutex_unlock(&w->mu);
 }
