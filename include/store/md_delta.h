@@ -53,4 +53,37 @@ enum md_err md_delta_apply(const char *base, size_t base_len, const char *delta,
  * version applies at most this many. */
 #define MD_DELTA_RUN_MAX 32
 
+/* One stored version of a path as the engines read it: its bytes (a delta,
+ * or the whole text), borrowed from the caller. */
+struct md_delta_link {
+    const char *p;
+    size_t n;
+    int delta;    /* 1: `p` is a delta against the next newer text */
+    int has_text; /* 0: an absence or a redacted version: no text */
+};
+
+/* The text of links[0], rebuilt into `out` (reset first): `links` oldest
+ * first, the version itself, then its successors up to the first one kept
+ * whole (the file itself, when the chain reaches it, as a whole link).
+ * MD_EDB: the chain does not end in a whole text, leans on a link without
+ * text, or is longer than a writer makes (MD_DELTA_RUN_MAX + 1 links). */
+enum md_err md_delta_rebuild(const struct md_delta_link *links, size_t n, struct md_buf *out);
+
+/* Stores version `i` of md_delta_convert's rows as `delta`; `delta` NULL:
+ * the version is kept whole. */
+typedef enum md_err (*md_delta_put_cb)(void *ctx, size_t i, const char *delta, size_t len);
+
+/* A path's versions, all whole, newest first, turned into deltas: rows[i]
+ * leans on the text just after it (rows[i - 1]'s; for rows[0], `succ`, the
+ * file's text, absent when `succ` is NULL). A row with text becomes a delta
+ * when its successor has text and the run of deltas it ends stays under
+ * MD_DELTA_RUN_MAX; `put` is told of each row. *head_run: the deltas in a row from
+ * the newest (what the path's next write counts on). */
+enum md_err md_delta_convert(const struct md_delta_link *rows, size_t n, const char *succ,
+                             size_t succ_len, md_delta_put_cb put, void *ctx, int *head_run);
+
+/* `text` is what a version whose SHA-256 is `sha256` (NULL: not known)
+ * held: MD_OK, else MD_EDB (logged), MD_ENOMEM. */
+enum md_err md_delta_check(const unsigned char *sha256, const char *text, size_t len);
+
 #endif

@@ -414,9 +414,9 @@ struct md_store_config {
      * thread is started; read_begin, snapshot_begin, dump, totals and
      * backup are the operations left. */
     int read_only;
-    /* A tool that writes no file (memoryd keys): versions are left as the
-     * database has them (SQLite: neither turned into deltas nor made whole
-     * for --history-versions 0, which only memoryd itself acts on). */
+    /* A tool (memoryd keys, scan, the target of migrate): versions are
+     * left as the database has them (neither turned into deltas nor made
+     * whole for --history-versions 0, which only memoryd itself acts on). */
     int keep_versions;
 };
 

@@ -156,7 +156,8 @@ static int open_both(struct copy *c, const char *to)
     struct md_store_config dst = {.db = to,
                                   .durability = MD_DURABILITY_FULL,
                                   .busy_timeout_ms = 5000,
-                                  .search = MD_SEARCH_KEEP};
+                                  .search = MD_SEARCH_KEEP,
+                                  .keep_versions = 1};
     if (md_store_open(&dst, NULL, &c->dst, why, sizeof why) != MD_OK)
         return fail(why, NULL);
     if (md_store_write_begin(c->dst, &c->dt) != MD_OK)

@@ -168,6 +168,7 @@ int md_scan_main(int argc, char **argv)
                                   .durability = MD_DURABILITY_FULL,
                                   .busy_timeout_ms = 5000,
                                   .search = MD_SEARCH_KEEP,
+                                  .keep_versions = 1,
                                   .read_only =
                                       (md_engine_for(a.db)->caps & MD_STORE_CAP_BACKUP) != 0};
     struct md_store *store = NULL;

@@ -1,16 +1,18 @@
-// A SQLite database whose versions were stored whole (as every version was before deltas, and as
-// sql/sqlite/010_version_deltas.sql leaves them) is converted when memoryd opens it: the
+// A database whose versions were stored whole (as every version was before deltas, and as
+// sql/sqlite/010_version_deltas.sql and sql/postgres/009_version_deltas.sql leave them; on
+// SQLite and, as pg/integration/history-convert, PostgreSQL) is converted when memoryd opens it: the
 // versions become deltas against their successors, a path at a time, with the progress logged
 // ("progress" lines of work "version deltas", then "versions turned into deltas" with the
 // counts), and every version reads back byte for byte before and after, through GET
 // /v1/versions. A memoryd started without history (--history-versions 0) keeps every version
 // whole instead ("versions kept whole"), and they still read back exactly. The whole copies are
-// made here as memoryd without history makes them, then the conversion's place is put back as
-// the migration leaves it (version_deltas).
+// made here as memoryd without history makes them, then the conversion's work is put back as
+// the migration leaves it (SQLite: version_deltas, its place; PostgreSQL: versions_unconverted,
+// the paths, and every file's run of deltas counted as the longest).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { dbSql } from '../lib/db.mjs';
+import { dbSql, isPgUri } from '../lib/db.mjs';
 import { startServer } from '../lib/server.mjs';
 
 async function allVersions(s, tenant, n) {
@@ -49,15 +51,22 @@ test('whole versions turned into deltas at open, with progress; history off keep
   assert.deepEqual(await allVersions(s, T, n), before);
   await s.stop();
 
-  // As the migration leaves a database: every version whole, the conversion's place set.
-  dbSql(db, "INSERT INTO version_deltas (tenant, path) VALUES (-1, '')");
+  // As the migration leaves a database: every version whole, the conversion's work set.
+  if (isPgUri(db)) {
+    dbSql(db, 'INSERT INTO versions_unconverted SELECT DISTINCT tenant, path FROM versions WHERE existed AND NOT redacted');
+    dbSql(db, 'UPDATE entries SET vrun = 31');
+  } else {
+    dbSql(db, "INSERT INTO version_deltas (tenant, path) VALUES (-1, '')");
+  }
   const wholeBytes = Number(dbSql(db, 'SELECT sum(length(content)) FROM versions').trim());
   s = await startServer({ db, args: KEEP, env: { MEMORYD_PROGRESS_MS: '1' } });
   const done = s.logs.find((l) => l.msg === 'versions turned into deltas');
   assert.ok(done, s.rawStderr.join('\n'));
   assert.equal(done.paths, 5);
   assert.ok(s.logs.some((l) => l.msg === 'progress' && l.work === 'version deltas'), 'no progress shown');
-  const [deltas, kept, left] = dbSql(db, "SELECT sum(enc = 1), sum(enc = 0 AND content IS NOT NULL), (SELECT count(*) FROM version_deltas) FROM versions").trim().split('|').map(Number);
+  const [deltas, kept, left] = dbSql(db, 'SELECT sum(CASE WHEN enc = 1 THEN 1 ELSE 0 END), ' +
+    'sum(CASE WHEN enc = 0 AND content IS NOT NULL THEN 1 ELSE 0 END), ' +
+    `(SELECT count(*) FROM ${isPgUri(db) ? 'versions_unconverted' : 'version_deltas'}) FROM versions`).trim().split('|').map(Number);
   assert.equal(deltas, done.versions);
   assert.ok(deltas > 150 && kept >= 5, `${deltas} deltas, ${kept} whole`);
   assert.equal(left, 0);

@@ -401,7 +401,7 @@ test('migration 003 counts the files already stored', async () => {
   // Back to schema 2: the counter and the triggers gone, as before the migration (and the
   // later migrations undone: 004's api_keys, 005's search index, SQLite's 006 imports, the tenants'
   // sensitive column (SQLite's 008, PostgreSQL's 007; the api_keys' path of SQLite's 007 and
-  // PostgreSQL's 006 goes with the table); SQLite's entries keep the id
+  // PostgreSQL's 006 goes with the table), PostgreSQL's 009 (deltas); SQLite's entries keep the id
   // column 005 gave them, which 005 does not read when it rebuilds the table).
   if (isPgUri(s.dbPath)) {
     dbSql(s.dbPath, 'DROP TABLE api_keys; DROP TRIGGER entries_files_insert ON entries; DROP TRIGGER entries_files_delete ON entries;'
@@ -409,6 +409,7 @@ test('migration 003 counts the files already stored', async () => {
       + ' ALTER TABLE tenants DROP COLUMN files, DROP COLUMN max_bytes, DROP COLUMN max_files, DROP COLUMN sensitive;'
       + ' DROP INDEX entries_search; DROP FUNCTION memoryd_words(bytea); DROP FUNCTION memoryd_text(bytea);'
       + ' ALTER TABLE entries DROP COLUMN used; ALTER TABLE tenants DROP COLUMN expire_ms;'
+      + ' ALTER TABLE versions DROP COLUMN enc; ALTER TABLE entries DROP COLUMN vrun; DROP TABLE versions_unconverted;'
       + ' DELETE FROM memoryd_schema WHERE version >= 3;');
   } else {
     dbSql(s.dbPath, 'DROP TABLE api_keys; DROP TRIGGER entries_files_insert; DROP TRIGGER entries_files_delete;'

@@ -45,11 +45,11 @@ static const struct pg_stmt_def stmts[] = {
      "SELECT w.ord, t.id, e.kind, e.size,"
      " CASE WHEN w.want = 1 AND e.kind = 0 AND e.size <= $4 THEN e.content END,"
      " w.want = 1 AND e.kind = 0 AND e.size > $4, e.sha256, t.last_version,"
-     " t.last_seq, t.files, t.max_bytes, t.max_files"
+     " t.last_seq, t.files, t.max_bytes, t.max_files, e.vrun"
      " FROM unnest($1::text[], $2::text[], $3::int2[]) WITH ORDINALITY"
      " AS w(tenant, path, want, ord)"
      " JOIN tenants t ON t.name = w.tenant"
-     " LEFT JOIN LATERAL (SELECT kind, size, content, sha256 FROM entries"
+     " LEFT JOIN LATERAL (SELECT kind, size, content, sha256, vrun FROM entries"
      " WHERE tenant = t.id AND path = w.path OFFSET 0) e ON true",
      4,
      {OID_TEXTARRAY, OID_TEXTARRAY, OID_INT2ARRAY, OID_INT8},
@@ -66,12 +66,13 @@ static const struct pg_stmt_def stmts[] = {
      0},
     {P_SET_MANY,
      "UPDATE entries e SET content = u.content, size = u.size, mtime = u.mtime,"
-     " sha256 = u.sha256 FROM unnest($1::int8[], $2::text[], $3::bytea[],"
-     " $4::int8[], $5::int8[], $6::bytea[])"
-     " AS u(tenant, path, content, size, mtime, sha256)"
+     " sha256 = u.sha256, vrun = u.vrun FROM unnest($1::int8[], $2::text[], $3::bytea[],"
+     " $4::int8[], $5::int8[], $6::bytea[], $7::int2[])"
+     " AS u(tenant, path, content, size, mtime, sha256, vrun)"
      " WHERE e.tenant = u.tenant AND e.path = u.path COLLATE \"C\" AND e.kind = 0",
-     6,
-     {OID_INT8ARRAY, OID_TEXTARRAY, OID_BYTEAARRAY, OID_INT8ARRAY, OID_INT8ARRAY, OID_BYTEAARRAY},
+     7,
+     {OID_INT8ARRAY, OID_TEXTARRAY, OID_BYTEAARRAY, OID_INT8ARRAY, OID_INT8ARRAY, OID_BYTEAARRAY,
+      OID_INT2ARRAY},
      0},
 };
 const struct pg_stmt_defs md_pg_batch_stmts = MD_PG_STMT_DEFS(stmts);
@@ -222,9 +223,11 @@ enum md_err md_pg_bulk_insert(struct pg_txn *t, int64_t id, const char *path, si
 }
 
 enum md_err md_pg_bulk_set(struct pg_txn *t, int64_t id, const char *path, size_t len,
-                           const char *content, size_t content_len, const unsigned char *sha256)
+                           const char *content, size_t content_len, const unsigned char *sha256,
+                           int vrun)
 {
-    static const Oid types[] = {OID_INT8, OID_TEXT, OID_BYTEA, OID_INT8, OID_INT8, OID_BYTEA};
+    static const Oid types[] = {OID_INT8, OID_TEXT,  OID_BYTEA, OID_INT8,
+                                OID_INT8, OID_BYTEA, OID_INT2};
     struct pg_gather *g = &t->pipe.gather;
     struct md_buf *c = g->cols;
     enum md_err e = md_pg_gather_row(t, P_SET_MANY, types);
@@ -240,6 +243,8 @@ enum md_err md_pg_bulk_set(struct pg_txn *t, int64_t id, const char *path, size_
         e = md_pg_arr_i64(&c[4], md_pg_now_ms());
     if (!e)
         e = md_pg_arr_elem(&c[5], sha256, MD_SHA256_LEN);
+    if (!e)
+        e = md_pg_arr_i16(&c[6], (int16_t)vrun);
     g->rows++;
     g->bytes += content_len;
     t->pipe.st.statements++; /* the command's share of the bulk statement */
@@ -296,6 +301,7 @@ static enum md_err prefetch_read(struct pg_txn *t, const PGresult *r)
         pe->found = 1;
         pe->kind = md_pg_r_i16(r, row, 2) == MD_KIND_DIR ? MD_KIND_DIR : MD_KIND_FILE;
         pe->size = md_pg_r_i64(r, row, 3);
+        pe->vrun = md_pg_r_i16(r, row, 12);
         if (PQgetlength(r, row, 6) == MD_SHA256_LEN)
             pe->sha256 = (const unsigned char *)PQgetvalue(r, row, 6);
         int omitted = !PQgetisnull(r, row, 5) && PQgetvalue(r, row, 5)[0];

@@ -117,6 +117,7 @@ void md_pg_conn_close(struct pg_conn *c)
     if (!c)
         return;
     md_pg_pipe_free(&c->txn.pipe);
+    md_buf_free(&c->txn.vtext);
     md_pg_store_of(&c->txn)->parts_free(&c->txn);
     md_tenant_cache_free(c->tenants);
     if (c->pq)
@@ -136,6 +137,7 @@ struct pg_conn *md_pg_conn_open(struct pg_store *s, int write, char *why, size_t
     c->txn.conn = c;
     c->txn.write = write;
     md_pg_pipe_init(&c->txn.pipe);
+    md_buf_init(&c->txn.vtext, (size_t)1 << 31);
     if (!c->tenants || (write && s->parts_new(&c->txn) != 0)) {
         snprintf(why, why_len, "out of memory");
         md_pg_conn_close(c);

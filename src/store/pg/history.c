@@ -26,6 +26,7 @@
 
 #include "base/md_log.h"
 #include "internal.h"
+#include "store/md_delta.h"
 
 /* The subtree of $3 (the entry itself, and what is between $4 and $5),
  * files only: two searches of the key. */
@@ -47,15 +48,15 @@ static const struct pg_stmt_def stmts[] = {
      * batch's overwrite of a prefetched file): several at once. */
     {P_VER_MANY,
      "INSERT INTO versions (tenant, version, path, existed, sha256, size, time,"
-     " command, actor, content) SELECT u.tenant, u.version, u.path, u.existed,"
-     " u.sha256, nullif(u.size, -1), u.time, u.command, u.actor, u.content"
+     " command, actor, content, enc) SELECT u.tenant, u.version, u.path, u.existed,"
+     " u.sha256, nullif(u.size, -1), u.time, u.command, u.actor, u.content, u.enc"
      " FROM unnest($1::int8[], $2::int8[], $3::text[], $4::bool[], $5::bytea[],"
-     " $6::int8[], $7::int8[], $8::text[], $9::text[], $10::bytea[])"
+     " $6::int8[], $7::int8[], $8::text[], $9::text[], $10::bytea[], $11::int2[])"
      " AS u(tenant, version, path, existed, sha256, size, time, command, actor,"
-     " content)",
-     10,
+     " content, enc)",
+     11,
      {OID_INT8ARRAY, OID_INT8ARRAY, OID_TEXTARRAY, OID_BOOLARRAY, OID_BYTEAARRAY, OID_INT8ARRAY,
-      OID_INT8ARRAY, OID_TEXTARRAY, OID_TEXTARRAY, OID_BYTEAARRAY},
+      OID_INT8ARRAY, OID_TEXTARRAY, OID_TEXTARRAY, OID_BYTEAARRAY, OID_INT2ARRAY},
      0},
     /* A file's version copied by the database, before it changes. */
     {P_VER_COPY,
@@ -118,10 +119,10 @@ const struct pg_stmt_defs md_pg_history_stmts = MD_PG_STMT_DEFS(stmts);
 
 /* The rows of P_VER_MANY gathered, one array parameter per column. */
 struct pg_version_rows {
-    struct md_buf tenant, version, path, existed, sha256, size, time, command, actor, content;
+    struct md_buf tenant, version, path, existed, sha256, size, time, command, actor, content, enc;
     size_t rows;
 };
-#define VERSION_COLS 10
+#define VERSION_COLS 11
 
 /* The rows of P_CHANGES_MANY gathered. */
 struct pg_change_rows {
@@ -136,7 +137,8 @@ struct pg_history {
      * writes go); an exact batch sends each at once. */
     struct pg_version_rows versions;
     struct pg_change_rows changes;
-    char **notify; /* the tenants to NOTIFY at the commit */
+    struct md_buf delta; /* a version's delta being made */
+    char **notify;       /* the tenants to NOTIFY at the commit */
     size_t nnotify, capnotify;
     int vacuum;             /* MD_PG_VACUUM_*: after the commit */
     const char *cmd_tenant; /* the running command's (borrowed) */
@@ -147,7 +149,7 @@ static void version_cols(struct pg_version_rows *v, struct md_buf *cols[VERSION_
 {
     struct md_buf *c[VERSION_COLS] = {&v->tenant, &v->version, &v->path, &v->existed,
                                       &v->sha256, &v->size,    &v->time, &v->command,
-                                      &v->actor,  &v->content};
+                                      &v->actor,  &v->content, &v->enc};
     memcpy(cols, c, sizeof c);
 }
 
@@ -176,6 +178,7 @@ struct pg_history *md_pg_history_new(struct md_touched *shared)
         md_buf_init(vc[i], (size_t)256 << 20);
     for (size_t i = 0; i < CHANGE_COLS; i++)
         md_buf_init(cc[i], (size_t)64 << 20);
+    md_buf_init(&h->delta, (size_t)1 << 31);
     return h;
 }
 
@@ -197,6 +200,7 @@ void md_pg_history_free(struct pg_history *h)
         md_buf_free(vc[i]);
     for (size_t i = 0; i < CHANGE_COLS; i++)
         md_buf_free(cc[i]);
+    md_buf_free(&h->delta);
     notify_clear(h);
     free(h->notify);
     md_hist_free(h->hist);
@@ -343,13 +347,15 @@ enum md_err md_pg_history_send(struct pg_txn *t)
 }
 
 /* A version from memory: `existed` 0 for an absence (no sha256, size -1,
- * no content). Sent at once in an exact batch. */
+ * no content); `enc` 1 when `content` is a delta. Sent at once in an exact
+ * batch. */
 static enum md_err version_row(struct pg_txn *t, int64_t id, int64_t v, const char *path,
                                size_t len, int existed, const unsigned char *sha256, int64_t size,
-                               const char *content, size_t content_len)
+                               const char *content, size_t content_len, int enc)
 {
-    static const Oid types[VERSION_COLS] = {OID_INT8, OID_INT8, OID_TEXT, OID_BOOL, OID_BYTEA,
-                                            OID_INT8, OID_INT8, OID_TEXT, OID_TEXT, OID_BYTEA};
+    static const Oid types[VERSION_COLS] = {OID_INT8,  OID_INT8,  OID_TEXT, OID_BOOL,
+                                            OID_BYTEA, OID_INT8,  OID_INT8, OID_TEXT,
+                                            OID_TEXT,  OID_BYTEA, OID_INT2};
     struct pg_version_rows *vr = &t->history->versions;
     const struct md_write_meta *m = md_hist_cmd_meta(t->history->hist);
     struct md_buf *cols[VERSION_COLS];
@@ -378,6 +384,8 @@ static enum md_err version_row(struct pg_txn *t, int64_t id, int64_t v, const ch
     if (!e)
         e = existed ? md_pg_arr_elem(&vr->content, content, content_len)
                     : md_pg_arr_null(&vr->content);
+    if (!e)
+        e = md_pg_arr_i16(&vr->enc, (int16_t)enc);
     int deferring = md_pg_deferring(t);
     if (e) {
         vr->rows = 0;
@@ -406,9 +414,31 @@ static enum md_err version_copy(struct pg_txn *t, int64_t id, int64_t v, const c
     return md_pg_send(t, P_VER_COPY, &p);
 }
 
-enum md_err md_pg_record_file(struct pg_txn *t, int64_t id, const char *tenant, const char *path,
-                              size_t len, int64_t old_size)
+/* The version of a prefetched file about to become `text`: a delta
+ * against `text` while the file's run of deltas (entries.vrun) allows one,
+ * else whole; *vrun: the file's run after it. */
+static enum md_err version_of_prefetched(struct pg_txn *t, int64_t id, int64_t v, const char *path,
+                                         size_t len, const struct pg_prefetched *pe,
+                                         const char *text, size_t text_len, int *vrun)
 {
+    struct md_buf *d = &t->history->delta;
+    md_buf_reset(d);
+    if (pe->vrun >= MD_DELTA_RUN_MAX - 1 ||
+        md_delta_make(pe->content, pe->content_len, text ? text : "", text_len, d) != MD_OK) {
+        *vrun = 0;
+        return version_row(t, id, v, path, len, 1, pe->sha256, pe->size, pe->content,
+                           pe->content_len, 0);
+    }
+    *vrun = pe->vrun + 1;
+    return version_row(t, id, v, path, len, 1, pe->sha256, pe->size, d->data ? d->data : "", d->len,
+                       1);
+}
+
+enum md_err md_pg_record_file(struct pg_txn *t, int64_t id, const char *tenant, const char *path,
+                              size_t len, int64_t old_size, const char *text, size_t text_len,
+                              int *vrun)
+{
+    *vrun = MD_DELTA_RUN_MAX; /* what no write makes a delta on */
     if (!recording(t, id))
         return MD_OK;
     struct md_hist *hist = t->history->hist;
@@ -417,13 +447,12 @@ enum md_err md_pg_record_file(struct pg_txn *t, int64_t id, const char *tenant, 
         return md_pg_deferring(t) ? md_pg_abandon_attempt(t) : e;
     int64_t v = md_hist_next_version(hist);
     if (old_size < 0) {
-        e = version_row(t, id, v, path, len, 0, NULL, -1, NULL, 0);
+        e = version_row(t, id, v, path, len, 0, NULL, -1, NULL, 0, 0);
     } else {
         const struct pg_prefetched *pe =
             md_pg_deferring(t) ? md_pg_prefetched(t, tenant, path, len) : NULL;
         if (pe && pe->found && pe->has_content && !pe->stale)
-            e = version_row(t, id, v, path, len, 1, pe->sha256, pe->size, pe->content,
-                            pe->content_len);
+            e = version_of_prefetched(t, id, v, path, len, pe, text, text_len, vrun);
         else
             e = version_copy(t, id, v, path, len);
     }
@@ -483,7 +512,7 @@ enum md_err md_pg_record_subtree(struct pg_txn *t, int64_t id, const char *tenan
             return md_pg_abandon_attempt(t);
         e = version_copy(t, id, v, path, len);
         if (!e && to)
-            e = version_row(t, id, v + 1, to, tlen, 0, NULL, -1, NULL, 0);
+            e = version_row(t, id, v + 1, to, tlen, 0, NULL, -1, NULL, 0, 0);
         if (!e)
             md_hist_take_versions(hist, to ? 2 : 1, size);
     } else {

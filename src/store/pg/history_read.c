@@ -17,7 +17,10 @@
 #include "internal.h"
 
 #define VERSION_COLS                                                                               \
-    "version, path, existed, redacted, sha256, size, time, command, actor, pruned_through"
+    "version, path, existed, redacted, sha256, size, time, command, actor, pruned_through, enc"
+/* The column of `content` after VERSION_COLS, and of `enc` in them. */
+#define CONTENT_COL 11
+#define ENC_COL     10
 
 static const struct pg_stmt_def stmts[] = {
     {P_HISTORY,
@@ -64,7 +67,7 @@ static const struct pg_stmt_def stmts[] = {
      {OID_TEXT},
      1},
     {P_REDACT,
-     "UPDATE versions SET content = NULL, sha256 = NULL, redacted = true"
+     "UPDATE versions SET content = NULL, sha256 = NULL, redacted = true, enc = 0"
      " WHERE tenant = (SELECT id FROM tenants WHERE name = $1) AND version = $2",
      2,
      {OID_TEXT, OID_INT8},
@@ -106,18 +109,23 @@ static void version_of(const PGresult *r, int row, struct md_version *v, int con
     }
 }
 
-static enum md_err each_version(struct pg_txn *t, int content_col, md_version_cb cb, void *ctx)
+/* Each row of the last result given to cb, its text rebuilt first when it
+ * is a delta (`tenant`: a name; NULL when no content is read). */
+static enum md_err each_version(struct pg_txn *t, const char *tenant, md_version_cb cb, void *ctx)
 {
     PGresult *r = t->pipe.res;
     t->pipe.res = NULL; /* kept while cb runs: cb must not call the txn */
-    for (int i = 0; r && i < PQntuples(r); i++) {
+    enum md_err e = MD_OK;
+    for (int i = 0; !e && r && i < PQntuples(r); i++) {
         struct md_version v;
-        version_of(r, i, &v, content_col);
-        if (cb(ctx, &v))
+        version_of(r, i, &v, tenant ? CONTENT_COL : -1);
+        if (tenant)
+            e = md_pg_version_text(t, tenant, &v, md_pg_r_i16(r, i, ENC_COL));
+        if (!e && cb(ctx, &v))
             break;
     }
     PQclear(r);
-    return MD_OK;
+    return e;
 }
 
 enum md_err md_pg_history(struct md_txn *base, const char *tenant, const char *path, size_t len,
@@ -130,7 +138,7 @@ enum md_err md_pg_history(struct md_txn *base, const char *tenant, const char *p
     md_pg_i64(&p, below > 0 ? below : INT64_MAX);
     md_pg_i64(&p, (int64_t)limit);
     enum md_err e = md_pg_exec(t, P_HISTORY, &p);
-    return e ? e : each_version(t, -1, cb, ctx);
+    return e ? e : each_version(t, NULL, cb, ctx);
 }
 
 enum md_err md_pg_version_get(struct md_txn *base, const char *tenant, int64_t version,
@@ -145,8 +153,15 @@ enum md_err md_pg_version_get(struct md_txn *base, const char *tenant, int64_t v
         return e;
     if (!t->pipe.res || PQntuples(t->pipe.res) != 1)
         return MD_ENOENT;
-    version_of(t->pipe.res, 0, v, want_content ? 10 : -1);
-    return MD_OK; /* borrowed from t->pipe.res until the next call */
+    PGresult *r = t->pipe.res;
+    version_of(r, 0, v, want_content ? CONTENT_COL : -1);
+    if (!want_content || md_pg_r_i16(r, 0, ENC_COL) != 1)
+        return MD_OK;   /* borrowed from t->pipe.res until the next call */
+    t->pipe.res = NULL; /* v points into it */
+    e = md_pg_version_text(t, tenant, v, 1);
+    PQclear(t->pipe.res);
+    t->pipe.res = r; /* borrowed until the next call, as the text (t->vtext) */
+    return e;
 }
 
 enum md_err md_pg_state_before(struct md_txn *base, const char *tenant, const char *dir, size_t len,
@@ -173,7 +188,7 @@ enum md_err md_pg_state_before(struct md_txn *base, const char *tenant, const ch
     md_pg_bytes(&p, arr[0].data, arr[0].len);
     md_pg_bytes(&p, arr[1].data, arr[1].len);
     e = md_pg_exec(t, P_STATE_BEFORE, &p);
-    return e ? e : each_version(t, 10, cb, ctx);
+    return e ? e : each_version(t, tenant, cb, ctx);
 }
 
 enum md_err md_pg_changes(struct md_txn *base, const char *tenant, int64_t after, size_t limit,
@@ -229,10 +244,13 @@ enum md_err md_pg_redact(struct md_txn *base, const char *tenant, int64_t versio
     if (!path)
         return MD_ENOMEM;
     size_t path_len = v.path_len;
+    /* The version older than it may lean on its text. */
+    e = md_pg_version_older_whole(t, tenant, path, path_len, version);
     struct md_pg_params p = {.n = 0};
     md_pg_text(&p, tenant);
     md_pg_i64(&p, version);
-    e = md_pg_send(t, P_REDACT, &p);
+    if (!e)
+        e = md_pg_send(t, P_REDACT, &p);
     if (!e) {
         p = (struct md_pg_params){.n = 0};
         md_pg_text(&p, tenant);

@@ -25,6 +25,7 @@
  *   sizes.c    directory sizes: pending, written (the txn's `sizes`)
  *   history.c  recording versions and change-feed entries, the NOTIFY and
  *              the VACUUM after a commit (struct pg_history)
+ *   deltas.c   versions as reverse deltas: a text rebuilt, one made whole
  *   batch.c    optimistic batches: the tenants' locks, the prefetch, the
  *              bulk statements, batch_begin, flush
  *   tree.c     entries: locate, put_file, remove_tree, move_tree, get,
@@ -39,6 +40,7 @@
  *   load.c     md_txn_load and md_txn_totals (struct pg_load)
  *   txn.c      write transactions: BEGIN, COMMIT, ROLLBACK, savepoints;
  *              the parts of a write transaction made, reset, sent, freed
+ *   convert.c  versions stored anew at open: into deltas, or all whole
  *   keys.c     API keys
  *   expiry.c   expiry of unused files: tenants' windows, the last uses
  *              written back, the files expired and expiring
@@ -138,6 +140,17 @@ enum pg_stmt {
     P_CHANGES_META,
     P_REDACT,
     P_IDEM_SCRUB,
+    /* deltas.c */
+    P_VER_CHAIN,
+    P_VER_OLDER,
+    P_VER_WHOLE,
+    /* convert.c */
+    P_DELTA_NEXT_PATH,
+    P_DELTA_PATH_ROWS,
+    P_DELTA_SET,
+    P_DELTA_VRUN,
+    P_DELTA_LEFT,
+    P_DELTA_ANY,
     /* idem.c */
     P_IDEM_GET,
     P_IDEM_PUT,
@@ -213,7 +226,8 @@ struct pg_stmt_defs {
 extern const struct pg_stmt_defs md_pg_ids_stmts, md_pg_sizes_stmts, md_pg_txn_stmts,
     md_pg_tree_stmts, md_pg_views_stmts, md_pg_store_stmts, md_pg_batch_stmts, md_pg_history_stmts,
     md_pg_history_read_stmts, md_pg_idem_stmts, md_pg_prune_stmts, md_pg_tenants_stmts,
-    md_pg_search_stmts, md_pg_keys_stmts, md_pg_load_stmts, md_pg_expiry_stmts;
+    md_pg_search_stmts, md_pg_keys_stmts, md_pg_load_stmts, md_pg_expiry_stmts, md_pg_deltas_stmts,
+    md_pg_convert_stmts;
 
 /* Statement `id`: its SQL, and the number and types of its parameters
  * (store.c, which gathers every file's table; NULL when no file defines
@@ -411,6 +425,7 @@ struct pg_txn {
     /* views.c: a view's txn answers its statements from the results its
      * job fetched (NULL: none, the txn has a connection). */
     enum md_err (*fetched)(struct pg_txn *t, enum pg_stmt id);
+    struct md_buf vtext; /* deltas.c: the last version text rebuilt */
 };
 
 struct pg_conn {
@@ -476,6 +491,7 @@ struct pg_prefetched {
     size_t content_len;
     const unsigned char *sha256; /* in the prefetch result; NULL when none */
     int kind;
+    int vrun; /* entries.vrun */
     unsigned char want, found, has_content, stale;
     /* The tenant's file count and overrides (md_txn_usage), on every row;
      * on its root's row, the files the batch's queued writes add or remove
@@ -624,11 +640,14 @@ enum md_err md_pg_history_counters(struct pg_txn *t, int64_t id, int64_t last_ve
 /* The md_hist bookkeeping of a write txn (the pruner's touched paths). */
 struct md_hist *md_pg_history_hist(struct pg_txn *t);
 /* Record the version(s) a write is about to replace (before it is queued):
- * a file (old_size -1: it did not exist), or a subtree (moving to `to`
- * unless NULL; *counted: the caller's flush brings the count, for
+ * a file (old_size -1: it did not exist) about to hold `text` (kept as a
+ * delta against it when the batch prefetched the file; *vrun: the file's
+ * entries.vrun after the write, for md_pg_bulk_set), or a subtree (moving
+ * to `to` unless NULL; *counted: the caller's flush brings the count, for
  * md_pg_subtree_counted). */
 enum md_err md_pg_record_file(struct pg_txn *t, int64_t id, const char *tenant, const char *path,
-                              size_t len, int64_t old_size);
+                              size_t len, int64_t old_size, const char *text, size_t text_len,
+                              int *vrun);
 enum md_err md_pg_record_subtree(struct pg_txn *t, int64_t id, const char *tenant, const char *path,
                                  size_t len, int64_t size, const char *to, size_t tlen,
                                  int *counted);
@@ -666,7 +685,8 @@ enum md_err md_pg_bulk_insert(struct pg_txn *t, int64_t id, const char *path, si
                               size_t from, const char *content, size_t content_len,
                               const unsigned char *sha256);
 enum md_err md_pg_bulk_set(struct pg_txn *t, int64_t id, const char *path, size_t len,
-                           const char *content, size_t content_len, const unsigned char *sha256);
+                           const char *content, size_t content_len, const unsigned char *sha256,
+                           int vrun);
 
 /* ---- tree.c ---- */
 
@@ -707,6 +727,31 @@ enum md_err md_pg_state_before(struct md_txn *base, const char *tenant, const ch
 enum md_err md_pg_changes(struct md_txn *base, const char *tenant, int64_t after, size_t limit,
                           md_change_cb cb, void *ctx, int64_t *oldest, int64_t *last_seq);
 enum md_err md_pg_redact(struct md_txn *base, const char *tenant, int64_t version);
+
+/* ---- deltas.c ---- */
+
+/* A path's file, read beside its versions (deltas.c, convert.c), as the
+ * version after every version: its number. */
+#define PG_FILE_ROW "9223372036854775807"
+
+/* Version v of `tenant` (a name), read with its `enc`: when a delta, its
+ * text rebuilt from the version and its successors as one statement reads
+ * them (into t->vtext, until the next call; v->content then points there).
+ * The caller keeps the result v's other fields point into (t->pipe.res is
+ * replaced). MD_ENOENT: the version went meanwhile; MD_EDB: a chain that
+ * does not rebuild, or a text whose SHA-256 differs (logged). */
+enum md_err md_pg_version_text(struct pg_txn *t, const char *tenant, struct md_version *v, int enc);
+/* Before version `version` of (tenant, path) is redacted: the version just
+ * older than it, if a delta (leaning on it), stored whole. */
+enum md_err md_pg_version_older_whole(struct pg_txn *t, const char *tenant, const char *path,
+                                      size_t len, int64_t version);
+/* ---- convert.c ---- */
+
+/* At open, in the writer's transactions: the paths of versions_unconverted
+ * (sql/postgres/009_version_deltas.sql) turned into deltas, the progress
+ * shown; with history off, every delta made whole instead (writes will
+ * change files without recording what they were). */
+enum md_err md_pg_deltas_open(struct pg_store *s);
 
 /* ---- idem.c ---- */
 

@@ -42,10 +42,11 @@ const struct pg_stmt_defs md_pg_store_stmts = MD_PG_STMT_DEFS(stmts);
 /* Each file writes its own statements; this one, which knows every job,
  * gathers their tables and hands them down at open (pg_store's stmts). */
 static const struct pg_stmt_defs *const stmt_files[] = {
-    &md_pg_ids_stmts,          &md_pg_sizes_stmts, &md_pg_txn_stmts,   &md_pg_tree_stmts,
-    &md_pg_views_stmts,        &md_pg_store_stmts, &md_pg_batch_stmts, &md_pg_history_stmts,
-    &md_pg_history_read_stmts, &md_pg_idem_stmts,  &md_pg_prune_stmts, &md_pg_tenants_stmts,
-    &md_pg_search_stmts,       &md_pg_keys_stmts,  &md_pg_load_stmts,  &md_pg_expiry_stmts,
+    &md_pg_ids_stmts,          &md_pg_sizes_stmts,   &md_pg_txn_stmts,   &md_pg_tree_stmts,
+    &md_pg_views_stmts,        &md_pg_store_stmts,   &md_pg_batch_stmts, &md_pg_history_stmts,
+    &md_pg_history_read_stmts, &md_pg_idem_stmts,    &md_pg_prune_stmts, &md_pg_tenants_stmts,
+    &md_pg_search_stmts,       &md_pg_keys_stmts,    &md_pg_load_stmts,  &md_pg_expiry_stmts,
+    &md_pg_deltas_stmts,       &md_pg_convert_stmts,
 };
 
 static const struct pg_stmt_def *stmt_find(enum pg_stmt id)
@@ -299,6 +300,8 @@ static enum md_err pg_open(const struct md_store_config *cfg, const void *own,
         s->writer = md_pg_conn_open(s, 1, why, why_len);
         e = s->writer ? MD_OK : MD_EUNAVAIL;
     }
+    if (!e && (e = md_pg_deltas_open(s)) != MD_OK)
+        snprintf(why, why_len, "cannot store the versions anew (the log says why)");
     if (!e) {
         s->reads = md_pg_reads_start(s->uri, READS_CONNS, reads_setup, s);
         if (!s->reads) {

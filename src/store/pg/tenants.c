@@ -13,6 +13,7 @@
  * Owns the `snapshot` flag of a reader's txn. Errors as md_store.h.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "base/md_path.h"
 #include "internal.h"
@@ -82,7 +83,7 @@ static const struct pg_stmt_def stmts[] = {
     /* A page of versions that hold content, as P_SCAN's: the byte budget
      * applied to the sizes before the contents are read. */
     {P_VERSIONS_SCAN,
-     "SELECT v.version, v.path, v.size, v.content, s.cnt FROM"
+     "SELECT v.version, v.path, v.size, v.content, s.cnt, v.enc, v.sha256 FROM"
      " (SELECT version, row_number() OVER w AS n, sum(size) OVER w - size AS before,"
      " count(*) OVER () AS cnt FROM (SELECT version, size FROM versions"
      " WHERE tenant = (SELECT id FROM tenants WHERE name = $1) AND version > $2"
@@ -324,10 +325,14 @@ enum md_err md_pg_versions_scan(struct md_txn *base, const char *tenant, int64_t
             .size = md_pg_r_i64(r, i, 2),
             .content = PQgetvalue(r, i, 3),
             .content_len = (size_t)PQgetlength(r, i, 3),
+            .has_sha256 = PQgetlength(r, i, 6) == MD_SHA256_LEN,
         };
-        if (cb(ctx, &v))
+        if (v.has_sha256)
+            memcpy(v.sha256, PQgetvalue(r, i, 6), MD_SHA256_LEN);
+        e = md_pg_version_text(t, tenant, &v, md_pg_r_i16(r, i, 5));
+        if (e || cb(ctx, &v))
             break;
     }
     PQclear(r);
-    return MD_OK;
+    return e;
 }

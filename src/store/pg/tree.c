@@ -19,6 +19,7 @@
 
 #include "base/md_path.h"
 #include "internal.h"
+#include "store/md_delta.h"
 #include "store/md_tenant_cache.h"
 
 static const struct pg_stmt_def stmts[] = {
@@ -305,7 +306,8 @@ static enum md_err put_new_file(struct pg_txn *t, const char *tenant, const char
         md_pg_pre_forget_tenant(t, tenant);
     /* Its counters start at 0; the file did not exist. */
     e = md_pg_history_counters(t, *id, 0, 0);
-    return e ? e : md_pg_record_file(t, *id, tenant, path, len, -1);
+    int vrun;
+    return e ? e : md_pg_record_file(t, *id, tenant, path, len, -1, content, content_len, &vrun);
 }
 
 enum md_err md_pg_put_file(struct md_txn *base, const char *tenant, const char *path, size_t len,
@@ -315,13 +317,16 @@ enum md_err md_pg_put_file(struct md_txn *base, const char *tenant, const char *
 {
     struct pg_txn *t = (struct pg_txn *)base;
     int64_t id = md_pg_known_tenant(t, tenant);
-    enum md_err e = id ? md_pg_record_file(t, id, tenant, path, len, old_size) : MD_OK;
+    int vrun = MD_DELTA_RUN_MAX;
+    enum md_err e =
+        id ? md_pg_record_file(t, id, tenant, path, len, old_size, content, content_len, &vrun)
+           : MD_OK;
     if (e)
         return e;
     if (md_pg_deferring(t) && id != 0) {
         /* Optimistic: a row of the batch's bulk insert or update. */
         e = old_size >= 0
-                ? md_pg_bulk_set(t, id, path, len, content, content_len, sha256)
+                ? md_pg_bulk_set(t, id, path, len, content, content_len, sha256, vrun)
                 : md_pg_bulk_insert(t, id, path, len, parents_from, content, content_len, sha256);
         if (!e && old_size < 0)
             md_pg_pre_files_add(t, tenant, path, len, 1);

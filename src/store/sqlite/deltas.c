@@ -82,29 +82,6 @@ enum md_err sq_blob_copy(struct sq_blob *b, const void *p, size_t n)
     return MD_OK;
 }
 
-/* `text` with `deltas` applied, newest (the last) first, into `out`. */
-static enum md_err apply_all(const struct sq_blob *text, const struct sq_blob *deltas, size_t n,
-                             struct md_buf *out)
-{
-    struct md_buf a, b;
-    md_buf_init(&a, (size_t)1 << 31);
-    md_buf_init(&b, (size_t)1 << 31);
-    enum md_err e = md_buf_append(&a, text->p, text->n);
-    for (size_t i = n; !e && i-- > 0;) {
-        md_buf_reset(&b);
-        e = md_delta_apply(a.data ? a.data : "", a.len, deltas[i].p, deltas[i].n, &b);
-        struct md_buf tmp = a;
-        a = b;
-        b = tmp;
-    }
-    md_buf_reset(out);
-    if (!e)
-        e = md_buf_append(out, a.data ? a.data : "", a.len);
-    md_buf_free(&a);
-    md_buf_free(&b);
-    return e;
-}
-
 /* The text of version `version` of (tenant, path), whose stored delta is
  * `own`, into `out`. */
 static enum md_err rebuild(struct sq_txn *t, int64_t tenant, const char *path, size_t len,
@@ -152,29 +129,18 @@ static enum md_err rebuild(struct sq_txn *t, int64_t tenant, const char *path, s
             e = rc == SQLITE_DONE ? MD_EDB : sq_conn_rc(t->c, rc, "version's file");
         sq_done(st);
     }
+    struct md_delta_link links[MD_DELTA_RUN_MAX + 2];
+    for (size_t i = 0; i < n; i++)
+        links[i] = (struct md_delta_link){d[i].p, d[i].n, 1, 1};
+    links[n] = (struct md_delta_link){base.p, base.n, 0, 1};
     if (!e)
-        e = apply_all(&base, d, n, out);
+        e = md_delta_rebuild(links, n + 1, out);
     for (size_t i = 0; i < n; i++)
         free(d[i].p);
     free(base.p);
     if (e == MD_EDB)
         md_log_msg(MD_LOG_ERROR, "a version's text cannot be rebuilt from its successors", path);
     return e;
-}
-
-/* `text` is what version v was: its hash says so. */
-static enum md_err check_hash(const struct md_version *v, const struct md_buf *text)
-{
-    if (!v->has_sha256)
-        return MD_OK;
-    unsigned char h[MD_SHA256_LEN];
-    if (md_sha256(text->data ? text->data : "", text->len, h) != MD_OK)
-        return MD_ENOMEM;
-    if (memcmp(h, v->sha256, MD_SHA256_LEN) != 0) {
-        md_log_msg(MD_LOG_ERROR, "a version's rebuilt text does not match its SHA-256", NULL);
-        return MD_EDB;
-    }
-    return MD_OK;
 }
 
 enum md_err sq_version_rebuild(struct sq_txn *t, int64_t tenant, struct md_version *v)
@@ -184,7 +150,7 @@ enum md_err sq_version_rebuild(struct sq_txn *t, int64_t tenant, struct md_versi
     enum md_err e =
         rebuild(t, tenant, v->path, v->path_len, v->version, v->content, v->content_len, &t->vtext);
     if (!e)
-        e = check_hash(v, &t->vtext);
+        e = md_delta_check(v->has_sha256 ? v->sha256 : NULL, t->vtext.data, t->vtext.len);
     if (!e) {
         v->content = t->vtext.data ? t->vtext.data : "";
         v->content_len = t->vtext.len;
@@ -281,6 +247,34 @@ enum md_err sq_deltas_materialize(struct sq_txn *t)
     return e;
 }
 
+/* md_delta_convert's rows stored: the version of rows[i] as a delta. */
+struct conv_row {
+    int64_t version;
+    int existed, redacted, enc;
+    struct sq_blob text;
+};
+struct put_ctx {
+    struct sq_txn *t;
+    int64_t tenant;
+    const struct conv_row *rows;
+    int64_t converted;
+};
+
+static enum md_err put_delta(void *ctx, size_t i, const char *delta, size_t len)
+{
+    struct put_ctx *pc = ctx;
+    if (!delta)
+        return MD_OK; /* whole, as it is */
+    sqlite3_stmt *st = sq_stmt(pc->t, S_VER_SET);
+    sqlite3_bind_int64(st, 1, pc->tenant);
+    sqlite3_bind_int64(st, 2, pc->rows[i].version);
+    sqlite3_bind_int(st, 3, 1);
+    sqlite3_bind_int(st, 4, 1);
+    sqlite3_bind_blob(st, 5, delta, (int)len, SQLITE_STATIC);
+    pc->converted++;
+    return sq_run(pc->t, st, "version to delta");
+}
+
 /* One path's versions (newest first, whole as the migration copied them)
  * turned into deltas against their successors, each kept whole where the
  * successor has no text (the path had no file after its write, or the next
@@ -304,11 +298,7 @@ enum md_err sq_deltas_convert_path(struct sq_txn *t, int64_t tenant, const char 
         return sq_conn_rc(t->c, rc, "version's file");
     /* Read every row first: the updates below must not run under the
      * statement that reads them. */
-    struct row {
-        int64_t version;
-        int existed, redacted, enc;
-        struct sq_blob text;
-    } *rows = NULL;
+    struct conv_row *rows = NULL;
     size_t n = 0, cap = 0;
     st = sq_stmt(t, S_VER_OF_PATH);
     sqlite3_bind_int64(st, 1, tenant);
@@ -316,19 +306,19 @@ enum md_err sq_deltas_convert_path(struct sq_txn *t, int64_t tenant, const char 
     while (!e && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         if (n == cap) {
             cap = cap ? cap * 2 : 16;
-            struct row *r = realloc(rows, cap * sizeof *r);
+            struct conv_row *r = realloc(rows, cap * sizeof *r);
             if (!r) {
                 e = MD_ENOMEM;
                 break;
             }
             rows = r;
         }
-        struct row *r = &rows[n++];
-        *r = (struct row){sqlite3_column_int64(st, 0),
-                          sqlite3_column_int(st, 1),
-                          sqlite3_column_int(st, 2),
-                          sqlite3_column_int(st, 3),
-                          {0}};
+        struct conv_row *r = &rows[n++];
+        *r = (struct conv_row){sqlite3_column_int64(st, 0),
+                               sqlite3_column_int(st, 1),
+                               sqlite3_column_int(st, 2),
+                               sqlite3_column_int(st, 3),
+                               {0}};
         if (r->existed && !r->redacted)
             e = sq_blob_copy(&r->text, sqlite3_column_blob(st, 4),
                              (size_t)sqlite3_column_bytes(st, 4));
@@ -343,43 +333,28 @@ enum md_err sq_deltas_convert_path(struct sq_txn *t, int64_t tenant, const char 
         if (rows[i].enc)
             n = 0;
     /* Newest first: each delta leans on the text just before it in this
-     * order, and no run of deltas grows past MD_DELTA_RUN_MAX - 1. */
-    struct md_buf d;
-    md_buf_init(&d, (size_t)1 << 31);
-    int since_whole = 0, head_run = 0, in_head = 1;
-    for (size_t i = 0; !e && i < n; i++) {
-        struct row *r = &rows[i];
-        int delta = r->existed && !r->redacted && have_succ && since_whole < MD_DELTA_RUN_MAX - 1;
-        md_buf_reset(&d);
-        if (delta)
-            e = md_delta_make(r->text.p, r->text.n, succ.p, succ.n, &d);
-        if (!e && delta) {
-            st = sq_stmt(t, S_VER_SET);
-            sqlite3_bind_int64(st, 1, tenant);
-            sqlite3_bind_int64(st, 2, r->version);
-            sqlite3_bind_int(st, 3, 1);
-            sqlite3_bind_int(st, 4, 1);
-            sqlite3_bind_blob(st, 5, d.data ? d.data : "", (int)d.len, SQLITE_STATIC);
-            e = sq_run(t, st, "version to delta");
-            (*converted)++;
-        }
-        since_whole = delta ? since_whole + 1 : 0;
-        in_head = in_head && delta;
-        head_run += in_head;
-        free(succ.p);
-        succ = r->text; /* the next (older) one leans on this text */
-        r->text = (struct sq_blob){0};
-        have_succ = r->existed && !r->redacted;
-    }
+     * order (md_delta_convert). */
+    struct md_delta_link *links = n ? calloc(n, sizeof *links) : NULL;
+    if (!e && n && !links)
+        e = MD_ENOMEM;
+    for (size_t i = 0; !e && i < n; i++)
+        links[i] = (struct md_delta_link){rows[i].text.p, rows[i].text.n, 0,
+                                          rows[i].existed && !rows[i].redacted};
+    struct put_ctx pc = {t, tenant, rows, 0};
+    int head_run = 0;
+    if (!e)
+        e = md_delta_convert(links, n, have_succ ? (succ.p ? succ.p : "") : NULL, succ.n, put_delta,
+                             &pc, &head_run);
+    free(links);
+    *converted += pc.converted;
     /* The newest version's run: what the next write counts on. */
-    if (!e && head_run > 1) {
+    if (!e && n && head_run > 1) {
         st = sq_stmt(t, S_VER_RUN);
         sqlite3_bind_int64(st, 1, tenant);
         sqlite3_bind_int64(st, 2, rows[0].version);
         sqlite3_bind_int(st, 3, head_run);
         e = sq_run(t, st, "version's run");
     }
-    md_buf_free(&d);
     free(succ.p);
     for (size_t i = 0; i < nrows; i++)
         free(rows[i].text.p);
