@@ -6,7 +6,7 @@
 // for str_replace; bare / before-bare >= 0.95x.
 //
 //   node bench/defaults.mjs [--build DIR] [--memoryd BIN] [--before BIN] [--seconds S]
-//                           [--repeat N] [--conns C] [--quick] [--json FILE]
+//                           [--repeat N] [--conns C] [--quick] [--json FILE] [--each]
 //                           [--postgres | --db-defaults URI --db-bare URI [--db-before URI]]
 // (--postgres: a PostgreSQL cluster of the benchmark's own, bench/cluster.mjs, a database per
 // server; --db-*: empty PostgreSQL databases of yours; otherwise each server gets its own SQLite
@@ -38,6 +38,11 @@ const sides = [
   { name: 'bare', bin: MEMORYD, args: BARE, db: dbOf('bare') },
 ];
 if (BEFORE) sides.push({ name: 'before, bare', bin: path.resolve(BEFORE), args: BARE, db: dbOf('before') });
+// --each: what each feature costs alone, two more servers in the same turns.
+if (process.argv.includes('--each')) {
+  sides.push({ name: 'search off', bin: MEMORYD, args: ['--search', 'off'], db: dbOf('search_off') });
+  sides.push({ name: 'history off', bin: MEMORYD, args: ['--history-versions', '0'], db: dbOf('history_off') });
+}
 const PG = Boolean(sides[0].db);
 
 const fmt = (n) => Math.round(n).toLocaleString('en-US');
@@ -108,7 +113,7 @@ async function main() {
   for (const w of ['create', 'str_replace']) {
     const med = sides.map((s) => medianRun(s.runs[w]));
     const ratio = med[0].rps / med[1].rps;
-    const vsBefore = BEFORE ? med[1].rps / med[2].rps : null;
+    const vsBefore = BEFORE ? med[1].rps / med[sides.findIndex((s) => s.name === 'before, bare')].rps : null;
     out.workloads[w] = Object.fromEntries(sides.map((s, i) => [s.name, { rps: med[i].rps, p99_us: med[i].p99_us, runs: s.runs[w].map((x) => x.rps) }]));
     out.workloads[w].ratio = ratio;
     if (BEFORE) out.workloads[w].bare_vs_before = vsBefore;

@@ -9,7 +9,8 @@
 //     with the index (--search on, the default), one without (--search off), in turn, the
 //     median of --repeat runs each (target: on / off >= 0.8);
 //   - the index's size on disk (SQLite's dbstat: the pages of the entries_search tables;
-//     PostgreSQL: pg_relation_size of the index entries_search) per MiB of file text;
+//     PostgreSQL: pg_total_relation_size of search_words, its words and their GIN index) per
+//     MiB of file text;
 //   - on PostgreSQL, what PostgreSQL alone allows (pgbench, same machine, same run): the search's
 //     candidate query (memoryd's own SQL, P_SEARCH_CAND) at 16 clients, the bound of memoryd's
 //     searches; the same 1 KiB insert into a table with and without the word index at 64
@@ -55,10 +56,13 @@ const KIB_TEXT = `${'abcdefghi'.repeat(7)}\n`.repeat(16);
 
 // What PostgreSQL alone allows (see the head of this file).
 function postgresBounds(uri, dir) {
-  const cand = "WITH m AS MATERIALIZED (SELECT tenant, path, content FROM entries WHERE kind = 0 AND memoryd_words(content) @@ '(''billing'':*) | ''#all'''::tsquery)"
+  const cand = "WITH t AS MATERIALIZED (SELECT id FROM tenants WHERE name = 'big'),"
+    + " w AS MATERIALIZED (SELECT tenant, path FROM search_words WHERE words @@ '(''billing'':*) | ''#all'''::tsquery),"
+    + " c AS (SELECT path FROM w WHERE tenant = (SELECT id FROM t) AND (path = '/memories' OR (path > '/memories/' AND path < '/memories0'))"
+    + " UNION SELECT path FROM search_pending WHERE tenant = (SELECT id FROM t) AND (path = '/memories' OR (path > '/memories/' AND path < '/memories0'))),"
+    + ' m AS (SELECT e.path, e.content FROM c JOIN entries e ON e.tenant = (SELECT id FROM t) AND e.path = c.path AND e.kind = 0)'
     + ' SELECT path, content FROM (SELECT path, content, sum(octet_length(content)) OVER (ROWS UNBOUNDED PRECEDING) - octet_length(content) AS before'
-    + " FROM m WHERE tenant = (SELECT id FROM tenants WHERE name = 'big') AND (path = '/memories' OR (path > '/memories/' AND path < '/memories0'))) c"
-    + ' WHERE before < 8388608 LIMIT 501';
+    + ' FROM m) c WHERE before < 8388608 LIMIT 501';
   const search = pgbenchRate(uri, dir, 'search-candidates', cand, 16);
   const psqlRun = (sql) => execFileSync('psql', ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', uri, '-c', sql], { encoding: 'utf8' });
   psqlRun('SET client_min_messages = warning; DROP TABLE IF EXISTS bound_on, bound_off; CREATE TABLE bound_on (id bigserial PRIMARY KEY, content bytea NOT NULL);'
@@ -171,7 +175,7 @@ async function main() {
   const on = sides[0];
   // The index's size on disk, per MiB of text.
   const pages = DB_ON
-    ? execFileSync('psql', ['-X', '-A', '-t', '-d', on.db, '-c', "SELECT pg_relation_size('entries_search')"], { encoding: 'utf8' })
+    ? execFileSync('psql', ['-X', '-A', '-t', '-d', on.db, '-c', "SELECT pg_total_relation_size('search_words')"], { encoding: 'utf8' })
     : execFileSync('sqlite3', ['-readonly', on.db, "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name LIKE 'entries_search%'"], { encoding: 'utf8' });
   const indexBytes = Number(pages.trim());
   const perMiB = indexBytes / (textBytes / 2 ** 20);

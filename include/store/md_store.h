@@ -215,8 +215,9 @@ enum md_store_cap {
     /* md_store_index_step: the search index is not written in the
      * transactions of the writes; it catches up in steps of its own,
      * which the writer runs between its batches (SQLite). Without the bit
-     * the engine's index follows each write by itself (PostgreSQL's GIN
-     * index, whose pending list is merged beside the writes). */
+     * the engine keeps its index by itself (PostgreSQL: the writes note
+     * the files they touch, and a thread of the store's own indexes them
+     * on a connection of its own). */
     MD_STORE_CAP_INDEX_APART = 1u << 9,
 };
 

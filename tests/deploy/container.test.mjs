@@ -835,7 +835,7 @@ ${waitExit('PID_G3', 'g3_exit')}
   for (const l of [l1, l2]) assert.equal(l.find((x) => x.msg === 'listening').db, 'postgresql://memoryd@postgres:5432/memoryd');
   // Each migration of sql/postgres/ applied once, by one instance or the other.
   const migrations = fs.readdirSync(path.join(REPO, 'sql/postgres')).filter((f) => /^\d{3}_.*\.sql$/.test(f)).length;
-  assert.deepEqual([...l1, ...l2].filter((x) => x.msg === 'schema migrated').map((x) => x.version).sort(),
+  assert.deepEqual([...l1, ...l2].filter((x) => x.msg === 'schema migrated').map((x) => x.version).sort((a, b) => a - b),
     Array.from({ length: migrations }, (_, i) => i + 1), diag);
   for (const t of [gErr, text('memoryd-pg-1', 'stderr'), text('memoryd-pg-2', 'stderr'), text('proxy-pg', 'stderr'), text('proxy-pg', 'stdout')]) {
     assert.ok(!t.includes(password), 'the password is in no log');

@@ -1,6 +1,6 @@
 // Proves full-text search (GET /v1/search, md_search.h) over real HTTP on loopback against a
 // temp SQLite database (FTS5 word index), and as pg/integration/search against a fresh
-// PostgreSQL database (pg_trgm), with the same answers in the same order:
+// PostgreSQL database (a GIN index of words), with the same answers in the same order:
 //   - exact hits and misses, the whole JSON answer compared: a word (ASCII letters without
 //     case), several words (every one must be in the file, anywhere), a phrase in double quotes
 //     (the words together), a term with LIKE's wildcards taken literally, non-ASCII text
@@ -487,6 +487,54 @@ describe('--search off, then on again over the same database', () => {
       const lines = on.logs.filter((l) => l.work === 'search index').map((l) => [l.msg, l.unit, l.total, l.done]);
       assert.deepEqual(lines, [['progress', 'files', 6, 6], ['done', 'files', 6, 6]]);
       assert.equal((await client(on, 'alice').paths('q=pear')).length, 6);
+    } finally {
+      await on.stop();
+    }
+  });
+
+  test('PostgreSQL: writes only note their files; a search sees them unindexed, then the index takes them', { skip: !isPg() && 'PostgreSQL only: SQLite\'s index steps are the writer\'s, tested both before and after a step in unit/test_store (test_search_apart)' }, async () => {
+    // MEMORYD_INDEX_EVERY_MS: the indexer never runs, so every file written stays noted.
+    const held = await startServer({ env: { MEMORYD_INDEX_EVERY_MS: '100000000' } });
+    const uri = held.dbPath;
+    const c = client(held, 'sa');
+    const write = (cmd) => c.write(cmd);
+    await write({ command: 'create', path: '/memories/s/a.txt', file_text: 'walnut almond\n' });
+    await write({ command: 'create', path: '/memories/s/b.txt', file_text: 'almond\n' });
+    await write({ command: 'create', path: '/memories/s/r.txt', file_text: 'chestnut\n' });
+    await client(held, 'sb').write({ command: 'create', path: '/memories/fig.txt', file_text: 'fig almond\n' });
+    await write({ command: 'str_replace', path: '/memories/s/a.txt', old_str: 'walnut', new_str: 'pecan' });
+    await write({ command: 'delete', path: '/memories/s/b.txt' });
+    await write({ command: 'rename', old_path: '/memories/s/r.txt', new_path: '/memories/s/q/r2.txt' });
+    const expect = async (srv) => {
+      const cc = client(srv, 'sa');
+      assert.deepEqual(await cc.paths('q=walnut'), []);
+      assert.deepEqual(await cc.paths('q=pecan'), ['/memories/s/a.txt']);
+      assert.deepEqual(await cc.paths('q=almond'), ['/memories/s/a.txt']);
+      assert.deepEqual(await cc.paths('q=chestnut'), ['/memories/s/q/r2.txt']);
+      assert.deepEqual(await cc.paths('q=almond&path=/memories/s/q'), []);
+      assert.deepEqual(await client(srv, 'sb').paths('q=almond'), ['/memories/fig.txt']);
+    };
+    const rows = (sql) => psql(uri, sql).trim().split('\n').filter(Boolean);
+    try {
+      // Noted, none indexed: the old path of the rename and the deleted file noted too.
+      assert.deepEqual(rows('SELECT path FROM search_pending ORDER BY path'),
+        ['/memories/fig.txt', '/memories/s/a.txt', '/memories/s/b.txt', '/memories/s/q/r2.txt', '/memories/s/r.txt']);
+      assert.deepEqual(rows('SELECT path FROM search_words'), []);
+      await expect(held);
+    } finally {
+      await held.stop();
+    }
+    const on = await startServer({ db: uri });
+    try {
+      for (let i = 0; rows('SELECT count(*) FROM search_pending')[0] !== '0'; i++) {
+        assert.ok(i < 600, 'the notes were not taken');
+        await sleep(50);
+      }
+      // Indexed: the live files' words only (nothing of the deleted file, the old path or the
+      // word the edit took away).
+      assert.deepEqual(rows('SELECT path || \' \' || words::text FROM search_words ORDER BY path'),
+        ["/memories/fig.txt 'almond' 'fig'", "/memories/s/a.txt 'almond' 'pecan'", "/memories/s/q/r2.txt 'chestnut'"]);
+      await expect(on);
     } finally {
       await on.stop();
     }

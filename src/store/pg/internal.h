@@ -35,7 +35,8 @@
  *   idem.c     idempotency answers
  *   tenants.c  usage, limits, the tenants listing, erasure, the export's
  *              snapshot and scan
- *   search.c   full-text search
+ *   search.c   full-text search; the word index catching up beside the
+ *              writes (a thread and a connection of its own)
  *   prune.c    retention
  *   load.c     md_txn_load and md_txn_totals (struct pg_load)
  *   txn.c      write transactions: BEGIN, COMMIT, ROLLBACK, savepoints;
@@ -303,9 +304,10 @@ static inline int64_t md_pg_now_ms(void)
  * reason in `why`. `conn` is in normal (not pipeline) mode. */
 int md_pg_migrate(PGconn *conn, char *why, size_t why_len);
 
-/* After md_pg_migrate: --search off drops the trigram index entries_search
- * (005_search.sql); --search on builds it when it is missing (a SHARE lock
- * on entries meanwhile: other instances' writes wait); KEEP changes
+/* After md_pg_migrate: --search off drops the word index search_words_gin,
+ * the words and the triggers that note writes (010_search_apart.sql);
+ * --search on makes them when the index is missing (a lock on entries
+ * meanwhile: other instances' writes wait); KEEP changes
  * nothing. *off: whether the index is off now. When the index must be
  * built and `pending` is not NULL, *pending is set instead and the build
  * left to md_pg_build. 0, or -1 with the error in `why`. */
@@ -467,11 +469,12 @@ struct pg_store {
     pthread_mutex_t import_mu; /* guards importer */
     unsigned long import_heal_failures;
     struct md_touched *touched;
-    struct md_pg_watch *watch;  /* LISTENs for other instances' commits */
-    int64_t prune_next_tenant;  /* the pruner's: where pruning by age goes on */
-    _Atomic int search_off;     /* no full-text index (--search off), set at open */
-    _Atomic int search_pending; /* left to md_pg_build (defer_build); search off till then */
-    struct md_pg_reads *reads;  /* views fetched asynchronously (reads.c) */
+    struct md_pg_watch *watch;     /* LISTENs for other instances' commits */
+    int64_t prune_next_tenant;     /* the pruner's: where pruning by age goes on */
+    _Atomic int search_off;        /* no full-text index (--search off), set at open */
+    _Atomic int search_pending;    /* left to md_pg_build (defer_build); search off till then */
+    struct md_pg_reads *reads;     /* views fetched asynchronously (reads.c) */
+    struct md_pg_indexer *indexer; /* the word index catching up (search.c) */
 };
 
 static inline struct pg_store *md_pg_store_of(const struct pg_txn *t)
@@ -784,6 +787,12 @@ enum md_err md_pg_sensitive_set(struct md_txn *base, const char *tenant, int mod
 
 enum md_err md_pg_search(struct md_txn *base, const char *tenant, const struct md_search_terms *q,
                          md_search_cb cb, void *ctx);
+/* The thread that writes the words of the files noted (search_pending)
+ * every 250 ms, while search is on; NULL when it could not start (out of
+ * memory: search stays exact, the notes only grow). Stopped and freed by
+ * md_pg_indexer_stop (NULL: nothing). */
+struct md_pg_indexer *md_pg_indexer_start(struct pg_store *s);
+void md_pg_indexer_stop(struct md_pg_indexer *ix);
 
 /* ---- prune.c ---- */
 

@@ -89,15 +89,19 @@ int md_pg_migrate(PGconn *conn, char *why, size_t why_len)
     return version < 0 ? -1 : 0;
 }
 
-#define SEARCH_INDEX_SQL                                                                           \
-    "CREATE INDEX IF NOT EXISTS entries_search ON entries"                                         \
-    " USING gin (memoryd_words(content)) WITH (gin_pending_list_limit = 256)"                      \
-    " WHERE kind = 0"
+/* --search on where the word index is missing, and --search off
+ * (memoryd_search_on, memoryd_search_off of 010_search_apart.sql), with
+ * the writes held meanwhile (a lock that is its own conflict: an instance
+ * that starts with it waits, then finds the index made). */
+#define SEARCH_ON_SQL                                                                              \
+    "BEGIN; LOCK TABLE entries IN SHARE ROW EXCLUSIVE MODE; SELECT memoryd_search_on(); COMMIT"
+#define SEARCH_OFF_SQL                                                                             \
+    "BEGIN; LOCK TABLE entries IN SHARE ROW EXCLUSIVE MODE; SELECT memoryd_search_off(); COMMIT"
 
 int md_pg_search_setting(PGconn *conn, enum md_search_mode mode, _Atomic int *now_off,
                          _Atomic int *pending, char *why, size_t why_len)
 {
-    PGresult *r = PQexec(conn, "SELECT to_regclass('entries_search') IS NOT NULL");
+    PGresult *r = PQexec(conn, "SELECT to_regclass('search_words_gin') IS NOT NULL");
     int on = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 &&
              strcmp(PQgetvalue(r, 0, 0), "t") == 0;
     PQclear(r);
@@ -109,7 +113,7 @@ int md_pg_search_setting(PGconn *conn, enum md_search_mode mode, _Atomic int *no
         *pending = 1;
         return 0;
     }
-    if (exec(conn, off ? "DROP INDEX IF EXISTS entries_search" : SEARCH_INDEX_SQL, why, why_len))
+    if (exec(conn, off ? SEARCH_OFF_SQL : SEARCH_ON_SQL, why, why_len))
         return -1;
     *now_off = off;
     md_log_msg(MD_LOG_INFO,
@@ -157,24 +161,27 @@ static int build_index(const char *uri, PGconn *conn, char *why, size_t why_len)
     char ignore[256];
     PGconn *watch = md_pg_connect(uri, ignore, sizeof ignore);
     if (!watch)
-        return exec(conn, SEARCH_INDEX_SQL, why, why_len);
+        return exec(conn, SEARCH_ON_SQL, why, why_len);
     struct md_progress p;
     md_progress_begin(&p, "search index", "blocks", 0, 0);
-    int rc = PQsendQuery(conn, SEARCH_INDEX_SQL) ? 0 : -1, scanning = 0;
-    while (!rc) {
+    /* Its statements' results read as each comes, the progress between. */
+    int rc = PQsendQuery(conn, SEARCH_ON_SQL) ? 0 : -1, scanning = 0, done = 0;
+    while (!rc && !done) {
         build_progress(watch, conn, &p, &scanning);
         struct pollfd pfd = {PQsocket(conn), POLLIN, 0};
         if ((poll(&pfd, 1, BUILD_POLL_MS) < 0 && errno != EINTR) || !PQconsumeInput(conn))
             rc = -1;
-        else if (!PQisBusy(conn))
-            break;
+        while (!rc && !done && !PQisBusy(conn)) {
+            PGresult *r = PQgetResult(conn);
+            done = r == NULL;
+            if (r && PQresultStatus(r) != PGRES_COMMAND_OK && PQresultStatus(r) != PGRES_TUPLES_OK)
+                rc = -1;
+            PQclear(r);
+        }
     }
     PGresult *r;
-    while ((r = PQgetResult(conn)) != NULL) {
-        if (PQresultStatus(r) != PGRES_COMMAND_OK)
-            rc = -1;
+    while ((r = PQgetResult(conn)) != NULL) /* after a failure: the rest */
         PQclear(r);
-    }
     if (rc)
         snprintf(why, why_len, "%s", PQerrorMessage(conn));
     else

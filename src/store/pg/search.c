@@ -1,19 +1,28 @@
 /*
- * search.c — full-text search on PostgreSQL (md_txn_search; md_search.h).
+ * search.c — full-text search on PostgreSQL (md_txn_search; md_search.h),
+ * and the word index catching up beside the writes (md_pg_indexer).
  *
- * The candidates come from the word index entries_search of
- * 005_search.sql (a tsquery of the terms' words); when there are few
+ * The candidates come from the word index search_words of
+ * 010_search_apart.sql (a tsquery of the terms' words) and the files noted
+ * since their words were taken (search_pending); when there are few
  * enough (PG_RANK_FILES, PG_RANK_BYTES) memoryd checks and ranks them
  * itself (md_search_score, as SQLite's search does), else PostgreSQL
  * ranks them with regular expressions (P_SEARCH). Terms with no word long
  * enough for the index scan the tenant's files instead (P_SEARCH_SCAN).
+ * The writes only note the files they touch (a trigger); a thread of the
+ * store's own takes the notes and writes the words, every INDEX_EVERY_MS,
+ * on a connection of its own (memoryd_index_step).
  *
  * Owns no part of the transaction. MD_ENOENT when the store was opened
  * with search off; else errors as md_store.h.
  */
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "base/md_log.h"
 #include "base/md_text.h"
 #include "internal.h"
 #include "store/md_search_terms.h"
@@ -27,24 +36,35 @@
 #define SEARCH_RANKED                                                                              \
     " WHERE 0 < ALL (c) ORDER BY (SELECT sum(x) FROM unnest(c) x) DESC, path LIMIT $7 OFFSET $8"
 
+/* The candidates m (path, content) of tenant $1's files at $2 or below
+ * ($3, $4): the files whose words in search_words match tsquery $5 (of
+ * every tenant: materialized, so that whatever the generic plan's guess of
+ * the tenant's size the index is used, then the tenant's kept), and every
+ * file of the tenant noted in search_pending (written since its words were
+ * taken: the words there may be old or missing). Each is then checked on
+ * its text. */
+#define SEARCH_CANDIDATES                                                                          \
+    "WITH t AS MATERIALIZED (SELECT id FROM tenants WHERE name = $1),"                             \
+    " w AS MATERIALIZED (SELECT tenant, path FROM search_words WHERE words @@ $5::tsquery),"       \
+    " c AS (SELECT path FROM w WHERE tenant = (SELECT id FROM t)"                                  \
+    " AND (path = $2 OR (path > $3 AND path < $4))"                                                \
+    " UNION SELECT path FROM search_pending WHERE tenant = (SELECT id FROM t)"                     \
+    " AND (path = $2 OR (path > $3 AND path < $4))),"                                              \
+    " m AS (SELECT e.path, e.content FROM c JOIN entries e"                                        \
+    " ON e.tenant = (SELECT id FROM t) AND e.path = c.path AND e.kind = 0)"
+
 static const struct pg_stmt_def stmts[] = {
     /* The files of tenant $1 at $2 or below ($3, $4) that match every
      * regular expression of $6 (each term where a word begins), ranked by
-     * their occurrences, then path. P_SEARCH takes its candidates from the
-     * word index entries_search of 005_search.sql: the files whose words
-     * match tsquery $5 (every indexed word of the terms, the last of each
-     * term as a prefix; or '#all'), of every tenant (materialized:
-     * whatever the generic plan's guess of the tenant's size, the index is
-     * used), then keeps the tenant's; P_SEARCH_SCAN, for terms with no word
+     * their occurrences, then path. P_SEARCH takes its candidates from
+     * SEARCH_CANDIDATES (tsquery $5: every indexed word of the terms, the
+     * last of each term as a prefix; or '#all'); P_SEARCH_SCAN, for terms with no word
      * long enough for the index, reads the tenant's files there whose text
      * matches ILIKE pattern $5 (the longest term). */
     {P_SEARCH,
-     "WITH m AS MATERIALIZED (SELECT tenant, path, content"
-     " FROM entries WHERE kind = 0 AND memoryd_words(content) @@ $5::tsquery)"
-     " SELECT path, content FROM (SELECT path, content, " SEARCH_COUNTS
-     " FROM (SELECT path, content, memoryd_text(content) AS lx"
-     " FROM m WHERE tenant = (SELECT id FROM tenants WHERE name = $1)"
-     " AND (path = $2 OR (path > $3 AND path < $4)) OFFSET 0) l OFFSET 0) k" SEARCH_RANKED,
+     SEARCH_CANDIDATES " SELECT path, content FROM (SELECT path, content, " SEARCH_COUNTS
+                       " FROM (SELECT path, content, memoryd_text(content) AS lx"
+                       " FROM m OFFSET 0) l OFFSET 0) k" SEARCH_RANKED,
      8,
      {OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXTARRAY, OID_INT8, OID_INT8},
      1},
@@ -54,13 +74,9 @@ static const struct pg_stmt_def stmts[] = {
      * content (the running sum), so that md_pg_search can tell that it has
      * them all or else ranks with P_SEARCH. */
     {P_SEARCH_CAND,
-     "WITH m AS MATERIALIZED (SELECT tenant, path, content"
-     " FROM entries WHERE kind = 0 AND memoryd_words(content) @@ $5::tsquery)"
-     " SELECT path, content FROM (SELECT path, content,"
-     " sum(octet_length(content)) OVER (ROWS UNBOUNDED PRECEDING)"
-     " - octet_length(content) AS before"
-     " FROM m WHERE tenant = (SELECT id FROM tenants WHERE name = $1)"
-     " AND (path = $2 OR (path > $3 AND path < $4))) c WHERE before < $7 LIMIT $6",
+     SEARCH_CANDIDATES " SELECT path, content FROM (SELECT path, content,"
+                       " sum(octet_length(content)) OVER (ROWS UNBOUNDED PRECEDING)"
+                       " - octet_length(content) AS before FROM m) c WHERE before < $7 LIMIT $6",
      7,
      {OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXT, OID_INT8, OID_INT8},
      1},
@@ -317,4 +333,154 @@ enum md_err md_pg_search(struct md_txn *base, const char *tenant, const struct m
     }
     search_args_free(&a);
     return e;
+}
+
+/* ---- the index catching up ---- */
+
+/* How often the index catches up, and how many noted files a step takes
+ * (a step again at once while one takes that many): a few MiB of words to
+ * take at most for files of ordinary sizes; md_pg_indexer_stop cancels a
+ * step under way. */
+#define INDEX_EVERY_MS   250
+#define INDEX_STEP_FILES 256
+
+struct md_pg_indexer {
+    struct pg_store *s;
+    long every_ms; /* INDEX_EVERY_MS, or MEMORYD_INDEX_EVERY_MS (tests) */
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    _Atomic int stop;
+    PGconn *conn;     /* the thread's; NULL until connected, or after a failure */
+    PGcancel *cancel; /* conn's, under mu: md_pg_indexer_stop cancels a step */
+    int failing;      /* the last step failed (logged once till one succeeds) */
+};
+
+/* The thread's connection replaced (the old one closed), with its cancel
+ * handle. */
+static void set_conn(struct md_pg_indexer *ix, PGconn *conn)
+{
+    PGcancel *cancel = conn ? PQgetCancel(conn) : NULL;
+    pthread_mutex_lock(&ix->mu);
+    PGcancel *old = ix->cancel;
+    ix->cancel = cancel;
+    pthread_mutex_unlock(&ix->mu);
+    PQfreeCancel(old);
+    PQfinish(ix->conn);
+    ix->conn = conn;
+}
+
+/* A step's failure logged once until a step succeeds; the connection
+ * dropped (made again at the next tick). */
+static void index_failed(struct md_pg_indexer *ix, const char *why)
+{
+    if (!ix->failing)
+        md_log_msg(MD_LOG_WARN, "search index: a step failed; its files stay noted for the next",
+                   why);
+    ix->failing = 1;
+    set_conn(ix, NULL);
+}
+
+/* Steps until one takes fewer than INDEX_STEP_FILES notes. Commits are not
+ * waited for (synchronous_commit off): a step lost in a crash leaves its
+ * notes, taken in the same transaction, for the next. */
+static void index_steps(struct md_pg_indexer *ix)
+{
+    if (ix->s->search_off || ix->s->search_pending)
+        return;
+    if (!ix->conn) {
+        char why[256];
+        PGconn *conn = md_pg_connect(ix->s->uri, why, sizeof why);
+        if (!conn) {
+            index_failed(ix, why);
+            return;
+        }
+        set_conn(ix, conn);
+        PGresult *r = PQexec(ix->conn, "SET synchronous_commit = off");
+        int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+        PQclear(r);
+        if (!ok) {
+            index_failed(ix, PQerrorMessage(ix->conn));
+            return;
+        }
+    }
+    char n[16];
+    snprintf(n, sizeof n, "%d", INDEX_STEP_FILES);
+    const char *params[1] = {n};
+    for (long taken = INDEX_STEP_FILES; taken >= INDEX_STEP_FILES && !ix->stop;) {
+        PGresult *r = PQexecParams(ix->conn, "SELECT memoryd_index_step($1::int)", 1, NULL, params,
+                                   NULL, NULL, 0);
+        int ok = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1;
+        taken = ok ? strtol(PQgetvalue(r, 0, 0), NULL, 10) : 0;
+        PQclear(r);
+        if (!ok) {
+            if (!ix->stop) /* else cancelled */
+                index_failed(ix, PQerrorMessage(ix->conn));
+            return;
+        }
+        ix->failing = 0;
+    }
+}
+
+static void *indexer_main(void *arg)
+{
+    struct md_pg_indexer *ix = arg;
+    pthread_mutex_lock(&ix->mu);
+    while (!ix->stop) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += ix->every_ms / 1000;
+        until.tv_nsec += ix->every_ms % 1000 * 1000000L;
+        until.tv_sec += until.tv_nsec / 1000000000L;
+        until.tv_nsec %= 1000000000L;
+        pthread_cond_timedwait(&ix->cv, &ix->mu, &until);
+        if (ix->stop)
+            break;
+        pthread_mutex_unlock(&ix->mu);
+        index_steps(ix);
+        pthread_mutex_lock(&ix->mu);
+    }
+    pthread_mutex_unlock(&ix->mu);
+    set_conn(ix, NULL);
+    return NULL;
+}
+
+struct md_pg_indexer *md_pg_indexer_start(struct pg_store *s)
+{
+    struct md_pg_indexer *ix = calloc(1, sizeof *ix);
+    if (!ix)
+        return NULL;
+    ix->s = s;
+    /* Tests: a long period keeps what is written noted (unindexed). */
+    const char *every = getenv("MEMORYD_INDEX_EVERY_MS");
+    ix->every_ms = every && *every ? strtol(every, NULL, 10) : INDEX_EVERY_MS;
+    if (ix->every_ms <= 0)
+        ix->every_ms = INDEX_EVERY_MS;
+    pthread_mutex_init(&ix->mu, NULL);
+    pthread_cond_init(&ix->cv, NULL);
+    if (pthread_create(&ix->thread, NULL, indexer_main, ix) != 0) {
+        pthread_cond_destroy(&ix->cv);
+        pthread_mutex_destroy(&ix->mu);
+        free(ix);
+        return NULL;
+    }
+    return ix;
+}
+
+void md_pg_indexer_stop(struct md_pg_indexer *ix)
+{
+    if (!ix)
+        return;
+    pthread_mutex_lock(&ix->mu);
+    ix->stop = 1;
+    pthread_cond_signal(&ix->cv);
+    if (ix->cancel) { /* a step under way: its notes stay for the next start */
+        char ignore[256];
+        PQcancel(ix->cancel, ignore, sizeof ignore);
+    }
+    pthread_mutex_unlock(&ix->mu);
+    pthread_join(ix->thread, NULL);
+    pthread_cond_destroy(&ix->cv);
+    pthread_mutex_destroy(&ix->mu);
+    free(ix);
 }

@@ -148,6 +148,7 @@ static enum md_err pg_watch(struct md_store *base, md_watch_cb cb, void *ctx)
 static void pg_close(struct md_store *base)
 {
     struct pg_store *s = (struct pg_store *)base;
+    md_pg_indexer_stop(s->indexer);
     md_pg_reads_stop(s->reads);
     md_pg_watch_stop(s->watch);
     for (struct pg_conn *c = s->idle, *next; c; c = next) {
@@ -308,6 +309,10 @@ static enum md_err pg_open(const struct md_store_config *cfg, const void *own,
             snprintf(why, why_len, "cannot start the reads thread");
             e = MD_ENOMEM;
         }
+    }
+    if (!e && (!s->search_off || s->search_pending) && !(s->indexer = md_pg_indexer_start(s))) {
+        snprintf(why, why_len, "cannot start the search index's thread");
+        e = MD_ENOMEM;
     }
     if (e) {
         pg_close(&s->base);
