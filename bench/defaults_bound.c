@@ -38,22 +38,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "base/md_buf.h"
+#include "bound.h"
 #include "store/md_delta.h"
 
-#define FILES         512
-#define TEXT_MAX      2048
+#define FILES         BOUND_FILES
+#define TEXT_MAX      BOUND_TEXT_MAX
 #define INDEX_EVERY_S 0.25
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void die(sqlite3 *db, const char *what)
 {
@@ -82,23 +75,6 @@ static void step_done(sqlite3 *db, sqlite3_stmt *st)
     sqlite3_reset(st);
 }
 
-/* 16 lines of 63 letters, the ninth `marker` padded with dots. */
-static size_t kib_with(char *out, const char *marker)
-{
-    static const char letters[] = "abcdefghi";
-    size_t n = 0;
-    size_t m = strlen(marker);
-    for (int l = 0; l < 16; l++) {
-        for (size_t k = 0; k < 63; k++) {
-            const char *c = l != 8 ? &letters[k % 9] : k < m ? &marker[k] : ".";
-            out[n + k] = *c;
-        }
-        n += 63;
-        out[n++] = '\n';
-    }
-    return n;
-}
-
 /* What the word index has of a file written since the last index step. */
 struct noted {
     int64_t id;
@@ -113,10 +89,7 @@ struct bound {
     sqlite3_stmt *put, *set, *feed, *hist, *word_in, *word_out;
     struct noted *notes;
     size_t nnotes, notes_cap;
-    char text[FILES][TEXT_MAX]; /* the 512 files' texts, by id - 1 */
-    size_t len[FILES];
-    char created[TEXT_MAX]; /* every created file's text */
-    size_t created_len;
+    struct bound_texts t;
     int64_t seq;
     atomic_int stop;
 };
@@ -156,8 +129,8 @@ static void index_step(struct bound *b)
         }
         int made = n->id > FILES;
         sqlite3_bind_int64(b->word_in, 1, n->id);
-        sqlite3_bind_text(b->word_in, 2, made ? b->created : b->text[n->id - 1],
-                          (int)(made ? b->created_len : b->len[n->id - 1]), SQLITE_STATIC);
+        sqlite3_bind_text(b->word_in, 2, made ? b->t.created : b->t.text[n->id - 1],
+                          (int)(made ? b->t.created_len : b->t.len[n->id - 1]), SQLITE_STATIC);
         step_done(b->db, b->word_in);
     }
     exec(b->db, "COMMIT");
@@ -194,7 +167,7 @@ static void write_one(struct bound *b, int create, int64_t n, struct md_buf *del
         id = FILES + n + 1;
         sqlite3_bind_int64(b->put, 1, id);
         sqlite3_bind_text(b->put, 2, path, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_blob(b->put, 3, b->created, (int)b->created_len, SQLITE_STATIC);
+        sqlite3_bind_blob(b->put, 3, b->t.created, (int)b->t.created_len, SQLITE_STATIC);
         step_done(b->db, b->put);
         if (b->defaults) {
             sqlite3_bind_int64(b->hist, 1, id);
@@ -204,13 +177,10 @@ static void write_one(struct bound *b, int create, int64_t n, struct md_buf *del
             note(b, id, NULL, 0);
         }
     } else {
-        id = n % FILES + 1;
-        char *t = b->text[id - 1];
-        size_t len = b->len[id - 1];
         char old[TEXT_MAX];
-        memcpy(old, t, len);
-        int on = memcmp(t + (size_t)8 * 64, "state=on", 8) == 0;
-        kib_with(t, on ? "state=off" : "state=on");
+        size_t len;
+        id = bound_str_replace(&b->t, n, old, &len);
+        const char *t = b->t.text[id - 1];
         sqlite3_bind_blob(b->set, 1, t, (int)len, SQLITE_STATIC);
         sqlite3_bind_int64(b->set, 2, id);
         step_done(b->db, b->set);
@@ -227,28 +197,22 @@ static void write_one(struct bound *b, int create, int64_t n, struct md_buf *del
     }
     sqlite3_bind_int64(b->feed, 1, b->seq);
     sqlite3_bind_int64(b->feed, 2, id);
-    sqlite3_bind_int64(b->feed, 3, (int64_t)(now_s() * 1000));
+    sqlite3_bind_int64(b->feed, 3, (int64_t)(bound_now_s() * 1000));
     step_done(b->db, b->feed);
 }
 
 int main(int argc, char **argv)
 {
-    if (argc != 6 || (strcmp(argv[4], "create") != 0 && strcmp(argv[4], "str_replace") != 0) ||
-        (strcmp(argv[5], "bare") != 0 && strcmp(argv[5], "defaults") != 0)) {
-        fprintf(stderr,
-                "usage: defaults_bound DIR SECONDS BATCH create|str_replace bare|defaults\n");
+    struct bound_args a;
+    if (bound_args(argc, argv, "defaults_bound", "DIR", &a) != 0)
         return 2;
-    }
-    char *end1 = NULL, *end2 = NULL;
-    double seconds = strtod(argv[2], &end1);
-    long batch = strtol(argv[3], &end2, 10);
-    int create = strcmp(argv[4], "create") == 0;
+    int create = a.create;
+    long batch = a.batch;
+    double seconds = a.seconds;
     static struct bound b;
-    b.defaults = strcmp(argv[5], "defaults") == 0;
-    if (*end1 || *end2 || seconds <= 0 || batch <= 0 || batch > 100000)
-        return 2;
+    b.defaults = a.defaults;
     char path[4096];
-    snprintf(path, sizeof path, "%s/defaults_bound.db", argv[1]);
+    snprintf(path, sizeof path, "%s/defaults_bound.db", a.where);
     for (const char *sfx = ""; sfx; sfx = *sfx ? (sfx[1] == 'w' ? "-shm" : NULL) : "-wal") {
         char p[4200];
         snprintf(p, sizeof p, "%s%s", path, sfx);
@@ -268,7 +232,7 @@ int main(int argc, char **argv)
                    " delta BLOB, PRIMARY KEY (file, seq)) WITHOUT ROWID;"
                    " CREATE VIRTUAL TABLE words USING fts5(body, content='', detail=none,"
                    " columnsize=0);");
-    b.created_len = kib_with(b.created, "new");
+    bound_texts_init(&b.t);
     b.put = prep(b.db, "INSERT INTO files (id, path, content) VALUES (?1, ?2, ?3)");
     b.set = prep(b.db, "UPDATE files SET content = ?1 WHERE id = ?2");
     b.feed = prep(b.db, "INSERT INTO feed (seq, file, time) VALUES (?1, ?2, ?3)");
@@ -282,14 +246,13 @@ int main(int argc, char **argv)
     for (int64_t id = 1; id <= FILES; id++) {
         char p[64];
         snprintf(p, sizeof p, "/memories/bench/sr/f%lld.txt", (long long)id - 1);
-        b.len[id - 1] = kib_with(b.text[id - 1], "state=on");
         sqlite3_bind_int64(b.put, 1, id);
         sqlite3_bind_text(b.put, 2, p, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_blob(b.put, 3, b.text[id - 1], (int)b.len[id - 1], SQLITE_STATIC);
+        sqlite3_bind_blob(b.put, 3, b.t.text[id - 1], (int)b.t.len[id - 1], SQLITE_STATIC);
         step_done(b.db, b.put);
         if (b.defaults) {
             sqlite3_bind_int64(b.word_in, 1, id);
-            sqlite3_bind_text(b.word_in, 2, b.text[id - 1], (int)b.len[id - 1], SQLITE_STATIC);
+            sqlite3_bind_text(b.word_in, 2, b.t.text[id - 1], (int)b.t.len[id - 1], SQLITE_STATIC);
             step_done(b.db, b.word_in);
         }
     }
@@ -302,8 +265,8 @@ int main(int argc, char **argv)
     struct md_buf delta;
     md_buf_init(&delta, 1 << 16);
     int64_t n = 0;
-    double t0 = now_s(), indexed = t0, t;
-    while ((t = now_s()) - t0 < seconds) {
+    double t0 = bound_now_s(), indexed = t0, t;
+    while ((t = bound_now_s()) - t0 < seconds) {
         exec(b.db, "BEGIN IMMEDIATE");
         for (long i = 0; i < batch; i++)
             write_one(&b, create, n++, &delta);
@@ -313,12 +276,10 @@ int main(int argc, char **argv)
             indexed = t;
         }
     }
-    double took = now_s() - t0;
+    double took = bound_now_s() - t0;
     atomic_store(&b.stop, 1);
     pthread_join(ckpt, NULL);
-    printf("{\"workload\":\"%s\",\"mode\":\"%s\",\"batch\":%d,\"commands\":%lld,\"seconds\":%.3f,"
-           "\"per_sec\":%.1f}\n",
-           argv[4], argv[5], (int)batch, (long long)n, took, (double)n / took);
+    bound_report(&a, n, took);
     md_buf_free(&delta);
     sqlite3_stmt *all[] = {b.put, b.set, b.feed, b.hist, b.word_in, b.word_out};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
