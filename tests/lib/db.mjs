@@ -3,6 +3,7 @@
 // one row per line, the columns of a row separated by "|", no header: "value\n".
 //
 //   dbSql(srv.dbPath, "SELECT count(*) FROM versions")   -> "0\n"
+//   dbSqlFile(srv.dbPath, file)                            -> the same, the SQL in a file
 //   isPgUri(srv.dbPath)                                     -> is it PostgreSQL?
 //   dbInconsistencies(srv.dbPath)                           -> [] when the data is consistent:
 //       SQLite's PRAGMA integrity_check, or pgInconsistencies() on PostgreSQL
@@ -18,7 +19,13 @@ export const isPgUri = (dbPath) => /^postgres(ql)?:\/\//.test(dbPath);
 
 export function dbSql(dbPath, sql) {
   if (isPgUri(dbPath)) return psql(dbPath, sql);
-  return execFileSync('sqlite3', ['-cmd', '.timeout 10000', dbPath, sql], { encoding: 'utf8' });
+  return execFileSync('sqlite3', ['-cmd', '.timeout 10000', dbPath, sql], { encoding: 'utf8', maxBuffer: 1 << 28 });
+}
+
+// The same for SQL in a file (too long for a command line's argument).
+export function dbSqlFile(dbPath, file) {
+  if (isPgUri(dbPath)) return execFileSync('psql', ['-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-d', dbPath, '-f', file], { encoding: 'utf8' });
+  return execFileSync('sqlite3', ['-bail', '-cmd', '.timeout 10000', dbPath, `.read ${file}`], { encoding: 'utf8' });
 }
 
 export function dbInconsistencies(dbPath) {

@@ -116,7 +116,7 @@ export async function createDatabase(cluster = pgCluster()) {
 
 // Run SQL on a database given by URI; returns psql's output (unaligned, tuples only).
 export function psql(uri, sql) {
-  return execFileSync('psql', ['-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-d', uri, '-c', sql], { encoding: 'utf8' });
+  return execFileSync('psql', ['-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-d', uri, '-c', sql], { encoding: 'utf8', maxBuffer: 1 << 28 });
 }
 
 // What PostgreSQL's data must satisfy whatever happened to memoryd (a SIGKILL mid-batch, a
