@@ -103,25 +103,13 @@ static int64_t wal_file_size(const struct sq_store *s)
 #define FREE_PAGES_KEPT  256
 #define FREE_PAGES_SHARE 64
 
-/* A pragma's integer on the checkpointer's connection (-1: unread). */
-static int ckpt_pragma_int(struct sq_store *s, const char *sql)
-{
-    sqlite3_stmt *st = NULL;
-    int value = -1;
-    if (sqlite3_prepare_v2(s->ckpt_db, sql, -1, &st, NULL) == SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW)
-        value = sqlite3_column_int(st, 0);
-    sqlite3_finalize(st);
-    return value;
-}
-
 /* Writes paused: free pages beyond those kept given back (without waiting
  * for a lock: a write that comes first wins, and the next pause tries
  * again). 1 when pages were given back (their move is in the WAL). */
 static int give_back(struct sq_store *s)
 {
-    int free_pages = ckpt_pragma_int(s, "PRAGMA freelist_count");
-    int kept = ckpt_pragma_int(s, "PRAGMA page_count") / FREE_PAGES_SHARE;
+    int free_pages = sq_pragma_int(s->ckpt_db, "PRAGMA freelist_count");
+    int kept = sq_pragma_int(s->ckpt_db, "PRAGMA page_count") / FREE_PAGES_SHARE;
     if (kept > FREE_PAGES_KEPT || kept < 0)
         kept = FREE_PAGES_KEPT;
     if (free_pages <= kept)
@@ -183,6 +171,17 @@ static int merge_index(struct sq_store *s)
     return merged;
 }
 
+/* Writes paused: what the checkpointer's own connection wrote (the index
+ * merged, pages given back) copied into the database file, without a busy
+ * wait; a reader in the middle of a request leaves the rest to the next
+ * checkpoint. */
+static void copy_back(struct sq_store *s)
+{
+    int rc = sqlite3_wal_checkpoint_v2(s->ckpt_db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    if (rc != SQLITE_OK && (rc & 0xff) != SQLITE_BUSY)
+        sq_log(s->ckpt_db, rc, "checkpoint after a merge or a vacuum");
+}
+
 /* Writes paused with every frame copied: the WAL emptied and its file cut
  * to nothing (journal_size_limit is for busy times). Only tried while nothing is committed
  * meanwhile (no busy wait that would hold up the next write); a reader in the middle of a request
@@ -242,10 +241,14 @@ static void *ckpt_main(void *arg)
             atomic_store_explicit(&s->ckpt_catchup, 1, memory_order_release);
         if (rc == SQLITE_OK && !busy && done_frames == log) {
             /* The index merged, then free pages given back (the merge's
-             * among them): what both wrote is copied by the same
-             * checkpoint. */
+             * among them): what both wrote copied into the database file,
+             * which the copy cuts to its new size; the -wal file keeps its
+             * size up to the limit, as after any pause. */
             int merged = merge_index(s);
-            if (give_back(s) || merged || wal_file_size(s) > s->wal_limit)
+            int moved = give_back(s);
+            if (merged || moved)
+                copy_back(s);
+            if (wal_file_size(s) > s->wal_limit)
                 cut_back(s);
         }
         pthread_mutex_lock(&s->ckpt_mu);
