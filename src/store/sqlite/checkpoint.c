@@ -95,13 +95,15 @@ static int64_t wal_file_size(const struct sq_store *s)
 /* Free pages given back to the file system when writes pause, at most
  * FREE_PAGES_STEP at a time (a database made with auto_vacuum=INCREMENTAL;
  * conn.c). Kept for the next writes: one page in FREE_PAGES_SHARE of the
- * file, at most FREE_PAGES_KEPT (1 MiB), so that a small database is not
- * a quarter free pages (a step of the search index frees its notes' old
- * text, a page or more a file) and a large one does not move pages back
- * and forth at every pause. */
+ * file, at least FREE_PAGES_MIN and at most FREE_PAGES_KEPT (1 MiB), so
+ * that a small database is not a quarter free pages (a step of the search
+ * index frees its notes' old text, a page or more a file) and a large one
+ * does not move pages back and forth at every pause; nor a tiny one for a
+ * few pages. */
 #define FREE_PAGES_STEP  4096
 #define FREE_PAGES_KEPT  256
 #define FREE_PAGES_SHARE 64
+#define FREE_PAGES_MIN   16
 
 /* Writes paused: free pages beyond those kept given back (without waiting
  * for a lock: a write that comes first wins, and the next pause tries
@@ -112,6 +114,8 @@ static int give_back(struct sq_store *s)
     int kept = sq_pragma_int(s->ckpt_db, "PRAGMA page_count") / FREE_PAGES_SHARE;
     if (kept > FREE_PAGES_KEPT || kept < 0)
         kept = FREE_PAGES_KEPT;
+    else if (kept < FREE_PAGES_MIN)
+        kept = FREE_PAGES_MIN;
     if (free_pages <= kept)
         return 0;
     char sql[64];
@@ -172,14 +176,13 @@ static int merge_index(struct sq_store *s)
 }
 
 /* Writes paused: what the checkpointer's own connection wrote (the index
- * merged, pages given back) copied into the database file, without a busy
- * wait; a reader in the middle of a request leaves the rest to the next
- * checkpoint. */
+ * merged) copied into the database file, without a busy wait; a reader in
+ * the middle of a request leaves the rest to the next checkpoint. */
 static void copy_back(struct sq_store *s)
 {
     int rc = sqlite3_wal_checkpoint_v2(s->ckpt_db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
     if (rc != SQLITE_OK && (rc & 0xff) != SQLITE_BUSY)
-        sq_log(s->ckpt_db, rc, "checkpoint after a merge or a vacuum");
+        sq_log(s->ckpt_db, rc, "checkpoint after the index merged");
 }
 
 /* Writes paused with every frame copied: the WAL emptied and its file cut
@@ -240,15 +243,14 @@ static void *ckpt_main(void *arg)
         if (rc == SQLITE_OK && busy && done_frames == log)
             atomic_store_explicit(&s->ckpt_catchup, 1, memory_order_release);
         if (rc == SQLITE_OK && !busy && done_frames == log) {
-            /* The index merged, then free pages given back (the merge's
-             * among them): what both wrote copied into the database file,
-             * which the copy cuts to its new size; the -wal file keeps its
-             * size up to the limit, as after any pause. */
-            int merged = merge_index(s);
-            int moved = give_back(s);
-            if (merged || moved)
+            /* The index merged (what it wrote copied into the database
+             * file; the -wal file keeps its size up to the limit, as after
+             * any pause), then free pages given back, the merge's among
+             * them: the pages moved are copied by the checkpoint that cuts
+             * the -wal file back. */
+            if (merge_index(s))
                 copy_back(s);
-            if (wal_file_size(s) > s->wal_limit)
+            if (give_back(s) || wal_file_size(s) > s->wal_limit)
                 cut_back(s);
         }
         pthread_mutex_lock(&s->ckpt_mu);
