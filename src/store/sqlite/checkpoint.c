@@ -159,12 +159,25 @@ static int merge_index(struct sq_store *s)
     sqlite3_bind_int(st, 1, SEARCH_MERGE_PAGES);
     sqlite3_busy_timeout(s->ckpt_db, 0);
     int merged = 0;
+    rc = SQLITE_DONE;
     for (int step = 0; step < SEARCH_MERGE_STEPS; step++) {
+        /* A step only while memoryd's writer neither writes nor waits to
+         * (write_mu free, held for the step: a write that comes waits for
+         * one step at most, then the merge stops); the pause between steps
+         * lets a writer woken by the unlock take write_mu first. */
+        if (step) {
+            struct timespec pause = {0, 1000000L}; /* 1 ms */
+            nanosleep(&pause, NULL);
+        }
+        if (pthread_mutex_trylock(&s->write_mu) != 0)
+            break;
         /* Fewer than two rows changed: nothing was left to merge (FTS5). */
         int before = sqlite3_total_changes(s->ckpt_db);
         rc = sqlite3_step(st);
         sqlite3_reset(st);
-        if (rc != SQLITE_DONE || sqlite3_total_changes(s->ckpt_db) - before < 2)
+        int done = rc != SQLITE_DONE || sqlite3_total_changes(s->ckpt_db) - before < 2;
+        pthread_mutex_unlock(&s->write_mu);
+        if (done)
             break;
         merged = 1;
     }
