@@ -90,6 +90,9 @@ async function run(name, args) {
   // (a memoryd before deltas has no `enc`: --memoryd of an older build, for the before/after)
   let deltas = 0;
   try { deltas = Number(sqlite(db, 'SELECT coalesce(sum(enc = 1), 0) FROM versions')); } catch { /* none */ }
+  // Pages on the freelist (kept for the next writes, or not yet given back).
+  const freePages = Number(sqlite(db, 'PRAGMA freelist_count'));
+  const pageSize = Number(sqlite(db, 'PRAGMA page_size'));
   const index = Object.entries(tables).filter(([n]) => n.startsWith('entries_search')).reduce((s, [, b]) => s + b, 0);
   // Every file cleared (DELETE /v1/memories): what the file gives back once writes pause.
   const cleared = await fetch(`http://127.0.0.1:${port}/v1/memories`, { method: 'DELETE', headers: { 'x-tenant-id': 'notes' } });
@@ -100,7 +103,7 @@ async function run(name, args) {
   await md.stop();
   const stopped = { db: size(db), wal: size(`${db}-wal`) };
   fs.rmSync(dir, { recursive: true, force: true });
-  return { name, args, texts, cmds, live0, live, running, afterClear, stopped, tables, versionsBytes, nVersions, contentBytes, deltas, index, edits: FILES * EDITS, editMs };
+  return { name, args, texts, cmds, live0, live, running, afterClear, stopped, tables, freeBytes: freePages * pageSize, versionsBytes, nVersions, contentBytes, deltas, index, edits: FILES * EDITS, editMs };
 }
 
 const mib = (b) => `${(b / 1048576).toFixed(2)} MiB`;
@@ -171,7 +174,7 @@ for (const r of results) {
 }
 console.log('');
 console.log('tables and indexes (dbstat, bytes):');
-for (const r of results) console.log(`  ${r.name}: ${Object.entries(r.tables).map(([n, b]) => `${n} ${b}`).join(', ')}`);
+for (const r of results) console.log(`  ${r.name}: ${Object.entries(r.tables).map(([n, b]) => `${n} ${b}`).join(', ')}; free pages ${r.freeBytes}`);
 const d = results[0];
 const ratio = (d.running.db + d.running.wal) / d.live;
 console.log('');

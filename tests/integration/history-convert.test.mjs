@@ -10,7 +10,9 @@
 // byte in the database. The whole copies are then written here from the texts read before, as
 // memoryd without history writes them, and the conversion's work is put back as the migration
 // leaves it (SQLite: version_deltas, its place; PostgreSQL: versions_unconverted, the paths,
-// and every file's run of deltas counted as the longest).
+// and every file's run of deltas counted as the longest). On SQLite the database is also made
+// as one from before auto_vacuum=INCREMENTAL (auto_vacuum NONE): after the conversion memoryd
+// switches it once (a VACUUM, logged), and every file and version reads back exactly.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -98,12 +100,26 @@ test('whole versions turned into deltas at open, with progress; history off keep
     dbSql(db, 'INSERT INTO versions_unconverted SELECT DISTINCT tenant, path FROM versions WHERE existed AND NOT redacted');
     dbSql(db, 'UPDATE entries SET vrun = 31');
   } else {
+    // As a database made before auto_vacuum=INCREMENTAL: its free pages are never given back.
+    dbSql(db, 'PRAGMA auto_vacuum = NONE; VACUUM;');
+    assert.equal(dbSql(db, 'PRAGMA auto_vacuum').trim(), '0');
     dbSql(db, "INSERT INTO version_deltas (tenant, path) VALUES (-1, '')");
   }
+  const FILES = "SELECT path, hex(content) FROM entries WHERE kind = 0 ORDER BY path";
+  const files = isPgUri(db) ? null : dbSql(db, FILES);
   const wholeBytes = Number(dbSql(db, 'SELECT sum(length(content)) FROM versions').trim());
   s = await startServer({ db, args: KEEP, env: { MEMORYD_PROGRESS_MS: '1' } });
   const done = s.logs.find((l) => l.msg === 'versions turned into deltas');
   assert.ok(done, s.rawStderr.join('\n'));
+  const SWITCHED = 'database switched to auto_vacuum=INCREMENTAL: free pages are given back when writes pause';
+  if (!isPgUri(db)) {
+    // Switched once, after the conversion; every file as it was.
+    const at = s.logs.findIndex((l) => l.msg === SWITCHED);
+    assert.ok(at > s.logs.indexOf(done), s.rawStderr.join('\n'));
+    assert.equal(s.logs[at].auto_vacuum, 2);
+    assert.equal(dbSql(db, 'PRAGMA auto_vacuum').trim(), '2');
+    assert.equal(dbSql(db, FILES), files);
+  }
   assert.equal(done.paths, 5);
   assert.ok(s.logs.some((l) => l.msg === 'progress' && l.work === 'version deltas'), 'no progress shown');
   const [deltas, kept, left] = dbSql(db, 'SELECT sum(CASE WHEN enc = 1 THEN 1 ELSE 0 END), ' +
@@ -120,5 +136,13 @@ test('whole versions turned into deltas at open, with progress; history off keep
   const r = await s.request('GET', `/v1/versions/${n + 1}`, { headers: { 'x-tenant-id': T } });
   assert.equal(JSON.parse(r.text).content.split('\n')[299], 'line 299 of a long note');
   await s.stop();
+  if (!isPgUri(db)) {
+    // Opened again: nothing left to switch.
+    s = await startServer({ db, args: KEEP });
+    await s.waitForLogs((l) => l.some((x) => x.msg === 'listening'), 'listening');
+    assert.ok(!s.logs.some((l) => l.msg === SWITCHED));
+    assert.deepEqual(await allVersions(s, T, n), before);
+    await s.stop();
+  }
   fs.rmSync(s.dir, { recursive: true, force: true });
 });

@@ -7,7 +7,9 @@
  * before its next transaction, so that the WAL can start over). After a
  * commit that redacted or erased content, the writer itself empties the
  * WAL (sq_scrub_wal). The writer's WAL hook tells the thread how full the
- * WAL is (store.c hands it to conn.c, which sets it on the writer).
+ * WAL is (store.c hands it to conn.c, which sets it on the writer). When
+ * writes pause, the thread also merges the search index's segments and
+ * gives free pages back to the file system.
  *
  * Errors: a failed checkpoint is logged and tried again later; starting
  * the thread answers a SQLite result code with the reason in `why`.
@@ -90,35 +92,110 @@ static int64_t wal_file_size(const struct sq_store *s)
     return (int64_t)st.st_size;
 }
 
-/* Free pages given back to the file system when writes pause, at most this
- * many at a time, once more than FREE_PAGES_KEPT are free (a database
- * made with auto_vacuum=INCREMENTAL; conn.c). */
-#define FREE_PAGES_STEP 4096
-#define FREE_PAGES_KEPT 256
+/* Free pages given back to the file system when writes pause, at most
+ * FREE_PAGES_STEP at a time (a database made with auto_vacuum=INCREMENTAL;
+ * conn.c). Kept for the next writes: one page in FREE_PAGES_SHARE of the
+ * file, at least FREE_PAGES_MIN and at most FREE_PAGES_KEPT (1 MiB), so
+ * that a small database is not a quarter free pages (a step of the search
+ * index frees its notes' old text, a page or more a file) and a large one
+ * does not move pages back and forth at every pause; nor a tiny one for a
+ * few pages. */
+#define FREE_PAGES_STEP  4096
+#define FREE_PAGES_KEPT  256
+#define FREE_PAGES_SHARE 64
+#define FREE_PAGES_MIN   16
 
-/* Writes paused: free pages beyond FREE_PAGES_KEPT given back (without
- * waiting for a lock: a write that comes first wins, and the next pause
- * tries again). 1 when pages were given back (their move is in the WAL). */
+/* Writes paused: free pages beyond those kept given back (without waiting
+ * for a lock: a write that comes first wins, and the next pause tries
+ * again). 1 when pages were given back (their move is in the WAL). */
 static int give_back(struct sq_store *s)
 {
-    sqlite3_stmt *st = NULL;
-    int free_pages = 0;
-    if (sqlite3_prepare_v2(s->ckpt_db, "PRAGMA freelist_count", -1, &st, NULL) == SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW)
-        free_pages = sqlite3_column_int(st, 0);
-    sqlite3_finalize(st);
-    if (free_pages <= FREE_PAGES_KEPT)
+    int free_pages = sq_pragma_int(s->ckpt_db, "PRAGMA freelist_count");
+    int kept = sq_pragma_int(s->ckpt_db, "PRAGMA page_count") / FREE_PAGES_SHARE;
+    if (kept > FREE_PAGES_KEPT || kept < 0)
+        kept = FREE_PAGES_KEPT;
+    else if (kept < FREE_PAGES_MIN)
+        kept = FREE_PAGES_MIN;
+    if (free_pages <= kept)
         return 0;
     char sql[64];
     snprintf(sql, sizeof sql, "PRAGMA incremental_vacuum(%d)",
-             free_pages - FREE_PAGES_KEPT < FREE_PAGES_STEP ? free_pages - FREE_PAGES_KEPT
-                                                            : FREE_PAGES_STEP);
+             free_pages - kept < FREE_PAGES_STEP ? free_pages - kept : FREE_PAGES_STEP);
     sqlite3_busy_timeout(s->ckpt_db, 0);
     int rc = sqlite3_exec(s->ckpt_db, sql, NULL, NULL, NULL);
     sqlite3_busy_timeout(s->ckpt_db, s->cfg.busy_timeout_ms);
     if (rc != SQLITE_OK && (rc & 0xff) != SQLITE_BUSY)
         sq_log(s->ckpt_db, rc, "incremental vacuum");
     return rc == SQLITE_OK;
+}
+
+/* The search index's segments merged when writes pause: FTS5's 'merge'
+ * command, each step writing about SEARCH_MERGE_PAGES of the index's pages
+ * in a transaction of its own, at most SEARCH_MERGE_STEPS steps a pause.
+ * Indexed in steps beside the writer (search.c), the index holds many
+ * small segments and, for every file written again, its old words beside
+ * the new until FTS5 merges them (1.4 to 3.9 times its merged size at the
+ * end of bench/storage.mjs). usermerge is 2 (sql/sqlite/012_search_merge.sql):
+ * two segments of a level are merged, so that a large index is merged
+ * again in steps of its own size, not rewritten at every pause. Without
+ * waiting for a lock, as give_back. 1 when the index was merged (its
+ * pages are in the WAL, its old ones free). */
+#define SEARCH_MERGE_PAGES 256
+#define SEARCH_MERGE_STEPS 16
+
+static int merge_index(struct sq_store *s)
+{
+    if (s->search_off || s->search_pending)
+        return 0;
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(s->ckpt_db,
+                                "INSERT INTO entries_search (entries_search, rank)"
+                                " VALUES ('merge', ?1)",
+                                -1, &st, NULL);
+    if (rc != SQLITE_OK) {
+        sq_log(s->ckpt_db, rc, "search index merge");
+        return 0;
+    }
+    sqlite3_bind_int(st, 1, SEARCH_MERGE_PAGES);
+    sqlite3_busy_timeout(s->ckpt_db, 0);
+    int merged = 0;
+    rc = SQLITE_DONE;
+    for (int step = 0; step < SEARCH_MERGE_STEPS; step++) {
+        /* A step only while memoryd's writer neither writes nor waits to
+         * (write_mu free, held for the step: a write that comes waits for
+         * one step at most, then the merge stops); the pause between steps
+         * lets a writer woken by the unlock take write_mu first. */
+        if (step) {
+            struct timespec pause = {0, 1000000L}; /* 1 ms */
+            nanosleep(&pause, NULL);
+        }
+        if (pthread_mutex_trylock(&s->write_mu) != 0)
+            break;
+        /* Fewer than two rows changed: nothing was left to merge (FTS5). */
+        int before = sqlite3_total_changes(s->ckpt_db);
+        rc = sqlite3_step(st);
+        sqlite3_reset(st);
+        int done = rc != SQLITE_DONE || sqlite3_total_changes(s->ckpt_db) - before < 2;
+        pthread_mutex_unlock(&s->write_mu);
+        if (done)
+            break;
+        merged = 1;
+    }
+    sqlite3_busy_timeout(s->ckpt_db, s->cfg.busy_timeout_ms);
+    if (rc != SQLITE_DONE && (rc & 0xff) != SQLITE_BUSY)
+        sq_log(s->ckpt_db, rc, "search index merge");
+    sqlite3_finalize(st);
+    return merged;
+}
+
+/* Writes paused: what the checkpointer's own connection wrote (the index
+ * merged) copied into the database file, without a busy wait; a reader in
+ * the middle of a request leaves the rest to the next checkpoint. */
+static void copy_back(struct sq_store *s)
+{
+    int rc = sqlite3_wal_checkpoint_v2(s->ckpt_db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    if (rc != SQLITE_OK && (rc & 0xff) != SQLITE_BUSY)
+        sq_log(s->ckpt_db, rc, "checkpoint after the index merged");
 }
 
 /* Writes paused with every frame copied: the WAL emptied and its file cut
@@ -179,7 +256,13 @@ static void *ckpt_main(void *arg)
         if (rc == SQLITE_OK && busy && done_frames == log)
             atomic_store_explicit(&s->ckpt_catchup, 1, memory_order_release);
         if (rc == SQLITE_OK && !busy && done_frames == log) {
-            /* The pages moved are copied by the same checkpoint. */
+            /* The index merged (what it wrote copied into the database
+             * file; the -wal file keeps its size up to the limit, as after
+             * any pause), then free pages given back, the merge's among
+             * them: the pages moved are copied by the checkpoint that cuts
+             * the -wal file back. */
+            if (merge_index(s))
+                copy_back(s);
             if (give_back(s) || wal_file_size(s) > s->wal_limit)
                 cut_back(s);
         }

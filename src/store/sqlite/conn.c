@@ -181,9 +181,9 @@ static int writer_setup(struct sq_store *s, struct sq_conn *c, enum sq_role role
      * version, say) is zeroed in the file, whatever SQLite's build
      * default. auto_vacuum: a database memoryd creates can give its free
      * pages back (the checkpointer's incremental_vacuum when writes
-     * pause); it cannot be turned on once a table exists, so a database
-     * made before stays as it is (its free pages are reused, the file
-     * does not shrink). memoryd_sha256(): for migrations. */
+     * pause); once a table exists it takes a VACUUM to turn it on, which
+     * a database made before gets once at open (convert.c).
+     * memoryd_sha256(): for migrations. */
     char pragmas[192];
     snprintf(pragmas, sizeof pragmas,
              "PRAGMA auto_vacuum=INCREMENTAL; PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0;"

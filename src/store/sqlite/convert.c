@@ -4,7 +4,8 @@
  * into deltas, a batch of paths per transaction, with the place reached
  * saved in the same transaction (version_deltas) and the progress shown
  * (md_progress.h); or, when memoryd runs without history, every delta
- * stored whole (deltas.c).
+ * stored whole (deltas.c). Then a database made before auto_vacuum was
+ * switched on (conn.c) switched once, by a VACUUM.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -151,7 +152,8 @@ static enum md_err all_whole(struct sq_store *s)
     return e;
 }
 
-enum md_err sq_deltas_open(struct sq_store *s)
+/* The versions' conversion at open (sq_deltas_open). */
+static enum md_err deltas_open(struct sq_store *s)
 {
     if (s->cfg.read_only || s->cfg.keep_versions || s->writer->broken)
         return MD_OK; /* a file memoryd cannot write: done at a later open */
@@ -182,5 +184,64 @@ enum md_err sq_deltas_open(struct sq_store *s)
     md_log_int(&l, "paths", paths);
     md_log_int(&l, "versions", converted);
     md_log_end(&l);
+    return e;
+}
+
+/* The progress handler's period during the VACUUM, in virtual machine
+ * instructions. */
+#define VACUUM_PROGRESS_OPS 10000
+
+static int vacuum_progress(void *arg)
+{
+    struct md_progress *prog = arg;
+    md_progress_update(prog, prog->done);
+    return 0;
+}
+
+/* A database made before memoryd created them with auto_vacuum=INCREMENTAL
+ * (auto_vacuum NONE: conn.c) never gives a free page back: switched once,
+ * at open, after the conversion, by a VACUUM (the file rewritten, in the
+ * WAL first, which the checkpointer copies back and cuts when writes
+ * pause). VACUUM is one statement: the progress, in the file's pages,
+ * moves at its end, and the lines while it runs say that it still does.
+ * Failing (it needs the file's size free twice over), memoryd goes on with
+ * the database as it was and the next open tries again. */
+static void auto_vacuum_open(struct sq_store *s)
+{
+    sqlite3 *db = s->writer->db;
+    if (sq_pragma_int(db, "PRAGMA auto_vacuum") != 0)
+        return;
+    int pages = sq_pragma_int(db, "PRAGMA page_count");
+    pthread_mutex_lock(&s->write_mu);
+    struct md_progress prog;
+    md_progress_begin(&prog, "vacuum", "pages", pages, 0);
+    sqlite3_progress_handler(db, VACUUM_PROGRESS_OPS, vacuum_progress, &prog);
+    char why[256];
+    int rc = sq_exec(db, "PRAGMA auto_vacuum=INCREMENTAL; VACUUM", why, sizeof why);
+    sqlite3_progress_handler(db, 0, NULL, NULL);
+    if (rc == SQLITE_OK)
+        md_progress_update(&prog, pages);
+    md_progress_end(&prog);
+    pthread_mutex_unlock(&s->write_mu);
+    int now = sq_pragma_int(db, "PRAGMA auto_vacuum");
+    struct md_logline l;
+    md_log_begin(&l, rc == SQLITE_OK ? MD_LOG_INFO : MD_LOG_WARN,
+                 rc == SQLITE_OK ? "database switched to auto_vacuum=INCREMENTAL: free pages are "
+                                   "given back when writes pause"
+                                 : "database not switched to auto_vacuum=INCREMENTAL: free pages "
+                                   "are reused but not given back");
+    md_log_int(&l, "pages", pages);
+    md_log_int(&l, "pages_after", sq_pragma_int(db, "PRAGMA page_count"));
+    md_log_int(&l, "auto_vacuum", now);
+    if (rc != SQLITE_OK)
+        md_log_str(&l, "error", why);
+    md_log_end(&l);
+}
+
+enum md_err sq_deltas_open(struct sq_store *s)
+{
+    enum md_err e = deltas_open(s);
+    if (!e && !s->cfg.read_only && !s->cfg.keep_versions && !s->writer->broken)
+        auto_vacuum_open(s);
     return e;
 }

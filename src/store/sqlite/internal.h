@@ -640,7 +640,8 @@ enum md_err sq_import_forget(struct md_txn *base, const char *tenant);
 /* ---- convert.c: versions turned into deltas at open ---- */
 
 /* At open, on the writer: versions the migration left whole turned into
- * deltas (with history on), or every delta stored whole (history off). */
+ * deltas (with history on), or every delta stored whole (history off);
+ * then a database with auto_vacuum NONE switched to INCREMENTAL (VACUUM). */
 enum md_err sq_deltas_open(struct sq_store *s);
 
 /* ---- expiry.c: expiry of unused files (md_store.h) ---- */
