@@ -10,9 +10,13 @@
 // defaults, at most 512 bytes of history per one-line edit.
 //
 //   node bench/storage.mjs [--build DIR] [--memoryd BIN] [--files N] [--edits N] [--json FILE]
+//                          [--postgres]
+// (--postgres: the defaults on PostgreSQL instead, a cluster of the benchmark's own: each
+// table's bytes, the history per edit and the word index per MiB of text.)
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { createDb, startCluster } from './cluster.mjs';
 import { BENCH_QUOTA, ROOT, freePort, poster, runAll, startProcess, tempDir } from './lib.mjs';
 
 const argv = process.argv.slice(2);
@@ -46,12 +50,8 @@ function note(i) {
 const size = (f) => (fs.existsSync(f) ? fs.statSync(f).size : 0);
 const sqlite = (db, sql) => execFileSync('sqlite3', ['-readonly', db, sql], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
 
-async function run(name, args) {
-  const dir = tempDir('memoryd-storage-');
-  const db = path.join(dir, 'memoryd.db');
-  const port = await freePort();
-  const md = await startProcess(`storage-${name.replace(/\W+/g, '-')}`, MEMORYD,
-    ['--port', String(port), '--db', db, '--durability', 'full', ...BENCH_QUOTA, ...args], port);
+// The notes written and edited through memoryd on `port`: what was sent and what is live.
+async function writeNotes(port, name) {
   const p = poster(port, { tenant: 'notes', sockets: 16 });
   const texts = Array.from({ length: FILES }, (_, i) => note(i));
   const check = (r) => { if (r.status !== 200 || r.json?.is_error) throw new Error(`${name}: ${r.text}`); };
@@ -80,6 +80,16 @@ async function run(name, args) {
   }));
   const editMs = Date.now() - t0;
   const live = cur.reduce((s, l) => s + Buffer.byteLength(l.join('\n')), 0);
+  return { p, texts, cmds, live0, live, editMs };
+}
+
+async function run(name, args) {
+  const dir = tempDir('memoryd-storage-');
+  const db = path.join(dir, 'memoryd.db');
+  const port = await freePort();
+  const md = await startProcess(`storage-${name.replace(/\W+/g, '-')}`, MEMORYD,
+    ['--port', String(port), '--db', db, '--durability', 'full', ...BENCH_QUOTA, ...args], port);
+  const { p, texts, cmds, live0, live, editMs } = await writeNotes(port, name);
   await new Promise((r) => setTimeout(r, 1500)); // the checkpointer's turn
   const running = { db: size(db), wal: size(`${db}-wal`) };
   // The tables as the edits left them (read beside the running memoryd).
@@ -157,6 +167,44 @@ function floor(r) {
   fs.rmSync(dir, { recursive: true, force: true });
   return out;
 }
+// --postgres: the defaults on a PostgreSQL cluster of the benchmark's own (bench/cluster.mjs),
+// once the word index has taken every note: each table's bytes with its indexes and TOAST
+// (pg_total_relation_size), the history per edit, and the word index per MiB of text.
+if (argv.includes('--postgres')) {
+  const cluster = startCluster(path.join(tempDir('memoryd-storage-pg-'), 'cluster'));
+  try {
+    const uri = cluster.uri(createDb(cluster, 'memoryd_storage'));
+    const port = await freePort();
+    const md = await startProcess('storage-pg', MEMORYD, ['--port', String(port), '--db', uri, ...BENCH_QUOTA], port);
+    const w = await writeNotes(port, 'postgres');
+    w.p.close();
+    const q = (sql) => execFileSync('psql', ['-X', '-A', '-t', '-d', uri, '-c', sql], { encoding: 'utf8' }).trim();
+    // (a memoryd before issue 26 has no search_pending: its index, entries_search, is on entries)
+    const apart = q("SELECT to_regclass('search_pending') IS NOT NULL") === 't';
+    while (apart && q('SELECT count(*) FROM search_pending') !== '0') await new Promise((r) => setTimeout(r, 100));
+    q('VACUUM ANALYZE');
+    const index = apart ? Number(q("SELECT pg_total_relation_size('search_words')")) : Number(q("SELECT pg_relation_size('entries_search')"));
+    const tables = Object.fromEntries(q("SELECT relname, pg_total_relation_size(oid) FROM pg_class WHERE relkind = 'r' AND relnamespace = 'public'::regnamespace ORDER BY 2 DESC")
+      .split('\n').map((l) => l.split('|')).map(([n, b]) => [n, Number(b)]));
+    await md.stop();
+    const live = w.live;
+    const edits = FILES * EDITS;
+    console.log(`memoryd storage benchmark, PostgreSQL — ${new Date().toISOString()}`);
+    console.log(`${FILES} files of ${SIZE} bytes of prose, each edited ${EDITS} times by a one-line str_replace (${edits} edits), the defaults`);
+    console.log('');
+    console.log('| live content | entries | versions | history per edit | changes | word index | per MiB of text |');
+    console.log('|---|---|---|---|---|---|---|');
+    console.log(`| ${mib(live)} | ${mib(tables.entries)} | ${mib(tables.versions)} | ${Math.round(tables.versions / edits)} B | ${mib(tables.changes)} | ${mib(index)} | ${(index / live).toFixed(2)} MiB |`);
+    console.log('');
+    console.log(`tables with their indexes and TOAST (bytes): ${Object.entries(tables).map(([n, b]) => `${n} ${b}`).join(', ')}`);
+    console.log(`(the word index: search_words with its GIN index${apart ? '' : '; before issue 26, the GIN index entries_search on entries'})`);
+    if (JSON_OUT) fs.writeFileSync(JSON_OUT, JSON.stringify({ live, edits, tables, index }, null, 2));
+  } finally {
+    cluster.stop();
+  }
+  process.exit(0);
+}
+
 const results = [];
 for (const [name, args] of [['defaults', []], ['bare (--history-versions 0 --search off)', ['--history-versions', '0', '--search', 'off']]]) {
   results.push(await run(name, args));
