@@ -380,13 +380,15 @@ int main(int argc, char **argv)
     char(*paths)[64] = malloc((size_t)batch * sizeof *paths);
     char *fresh = malloc((size_t)batch * 1100);
     /* Array parameters: a (the prefetch, the versions, the sizes), c9 (the
-     * change rows, the notification), s6 (the new contents, the counters). */
-    struct md_buf a[10], c9[9], s6[6];
-    for (int i = 0; i < 10; i++)
+     * change rows, the notification), s6 (the new contents with the run of
+     * deltas, the counters). The versions are kept whole (enc 0), as memoryd
+     * keeps a version it has no delta of. */
+    struct md_buf a[11], c9[9], s6[7];
+    for (int i = 0; i < 11; i++)
         md_buf_init(&a[i], (size_t)64 << 20);
     for (int i = 0; i < 9; i++)
         md_buf_init(&c9[i], (size_t)64 << 20);
-    for (int i = 0; i < 6; i++)
+    for (int i = 0; i < 7; i++)
         md_buf_init(&s6[i], (size_t)64 << 20);
     if (!order || !paths || !fresh)
         die("out of memory", NULL);
@@ -432,16 +434,17 @@ int main(int argc, char **argv)
         int64_t last_version = md_pg_r_i64(pre, 0, 7), last_seq = md_pg_r_i64(pre, 0, 8);
         /* 2: versions, change rows, the new contents. */
         int64_t when = (int64_t)now_ms(), delta = 0;
-        static const Oid ver_types[10] = {OID_INT8, OID_INT8, OID_TEXT, OID_BOOL, OID_BYTEA,
-                                          OID_INT8, OID_INT8, OID_TEXT, OID_TEXT, OID_BYTEA};
+        static const Oid ver_types[11] = {OID_INT8,  OID_INT8,  OID_TEXT, OID_BOOL,
+                                          OID_BYTEA, OID_INT8,  OID_INT8, OID_TEXT,
+                                          OID_TEXT,  OID_BYTEA, OID_INT2};
         static const Oid ch_types[9] = {OID_INT8, OID_INT8, OID_INT8, OID_INT8, OID_INT8,
                                         OID_INT8, OID_TEXT, OID_TEXT, OID_TEXT};
-        static const Oid set_types[6] = {OID_INT8, OID_TEXT, OID_BYTEA,
-                                         OID_INT8, OID_INT8, OID_BYTEA};
+        static const Oid set_types[7] = {OID_INT8, OID_TEXT,  OID_BYTEA, OID_INT8,
+                                         OID_INT8, OID_BYTEA, OID_INT2};
         if (history)
-            arrays(a, ver_types, 10, (size_t)batch);
+            arrays(a, ver_types, 11, (size_t)batch);
         arrays(c9, ch_types, 9, (size_t)batch);
-        arrays(s6, set_types, 6, (size_t)batch);
+        arrays(s6, set_types, 7, (size_t)batch);
         unsigned e = 0;
         for (int i = 0; i < batch; i++) {
             int row = i + 3; /* ord is the position: rows come in order */
@@ -463,7 +466,7 @@ int main(int argc, char **argv)
                      md_pg_arr_elem(&a[4], PQgetvalue(pre, row, 6), MD_SHA256_LEN) |
                      md_pg_arr_i64(&a[5], (int64_t)old_len) | md_pg_arr_i64(&a[6], when) |
                      md_pg_arr_elem(&a[7], "str_replace", 11) | arr_null(&a[8]) |
-                     md_pg_arr_elem(&a[9], old, old_len);
+                     md_pg_arr_elem(&a[9], old, old_len) | md_pg_arr_i16(&a[10], 0);
             e |= md_pg_arr_i64(&c9[0], id) | md_pg_arr_i64(&c9[1], last_seq + 1 + i) |
                  md_pg_arr_i64(&c9[2], v) | md_pg_arr_i64(&c9[3], history) |
                  md_pg_arr_i64(&c9[4], history ? (int64_t)old_len : 0) |
@@ -471,17 +474,18 @@ int main(int argc, char **argv)
                  md_pg_arr_elem(&c9[7], path, plen) | arr_null(&c9[8]);
             e |= md_pg_arr_i64(&s6[0], id) | md_pg_arr_elem(&s6[1], path, plen) |
                  md_pg_arr_elem(&s6[2], nw, nlen) | md_pg_arr_i64(&s6[3], (int64_t)nlen) |
-                 md_pg_arr_i64(&s6[4], when) | md_pg_arr_elem(&s6[5], sha, MD_SHA256_LEN);
+                 md_pg_arr_i64(&s6[4], when) | md_pg_arr_elem(&s6[5], sha, MD_SHA256_LEN) |
+                 md_pg_arr_i16(&s6[6], 0);
         }
         if (e)
             die("out of memory", NULL);
         if (history) {
-            params_of(&p, a, 10);
+            params_of(&p, a, 11);
             send_q(&t, P_VER_MANY, &p);
         }
         params_of(&p, c9, 9);
         send_q(&t, P_CHANGES_MANY, &p);
-        params_of(&p, s6, 6);
+        params_of(&p, s6, 7);
         send_q(&t, P_SET_MANY, &p);
         trip_end(&t, P_COUNT, NULL, P_COUNT);
         PQclear(pre);
@@ -523,11 +527,11 @@ int main(int argc, char **argv)
            "\"per_sec\":%.1f,\"pruned\":%ld}\n",
            mode, batch, files, commands, secs, (double)commands / secs, atomic_load(&pruned));
     PQfinish(t.c);
-    for (int i = 0; i < 10; i++)
+    for (int i = 0; i < 11; i++)
         md_buf_free(&a[i]);
     for (int i = 0; i < 9; i++)
         md_buf_free(&c9[i]);
-    for (int i = 0; i < 6; i++)
+    for (int i = 0; i < 7; i++)
         md_buf_free(&s6[i]);
     free(order);
     free(paths);

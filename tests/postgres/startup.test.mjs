@@ -57,7 +57,7 @@ test('six instances starting together on a fresh database migrate it once, and a
   const servers = await Promise.all(Array.from({ length: 6 }, () => startServer({ db: uri })));
   const migrated = servers.flatMap((s) => s.logs.filter((l) => l.msg === 'schema migrated'));
   const versions = psql(uri, 'SELECT version FROM memoryd_schema ORDER BY version').split('\n').filter(Boolean).map(Number);
-  assert.deepEqual(migrated.map((l) => l.version).sort(), versions, 'each version migrated by exactly one instance');
+  assert.deepEqual(migrated.map((l) => l.version).sort((a, b) => a - b), versions, 'each version migrated by exactly one instance');
   assert.ok(versions.length >= 1);
   await Promise.all(servers.map((s, i) => s.post({ command: 'create', path: `/memories/s${i}.txt`, file_text: `${i}` }).then((r) => assert.equal(r.status, 200, r.text))));
   const c = makeClient(servers[0].port);
