@@ -540,6 +540,81 @@ describe('--search off, then on again over the same database', () => {
     }
   });
 
+  test('PostgreSQL: a step waits for no writer; a note written again while a step runs, or held by a write still open, stays for the next step', { skip: !isPg() && 'PostgreSQL only: its steps run beside the writes on a connection of their own (memoryd_index_step); SQLite\'s are the writer\'s own, between its batches (unit/test_store, test_search_apart)' }, async () => {
+    // The indexer never runs: the test takes the steps itself (psql), as the indexer does.
+    const srv = await startServer({ env: { MEMORYD_INDEX_EVERY_MS: '100000000' } });
+    const uri = srv.dbPath;
+    const c = client(srv, 'st');
+    const rows = (sql) => psql(uri, sql).trim().split('\n').filter(Boolean);
+    const words = () => rows("SELECT path || ' ' || words::text FROM search_words ORDER BY path");
+    const noted = () => rows('SELECT path FROM search_pending ORDER BY path');
+    const step = (more = '') => rows(`SET statement_timeout = '20s'; ${more} SELECT memoryd_index_step(256)`)[0];
+    const holders = [];
+    const hold = async (sql) => {
+      const h = spawn('psql', ['-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-d', uri], { stdio: ['pipe', 'pipe', 'inherit'] });
+      holders.push(h);
+      let out = '';
+      h.stdout.on('data', (d) => { out += d; });
+      h.stdin.write(`BEGIN; ${sql}; SELECT 'held';\n`);
+      for (let i = 0; !out.includes('held'); i++) {
+        assert.ok(i < 1000, `not held: ${sql}`);
+        await sleep(10);
+      }
+      return h;
+    };
+    const done = (h) => new Promise((resolve) => { h.on('exit', resolve); h.stdin.end('COMMIT;\n'); });
+    try {
+      await c.write({ command: 'create', path: '/memories/a.txt', file_text: 'walnut\n' });
+      await c.write({ command: 'create', path: '/memories/b.txt', file_text: 'almond\n' });
+      // A write still open holds b's note (as the trigger does: the note's row updated): the step
+      // indexes both, removes a's note, skips b's without waiting for it (the statement timeout
+      // would fail it). A step answers how many notes it removed.
+      const writer = await hold("UPDATE search_pending SET noted = noted + 1 WHERE path = '/memories/b.txt'");
+      assert.equal(step(), '1');
+      assert.deepEqual(words(), ["/memories/a.txt 'walnut'", "/memories/b.txt 'almond'"]);
+      assert.deepEqual(noted(), ['/memories/b.txt']);
+      await done(writer);
+      assert.equal(step(), '1');
+      assert.deepEqual(noted(), []);
+      // A step held after it read the notes and before it writes the words (another session
+      // holds a's words); meanwhile memoryd edits a.txt, acknowledged without waiting for the
+      // step: its note stays, with the words the step read before the edit, then the next step's.
+      const words0 = await hold("SELECT 1 FROM search_words WHERE path = '/memories/a.txt' FOR UPDATE");
+      await c.write({ command: 'str_replace', path: '/memories/a.txt', old_str: 'walnut', new_str: 'pecan' });
+      const stepper = spawn('psql', ['-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-d', uri, '-c',
+        "SET statement_timeout = '20s'; SELECT memoryd_index_step(256)"], { stdio: ['ignore', 'pipe', 'inherit'] });
+      holders.push(stepper);
+      let stepOut = '';
+      stepper.stdout.on('data', (d) => { stepOut += d; });
+      const stepped = new Promise((resolve) => stepper.on('exit', resolve));
+      for (let i = 0; rows("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%memoryd_index_step%'")[0] !== '1'; i++) {
+        assert.ok(i < 1000, 'the step did not wait for the words held');
+        await sleep(10);
+      }
+      await c.write({ command: 'str_replace', path: '/memories/a.txt', old_str: 'pecan', new_str: 'hazel' });
+      assert.deepEqual(await c.paths('q=hazel'), ['/memories/a.txt']);
+      await done(words0);
+      assert.equal(await stepped, 0);
+      assert.equal(stepOut.trim(), '0');
+      assert.deepEqual(words(), ["/memories/a.txt 'pecan'", "/memories/b.txt 'almond'"]);
+      assert.deepEqual(noted(), ['/memories/a.txt']);
+      assert.deepEqual(await c.paths('q=hazel'), ['/memories/a.txt']);
+      assert.deepEqual(await c.paths('q=pecan'), []);
+      assert.equal(step(), '1');
+      assert.deepEqual([words(), noted()], [["/memories/a.txt 'hazel'", "/memories/b.txt 'almond'"], []]);
+      // One step at a time in a database: another's, while one holds the lock, reads nothing.
+      const other = await hold('SELECT pg_advisory_xact_lock(1835363684, 1)');
+      await c.write({ command: 'create', path: '/memories/c.txt', file_text: 'cedar\n' });
+      assert.equal(step(), '0');
+      await done(other);
+      assert.equal(step(), '1');
+      assert.deepEqual(noted(), []);
+    } finally {
+      for (const h of holders) h.kill();
+      await srv.stop();
+    }
+  });
+
   test('SQLite: notes another writer left in search_pending go into the index at start', { skip: isPg() && 'SQLite only' }, async () => {
     const srv = await startServer();
     await client(srv, 'alice').write({ command: 'create', path: '/memories/n.md', file_text: 'alpha\n' });

@@ -337,11 +337,12 @@ enum md_err md_pg_search(struct md_txn *base, const char *tenant, const struct m
 
 /* ---- the index catching up ---- */
 
-/* How often the index catches up, and how many noted files a step takes
- * (a step again at once while one takes that many): a few MiB of words to
- * take at most for files of ordinary sizes; md_pg_indexer_stop cancels a
- * step under way. */
-#define INDEX_EVERY_MS   250
+/* How often the index catches up, and how many noted files a step reads: a
+ * few MiB of words to take at most for files of ordinary sizes. A step
+ * again at once while one removes at least half as many notes (a backlog;
+ * files written again meanwhile stay noted, for the next period);
+ * md_pg_indexer_stop cancels a step under way. */
+#define INDEX_EVERY_MS   1000
 #define INDEX_STEP_FILES 256
 
 struct md_pg_indexer {
@@ -381,9 +382,9 @@ static void index_failed(struct md_pg_indexer *ix, const char *why)
     set_conn(ix, NULL);
 }
 
-/* Steps until one takes fewer than INDEX_STEP_FILES notes. Commits are not
- * waited for (synchronous_commit off): a step lost in a crash leaves its
- * notes, taken in the same transaction, for the next. */
+/* Steps until one removes fewer than half of INDEX_STEP_FILES notes.
+ * Commits are not waited for (synchronous_commit off): a step lost in a
+ * crash leaves its notes, removed in the same transaction, for the next. */
 static void index_steps(struct md_pg_indexer *ix)
 {
     if (ix->s->search_off || ix->s->search_pending)
@@ -407,11 +408,11 @@ static void index_steps(struct md_pg_indexer *ix)
     char n[16];
     snprintf(n, sizeof n, "%d", INDEX_STEP_FILES);
     const char *params[1] = {n};
-    for (long taken = INDEX_STEP_FILES; taken >= INDEX_STEP_FILES && !ix->stop;) {
+    for (long removed = INDEX_STEP_FILES; removed >= INDEX_STEP_FILES / 2 && !ix->stop;) {
         PGresult *r = PQexecParams(ix->conn, "SELECT memoryd_index_step($1::int)", 1, NULL, params,
                                    NULL, NULL, 0);
         int ok = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1;
-        taken = ok ? strtol(PQgetvalue(r, 0, 0), NULL, 10) : 0;
+        removed = ok ? strtol(PQgetvalue(r, 0, 0), NULL, 10) : 0;
         PQclear(r);
         if (!ok) {
             if (!ix->stop) /* else cancelled */
