@@ -13,6 +13,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import net from 'node:net';
 import Anthropic from '@anthropic-ai/sdk';
 import { startServer } from '../../../tests/lib/server.mjs';
 import { freePort, memorydLogSync, memorydRequests, waitFor } from '../../../tests/deploy/lib/deploy.mjs';
@@ -129,13 +130,26 @@ test('nginx\'s 429 (per-tenant limit, Retry-After: 1): the runner\'s parallel wr
 });
 
 test('memoryd down behind nginx: a write without a key that gets nginx\'s 502 is sent once; a keyed create and a view are retried and answered once memoryd is up', async () => {
-  // A second nginx whose upstream port has nothing listening yet.
+  // A second nginx whose upstream is a gate on the test's side: while shut, it closes every
+  // connection nginx makes at once (nginx answers 502, as with no memoryd there); opened, it
+  // joins each to a memoryd, from nginx's address (the proxy memoryd trusts). The memoryd that answers a retry is started before the session
+  // and the client's onRetry (called before the backoff) opens the gate to it: however slow
+  // its start on a busy machine, it is up before the retry, which the test must not race.
   const port = await freePort();
+  let upstream = null;
+  const gate = net.createServer((c) => {
+    if (!upstream) return c.destroy();
+    const u = net.connect({ port: upstream, host: '127.0.0.1', localAddress: '127.0.0.2' }); // nginx's address
+    c.on('error', () => u.destroy());
+    u.on('error', () => c.destroy());
+    c.pipe(u).pipe(c);
+  });
+  await new Promise((resolve) => gate.listen(port, '127.0.0.1', resolve));
   const px2 = await startNginx({ upstreamPort: port });
   const gw = `http://127.0.0.1:${px2.port}`;
   const servers = [];
-  const startLate = (db) => {
-    const srv = startServer({ db, args: [...MEMORYD_ARGS, '--port', String(port)] });
+  const startBehindGate = async (db) => {
+    const srv = startServer({ db, args: MEMORYD_ARGS });
     servers.push(srv);
     return srv;
   };
@@ -150,38 +164,40 @@ test('memoryd down behind nginx: a write without a key that gets nginx\'s 502 is
       'It is unknown whether the command was applied: view /memories/a.md to check before retrying.')]]);
     assert.deepEqual(await gateway(1), ['team-a 502'], 'the create was sent once');
 
-    // With its key (the default): the first attempt gets the 502; memoryd starts on the
-    // upstream port during the backoff (Retry-After: 1), and the second attempt is applied.
+    // With its key (the default): the first attempt gets the 502; memoryd comes up behind the
+    // gate during the backoff (Retry-After: 1), and the second attempt is applied.
     const retried = [];
-    let late;
+    const late = await startBehindGate();
     const created = await session(
-      memorydMemoryTool({ baseUrl: gw, apiKey: KEY_A, onRetry: (e) => { retried.push(e); late ??= startLate(); } }),
+      memorydMemoryTool({ baseUrl: gw, apiKey: KEY_A, onRetry: (e) => { retried.push(e); upstream = late.port; } }),
       [[{ command: 'create', path: '/memories/a.md', file_text: 'x' }]],
     );
     assert.deepEqual(created, [[ok(0, 0, 'File created successfully at: /memories/a.md')]]);
     assert.deepEqual(retried.map((e) => [e.command, e.attempt, e.reason, e.status, e.delayMs]), [['create', 1, 'bad_gateway', 502, 1000]]);
     assert.match(retried[0].idempotencyKey, /^mdc-/);
     assert.deepEqual(await gateway(3), ['team-a 502', 'team-a 502', 'team-a 200']);
-    const srv = await late;
+    const srv = late;
     await memorydLogSync(srv);
     assert.deepEqual(memorydRequests(srv).map((l) => `${l.tenant} ${l.command} ${l.status}`), ['team-a create 200']);
 
     // memoryd stops; a view gets nginx's 502, is retried, and is answered by a memoryd started
-    // on the same database during the backoff.
+    // on the same database, behind the gate opened during the backoff.
     await srv.stop();
+    upstream = null;
     const retriedView = [];
-    let later;
+    const later = await startBehindGate(srv.dbPath);
     const view = await session(
-      memorydMemoryTool({ baseUrl: gw, apiKey: KEY_A, onRetry: (e) => { retriedView.push(e); later ??= startLate(srv.dbPath); } }),
+      memorydMemoryTool({ baseUrl: gw, apiKey: KEY_A, onRetry: (e) => { retriedView.push(e); upstream = later.port; } }),
       [[{ command: 'view', path: '/memories' }]],
     );
     assert.deepEqual(view, [[ok(0, 0, `${LISTING}\n1B\t/memories\n1B\t/memories/a.md`)]]);
     assert.deepEqual(retriedView.map((e) => [e.command, e.attempt, e.reason, e.status, e.delayMs, e.idempotencyKey]), [['view', 1, 'bad_gateway', 502, 1000, undefined]]);
     assert.deepEqual((await gateway(5)).slice(3), ['team-a 502', 'team-a 200']);
-    await memorydLogSync(await later);
-    assert.deepEqual(memorydRequests(await later).map((l) => `${l.tenant} ${l.command} ${l.status}`), ['team-a view 200']);
+    await memorydLogSync(later);
+    assert.deepEqual(memorydRequests(later).map((l) => `${l.tenant} ${l.command} ${l.status}`), ['team-a view 200']);
   } finally {
     await px2.stop();
+    gate.close();
     for (const p of servers) {
       const srv = await p;
       await srv.stop({ expectCode: null });
