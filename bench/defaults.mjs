@@ -6,7 +6,10 @@
 // On PostgreSQL the word index is written beside the writes, by a thread of memoryd's own: a run
 // of a server with search on ends when its index has caught up (search_pending empty), and its
 // rate is its commands over that whole time (the seconds it took printed), so that no run pays
-// for the index of another's writes and none leaves its own unpaid. With --before BIN, a third server: the build of the commit before
+// for the index of another's writes and none leaves its own unpaid. PostgreSQL's WAL written a
+// command is printed as well (the cluster's WAL position before and after each run, so the
+// index's catching up included; the bound's likewise): unlike the rates, it does not drift, and
+// every byte of it is one the writers' commits wait for the disk to take. With --before BIN, a third server: the build of the commit before
 // the issue, bare, in the same turns. Targets: defaults / bare >= 0.85x for creates and >= 0.8x
 // for str_replace; bare / before-bare >= 0.95x.
 //
@@ -79,6 +82,9 @@ function boundRun(dir, workload, mode, batch) {
   }
 }
 const medianOf = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+// PostgreSQL: the cluster's WAL position, in bytes (any side's database: it is the cluster's).
+const walAt = () => (PG ? Number(execFileSync('psql', ['-X', '-q', '-A', '-t', '-d', sides[0].db, '-c', "SELECT pg_current_wal_lsn() - '0/0'"],
+  { encoding: 'utf8' }).trim()) : 0);
 // PostgreSQL, search on: the seconds until the server's word index has taken every file noted.
 const searchOn = (s) => !s.args.some((a, i) => a === 'off' && s.args[i - 1] === '--search');
 async function indexCatchUp(s) {
@@ -123,8 +129,10 @@ async function main() {
       const order = r % 2 ? [...sides].reverse() : sides;
       for (const s of order) {
         const b0 = await batches(s.srv.port);
+        const wal0 = walAt();
         const run = wrk({ port: s.srv.port, script: `bench/lua/${script}`, args: args(), conns: CONNS, seconds: SECONDS, threads: THREADS });
         run.catch_up = await indexCatchUp(s);
+        run.wal_per_cmd = (walAt() - wal0) / Math.max(1, run.rps * SECONDS);
         run.rps *= SECONDS / (SECONDS + run.catch_up);
         const b1 = await batches(s.srv.port);
         run.batch = (b1.sum - b0.sum) / Math.max(1, b1.count - b0.count);
@@ -134,7 +142,12 @@ async function main() {
       if (BOUND) {
         const batch = Math.max(1, Math.round(sides[1].runs[w].at(-1).batch));
         bound[w].batch.push(batch);
-        for (const m of BOUND_MODES) bound[w][m].push(boundRun(dir, w, m, batch).per_sec);
+        for (const m of BOUND_MODES) {
+          const wal0 = walAt();
+          const b = boundRun(dir, w, m, batch);
+          bound[w][m].push(b.per_sec);
+          if (PG) (bound[w].wal ??= { bare: [], defaults: [] })[m].push((walAt() - wal0) / b.commands);
+        }
       }
     }
   }
@@ -154,7 +167,19 @@ async function main() {
     rows.push([`${w} (1 KiB)`, ...med.map((m) => `${fmt(m.rps)}/s p99 ${(m.p99_us / 1000).toFixed(1)} ms`), `${ratio.toFixed(2)}x`,
       ...(BEFORE ? [`${vsBefore.toFixed(2)}x`] : [])]);
     console.log(`  ${w}: ${sides.map((s) => `${s.name} ${s.runs[w].map((x) => fmt(x.rps)).join(', ')}`).join('; ')}`);
-    if (PG) console.log(`    the word index caught up after the run in: ${sides.filter(searchOn).map((s) => `${s.name} ${s.runs[w].map((x) => x.catch_up.toFixed(1)).join(', ')} s`).join('; ')}`);
+    if (PG) {
+      console.log(`    the word index caught up after the run in: ${sides.filter(searchOn).map((s) => `${s.name} ${s.runs[w].map((x) => x.catch_up.toFixed(1)).join(', ')} s`).join('; ')}`);
+      const wal = Object.fromEntries(sides.map((s) => [s.name, medianOf(s.runs[w].map((x) => x.wal_per_cmd))]));
+      out.workloads[w].wal_per_command = wal;
+      let line = `    WAL a command (median): ${sides.map((s) => `${s.name} ${fmt(wal[s.name])} B`).join(', ')}`;
+      if (bound[w].wal) {
+        const bw = { bare: medianOf(bound[w].wal.bare), defaults: medianOf(bound[w].wal.defaults) };
+        out.workloads[w].bound_wal_per_command = bw;
+        line += `; the bound bare ${fmt(bw.bare)} B, defaults ${fmt(bw.defaults)} B (its runs include its setup: 512 files)` +
+          `; what the defaults add: memoryd ${fmt(wal.defaults - wal.bare)} B, the bound ${fmt(bw.defaults - bw.bare)} B`;
+      }
+      console.log(line);
+    }
     const target = { what: `${w}: defaults / bare`, got: `${ratio.toFixed(2)}× (target ≥ ${targets[w]}×)`, ok: ratio >= targets[w] };
     if (BOUND) {
       const bb = medianOf(bound[w].bare), bd = medianOf(bound[w].defaults);
