@@ -59,10 +59,13 @@ BEGIN
         FROM unnest(t, p) AS k(tenant, path)
         JOIN entries e ON e.tenant = k.tenant AND e.path = k.path COLLATE "C" AND e.kind = 0
         ON CONFLICT (tenant, path) DO UPDATE SET words = excluded.words;
-    DELETE FROM search_pending WHERE (tenant, path) IN
-        (SELECT s.tenant, s.path FROM search_pending s, unnest(t, p, c) AS k(tenant, path, noted)
-         WHERE s.tenant = k.tenant AND s.path = k.path COLLATE "C" AND s.noted = k.noted
-         FOR UPDATE OF s SKIP LOCKED);
+    -- The rows to remove locked first, once (an array of their row addresses), then removed by
+    -- address: as a sub-select of IN, locking rows, PostgreSQL ran it again for every note of the
+    -- table (minutes for a backlog of thousands).
+    DELETE FROM search_pending WHERE ctid = ANY (ARRAY(
+        SELECT s.ctid FROM unnest(t, p, c) AS k(tenant, path, noted)
+        JOIN search_pending s ON s.tenant = k.tenant AND s.path = k.path COLLATE "C" AND s.noted = k.noted
+        FOR UPDATE OF s SKIP LOCKED));
     GET DIAGNOSTICS removed = ROW_COUNT;
     RETURN removed;
 END
