@@ -401,15 +401,14 @@ test('migration 003 counts the files already stored', async () => {
   // Back to schema 2: the counter and the triggers gone, as before the migration (and the
   // later migrations undone: 004's api_keys, 005's search index, SQLite's 006 imports, the tenants'
   // sensitive column (SQLite's 008, PostgreSQL's 007; the api_keys' path of SQLite's 007 and
-  // PostgreSQL's 006 goes with the table), PostgreSQL's 009 (deltas) and 010 (search beside the writes); SQLite's entries keep the id
+  // PostgreSQL's 006 goes with the table), PostgreSQL's 009 (deltas), 010 (search beside the writes) and 012 (search following the feed); SQLite's entries keep the id
   // column 005 gave them, which 005 does not read when it rebuilds the table).
   if (isPgUri(s.dbPath)) {
     dbSql(s.dbPath, 'DROP TABLE api_keys; DROP TRIGGER entries_files_insert ON entries; DROP TRIGGER entries_files_delete ON entries;'
       + ' DROP FUNCTION memoryd_files_inserted(); DROP FUNCTION memoryd_files_deleted();'
       + ' ALTER TABLE tenants DROP COLUMN files, DROP COLUMN max_bytes, DROP COLUMN max_files, DROP COLUMN sensitive;'
-      + ' DROP TRIGGER IF EXISTS entries_search_insert ON entries; DROP TRIGGER IF EXISTS entries_search_update ON entries;'
-      + ' DROP TRIGGER IF EXISTS entries_search_delete ON entries; DROP TABLE search_words; DROP TABLE search_pending;'
-      + ' DROP FUNCTION memoryd_search_note(); DROP FUNCTION memoryd_index_step(integer);'
+      + ' DROP TABLE search_words; DROP VIEW search_pending; DROP TABLE search_cursor;'
+      + ' DROP FUNCTION memoryd_index_step(integer);'
       + ' DROP FUNCTION memoryd_search_on(); DROP FUNCTION memoryd_search_off();'
       + ' DROP FUNCTION memoryd_words(bytea); DROP FUNCTION memoryd_text(bytea);'
       + ' ALTER TABLE entries DROP COLUMN used; ALTER TABLE tenants DROP COLUMN expire_ms;'

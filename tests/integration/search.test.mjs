@@ -492,8 +492,8 @@ describe('--search off, then on again over the same database', () => {
     }
   });
 
-  test('PostgreSQL: writes only note their files; a search sees them unindexed, then the index takes them', { skip: !isPg() && 'PostgreSQL only: SQLite\'s index steps are the writer\'s, tested both before and after a step in unit/test_store (test_search_apart)' }, async () => {
-    // MEMORYD_INDEX_EVERY_MS: the indexer never runs, so every file written stays noted.
+  test('PostgreSQL: writes note nothing; a search sees the files of the feed after the index\'s cursor unindexed (a directory\'s path: every file below it), then the index takes them', { skip: !isPg() && 'PostgreSQL only: SQLite\'s index steps are the writer\'s, tested both before and after a step in unit/test_store (test_search_apart)' }, async () => {
+    // MEMORYD_INDEX_EVERY_MS: the indexer never runs, so every file written stays unindexed.
     const held = await startServer({ env: { MEMORYD_INDEX_EVERY_MS: '100000000' } });
     const uri = held.dbPath;
     const c = client(held, 'sa');
@@ -501,6 +501,7 @@ describe('--search off, then on again over the same database', () => {
     await write({ command: 'create', path: '/memories/s/a.txt', file_text: 'walnut almond\n' });
     await write({ command: 'create', path: '/memories/s/b.txt', file_text: 'almond\n' });
     await write({ command: 'create', path: '/memories/s/r.txt', file_text: 'chestnut\n' });
+    await write({ command: 'create', path: '/memories/d/x.txt', file_text: 'cashew\n' });
     await client(held, 'sb').write({ command: 'create', path: '/memories/fig.txt', file_text: 'fig almond\n' });
     await write({ command: 'str_replace', path: '/memories/s/a.txt', old_str: 'walnut', new_str: 'pecan' });
     await write({ command: 'delete', path: '/memories/s/b.txt' });
@@ -515,39 +516,69 @@ describe('--search off, then on again over the same database', () => {
       assert.deepEqual(await client(srv, 'sb').paths('q=almond'), ['/memories/fig.txt']);
     };
     const rows = (sql) => psql(uri, sql).trim().split('\n').filter(Boolean);
+    const words = () => rows('SELECT path || \' \' || words::text FROM search_words ORDER BY path');
+    const pending = () => rows('SELECT DISTINCT path FROM search_pending ORDER BY path');
+    let on;
     try {
-      // Noted, none indexed: the old path of the rename and the deleted file noted too.
-      assert.deepEqual(rows('SELECT path FROM search_pending ORDER BY path'),
-        ['/memories/fig.txt', '/memories/s/a.txt', '/memories/s/b.txt', '/memories/s/q/r2.txt', '/memories/s/r.txt']);
-      assert.deepEqual(rows('SELECT path FROM search_words'), []);
+      // None indexed: every path of the feed pending, the old path of the rename and the
+      // deleted file's too; the writes made no row for the index.
+      assert.deepEqual(pending(), ['/memories/d/x.txt', '/memories/fig.txt', '/memories/s/a.txt', '/memories/s/b.txt', '/memories/s/q/r2.txt', '/memories/s/r.txt']);
+      assert.deepEqual(words(), []);
+      assert.deepEqual(rows('SELECT count(*) FROM search_cursor'), ['0']);
       await expect(held);
     } finally {
       await held.stop();
     }
-    const on = await startServer({ db: uri });
-    try {
+    on = await startServer({ db: uri });
+    const caughtUp = async () => {
       for (let i = 0; rows('SELECT count(*) FROM search_pending')[0] !== '0'; i++) {
-        assert.ok(i < 600, 'the notes were not taken');
+        assert.ok(i < 600, 'the index did not catch up');
         await sleep(50);
       }
+    };
+    try {
+      await caughtUp();
       // Indexed: the live files' words only (nothing of the deleted file, the old path or the
-      // word the edit took away).
-      assert.deepEqual(rows('SELECT path || \' \' || words::text FROM search_words ORDER BY path'),
-        ["/memories/fig.txt 'almond' 'fig'", "/memories/s/a.txt 'almond' 'pecan'", "/memories/s/q/r2.txt 'chestnut'"]);
+      // word the edit took away); each tenant's cursor at its last write.
+      assert.deepEqual(words(), ["/memories/d/x.txt 'cashew'", "/memories/fig.txt 'almond' 'fig'", "/memories/s/a.txt 'almond' 'pecan'", "/memories/s/q/r2.txt 'chestnut'"]);
+      assert.deepEqual(rows('SELECT t.name, k.seq = t.last_seq FROM search_cursor k JOIN tenants t ON t.id = k.tenant ORDER BY t.name'), ['sa|t', 'sb|t']);
       await expect(on);
+    } finally {
+      await on.stop();
+    }
+    // A directory renamed, another deleted: the feed names the directories only; a search
+    // finds the files below the new one before the index has them, none below the others.
+    const held2 = await startServer({ db: uri, env: { MEMORYD_INDEX_EVERY_MS: '100000000' } });
+    try {
+      const c2 = client(held2, 'sa');
+      await c2.write({ command: 'rename', old_path: '/memories/s', new_path: '/memories/t' });
+      await c2.write({ command: 'delete', path: '/memories/d' });
+      assert.deepEqual(pending(), ['/memories/d', '/memories/s', '/memories/t']);
+      assert.deepEqual(await c2.paths('q=chestnut'), ['/memories/t/q/r2.txt']);
+      assert.deepEqual(await c2.paths('q=pecan'), ['/memories/t/a.txt']);
+      assert.deepEqual(await c2.paths('q=cashew'), []);
+    } finally {
+      await held2.stop();
+    }
+    on = await startServer({ db: uri });
+    try {
+      await caughtUp();
+      assert.deepEqual(words(), ["/memories/fig.txt 'almond' 'fig'", "/memories/t/a.txt 'almond' 'pecan'", "/memories/t/q/r2.txt 'chestnut'"]);
+      assert.deepEqual(await client(on, 'sa').paths('q=chestnut'), ['/memories/t/q/r2.txt']);
     } finally {
       await on.stop();
     }
   });
 
-  test('PostgreSQL: a step waits for no writer; a note written again while a step runs, or held by a write still open, stays for the next step', { skip: !isPg() && 'PostgreSQL only: its steps run beside the writes on a connection of their own (memoryd_index_step); SQLite\'s are the writer\'s own, between its batches (unit/test_store, test_search_apart)' }, async () => {
+  test('PostgreSQL: a step waits for no writer, takes the feed in order up to what has committed, and a write made while a step runs stays for the next; retention past the cursor reindexes the tenant', { skip: !isPg() && 'PostgreSQL only: its steps run beside the writes on a connection of their own (memoryd_index_step); SQLite\'s are the writer\'s own, between its batches (unit/test_store, test_search_apart)' }, async () => {
     // The indexer never runs: the test takes the steps itself (psql), as the indexer does.
     const srv = await startServer({ env: { MEMORYD_INDEX_EVERY_MS: '100000000' } });
     const uri = srv.dbPath;
     const c = client(srv, 'st');
     const rows = (sql) => psql(uri, sql).trim().split('\n').filter(Boolean);
     const words = () => rows("SELECT path || ' ' || words::text FROM search_words ORDER BY path");
-    const noted = () => rows('SELECT path FROM search_pending ORDER BY path');
+    const pending = () => rows('SELECT DISTINCT path FROM search_pending ORDER BY path');
+    const cursor = () => rows("SELECT k.seq FROM search_cursor k JOIN tenants t ON t.id = k.tenant WHERE t.name = 'st'")[0];
     const step = (more = '') => rows(`SET statement_timeout = '20s'; ${more} SELECT memoryd_index_step(256)`)[0];
     const holders = [];
     const hold = async (sql) => {
@@ -562,25 +593,26 @@ describe('--search off, then on again over the same database', () => {
       }
       return h;
     };
-    const done = (h) => new Promise((resolve) => { h.on('exit', resolve); h.stdin.end('COMMIT;\n'); });
+    const end = (h, how = 'COMMIT') => new Promise((resolve) => { h.on('exit', resolve); h.stdin.end(`${how};\n`); });
     try {
-      await c.write({ command: 'create', path: '/memories/a.txt', file_text: 'walnut\n' });
-      await c.write({ command: 'create', path: '/memories/b.txt', file_text: 'almond\n' });
-      // A write still open holds b's note (as the trigger does: the note's row updated): the step
-      // indexes both, removes a's note, skips b's without waiting for it (the statement timeout
-      // would fail it). A step answers how many notes it removed.
-      const writer = await hold("UPDATE search_pending SET noted = noted + 1 WHERE path = '/memories/b.txt'");
-      assert.equal(step(), '1');
-      assert.deepEqual(words(), ["/memories/a.txt 'walnut'", "/memories/b.txt 'almond'"]);
-      assert.deepEqual(noted(), ['/memories/b.txt']);
-      await done(writer);
-      assert.equal(step(), '1');
-      assert.deepEqual(noted(), []);
-      // A step held after it read the notes and before it writes the words (another session
+      await c.write({ command: 'create', path: '/memories/a.txt', file_text: 'walnut\n' }); // seq 1
+      await c.write({ command: 'create', path: '/memories/b.txt', file_text: 'almond\n' }); // seq 2
+      // A write still open (its tenant's counter and its feed row written, as memoryd's are,
+      // not committed): the step takes the two committed rows without waiting for it (the
+      // statement timeout would fail it), and not the open one. A step answers how many feed
+      // rows it took.
+      const writer = await hold("UPDATE tenants SET last_seq = 3 WHERE name = 'st';"
+        + " INSERT INTO changes SELECT id, 3, NULL, 0, 0, 0, 'create', '/memories/open.txt', NULL FROM tenants WHERE name = 'st'");
+      assert.equal(step(), '2');
+      assert.deepEqual([words(), pending(), cursor()], [["/memories/a.txt 'walnut'", "/memories/b.txt 'almond'"], [], '2']);
+      await end(writer, 'ROLLBACK');
+      assert.equal(step(), '0');
+      // A step held after it read the feed and before it writes the words (another session
       // holds a's words); meanwhile memoryd edits a.txt, acknowledged without waiting for the
-      // step: its note stays, with the words the step read before the edit, then the next step's.
+      // step: the step's cursor stops at the edit it read, the next edit stays pending, with
+      // the words the step read before it, then the next step's.
       const words0 = await hold("SELECT 1 FROM search_words WHERE path = '/memories/a.txt' FOR UPDATE");
-      await c.write({ command: 'str_replace', path: '/memories/a.txt', old_str: 'walnut', new_str: 'pecan' });
+      await c.write({ command: 'str_replace', path: '/memories/a.txt', old_str: 'walnut', new_str: 'pecan' }); // seq 3
       const stepper = spawn('psql', ['-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-d', uri, '-c',
         "SET statement_timeout = '20s'; SELECT memoryd_index_step(256)"], { stdio: ['ignore', 'pipe', 'inherit'] });
       holders.push(stepper);
@@ -591,24 +623,34 @@ describe('--search off, then on again over the same database', () => {
         assert.ok(i < 1000, 'the step did not wait for the words held');
         await sleep(10);
       }
-      await c.write({ command: 'str_replace', path: '/memories/a.txt', old_str: 'pecan', new_str: 'hazel' });
+      await c.write({ command: 'str_replace', path: '/memories/a.txt', old_str: 'pecan', new_str: 'hazel' }); // seq 4
       assert.deepEqual(await c.paths('q=hazel'), ['/memories/a.txt']);
-      await done(words0);
+      await end(words0);
       assert.equal(await stepped, 0);
-      assert.equal(stepOut.trim(), '0');
-      assert.deepEqual(words(), ["/memories/a.txt 'pecan'", "/memories/b.txt 'almond'"]);
-      assert.deepEqual(noted(), ['/memories/a.txt']);
+      assert.equal(stepOut.trim(), '1');
+      assert.deepEqual([words(), pending(), cursor()], [["/memories/a.txt 'pecan'", "/memories/b.txt 'almond'"], ['/memories/a.txt'], '3']);
       assert.deepEqual(await c.paths('q=hazel'), ['/memories/a.txt']);
       assert.deepEqual(await c.paths('q=pecan'), []);
       assert.equal(step(), '1');
-      assert.deepEqual([words(), noted()], [["/memories/a.txt 'hazel'", "/memories/b.txt 'almond'"], []]);
-      // One step at a time in a database: another's, while one holds the lock, reads nothing.
+      assert.deepEqual([words(), pending(), cursor()], [["/memories/a.txt 'hazel'", "/memories/b.txt 'almond'"], [], '4']);
+      // One step at a time in a database: another's, while one holds the lock, takes nothing.
       const other = await hold('SELECT pg_advisory_xact_lock(1835363684, 1)');
-      await c.write({ command: 'create', path: '/memories/c.txt', file_text: 'cedar\n' });
+      await c.write({ command: 'create', path: '/memories/c.txt', file_text: 'cedar\n' }); // seq 5
       assert.equal(step(), '0');
-      await done(other);
+      await end(other);
       assert.equal(step(), '1');
-      assert.deepEqual(noted(), []);
+      assert.deepEqual(pending(), []);
+      // Retention pruned the feed past the cursor (as an index stopped for longer than the
+      // feed is kept would find it): every file of the tenant is pending, and the next step
+      // takes them all and puts the cursor at the last write.
+      await c.write({ command: 'str_replace', path: '/memories/b.txt', old_str: 'almond', new_str: 'acorn' }); // seq 6
+      await c.write({ command: 'delete', path: '/memories/c.txt' }); // seq 7
+      rows("DELETE FROM changes WHERE seq <= 6 AND tenant = (SELECT id FROM tenants WHERE name = 'st')");
+      assert.deepEqual(pending(), ['/memories', '/memories/c.txt']);
+      assert.deepEqual(await c.paths('q=acorn'), ['/memories/b.txt']);
+      assert.deepEqual(await c.paths('q=cedar'), []);
+      assert.equal(step(), '1');
+      assert.deepEqual([words(), pending(), cursor()], [["/memories/a.txt 'hazel'", "/memories/b.txt 'acorn'"], [], '7']);
     } finally {
       for (const h of holders) h.kill();
       await srv.stop();

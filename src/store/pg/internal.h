@@ -305,7 +305,7 @@ static inline int64_t md_pg_now_ms(void)
 int md_pg_migrate(PGconn *conn, char *why, size_t why_len);
 
 /* After md_pg_migrate: --search off drops the word index search_words_gin,
- * the words and the triggers that note writes (010_search_apart.sql);
+ * the words and the index's cursors in the feed (012_search_follows_feed.sql);
  * --search on makes them when the index is missing (a lock on entries
  * meanwhile: other instances' writes wait); KEEP changes
  * nothing. *off: whether the index is off now. When the index must be
@@ -787,9 +787,10 @@ enum md_err md_pg_sensitive_set(struct md_txn *base, const char *tenant, int mod
 
 enum md_err md_pg_search(struct md_txn *base, const char *tenant, const struct md_search_terms *q,
                          md_search_cb cb, void *ctx);
-/* The thread that writes the words of the files noted (search_pending)
- * every 250 ms, while search is on; NULL when it could not start (out of
- * memory: search stays exact, the notes only grow). Stopped and freed by
+/* The thread that writes the words of the files the change feed names
+ * after the index's cursors (search_pending) every second, while search is
+ * on; NULL when it could not start (out of memory: search stays exact, the
+ * feed after the cursors only grows). Stopped and freed by
  * md_pg_indexer_stop (NULL: nothing). */
 struct md_pg_indexer *md_pg_indexer_start(struct pg_store *s);
 void md_pg_indexer_stop(struct md_pg_indexer *ix);

@@ -90,7 +90,7 @@ int md_pg_migrate(PGconn *conn, char *why, size_t why_len)
 }
 
 /* --search on where the word index is missing, and --search off
- * (memoryd_search_on, memoryd_search_off of 010_search_apart.sql), with
+ * (memoryd_search_on, memoryd_search_off of 012_search_follows_feed.sql), with
  * the writes held meanwhile (a lock that is its own conflict: an instance
  * that starts with it waits, then finds the index made). */
 #define SEARCH_ON_SQL                                                                              \

@@ -3,15 +3,16 @@
  * and the word index catching up beside the writes (md_pg_indexer).
  *
  * The candidates come from the word index search_words of
- * 010_search_apart.sql (a tsquery of the terms' words) and the files noted
- * since their words were taken (search_pending); when there are few
+ * 010_search_apart.sql (a tsquery of the terms' words) and the files at
+ * the paths of the change feed after the index's cursor (the view
+ * search_pending of 012_search_follows_feed.sql); when there are few
  * enough (PG_RANK_FILES, PG_RANK_BYTES) memoryd checks and ranks them
  * itself (md_search_score, as SQLite's search does), else PostgreSQL
  * ranks them with regular expressions (P_SEARCH). Terms with no word long
  * enough for the index scan the tenant's files instead (P_SEARCH_SCAN).
- * The writes only note the files they touch (a trigger); a thread of the
- * store's own takes the notes and writes the words, every INDEX_EVERY_MS,
- * on a connection of its own (memoryd_index_step).
+ * The writes write nothing for the index: a thread of the store's own
+ * takes the feed after the cursors and writes the words, every
+ * INDEX_EVERY_MS, on a connection of its own (memoryd_index_step).
  *
  * Owns no part of the transaction. MD_ENOENT when the store was opened
  * with search off; else errors as md_store.h.
@@ -40,16 +41,18 @@
  * ($3, $4): the files whose words in search_words match tsquery $5 (of
  * every tenant: materialized, so that whatever the generic plan's guess of
  * the tenant's size the index is used, then the tenant's kept), and every
- * file of the tenant noted in search_pending (written since its words were
- * taken: the words there may be old or missing). Each is then checked on
- * its text. */
+ * file of the tenant at or below a path of search_pending (the feed after
+ * the index's cursor: written since its words were taken, which may be old
+ * or missing). Each is then checked on its text. */
 #define SEARCH_CANDIDATES                                                                          \
     "WITH t AS MATERIALIZED (SELECT id FROM tenants WHERE name = $1),"                             \
     " w AS MATERIALIZED (SELECT tenant, path FROM search_words WHERE words @@ $5::tsquery),"       \
     " c AS (SELECT path FROM w WHERE tenant = (SELECT id FROM t)"                                  \
     " AND (path = $2 OR (path > $3 AND path < $4))"                                                \
-    " UNION SELECT path FROM search_pending WHERE tenant = (SELECT id FROM t)"                     \
-    " AND (path = $2 OR (path > $3 AND path < $4))),"                                              \
+    " UNION SELECT e.path FROM search_pending p JOIN entries e ON e.tenant = p.tenant"             \
+    " AND (e.path = p.path OR (e.path > p.path || '/' AND e.path < p.path || '0'))"                \
+    " WHERE p.tenant = (SELECT id FROM t) AND e.kind = 0"                                          \
+    " AND (e.path = $2 OR (e.path > $3 AND e.path < $4))),"                                        \
     " m AS (SELECT e.path, e.content FROM c JOIN entries e"                                        \
     " ON e.tenant = (SELECT id FROM t) AND e.path = c.path AND e.kind = 0)"
 
@@ -337,10 +340,9 @@ enum md_err md_pg_search(struct md_txn *base, const char *tenant, const struct m
 
 /* ---- the index catching up ---- */
 
-/* How often the index catches up, and how many noted files a step reads: a
- * few MiB of words to take at most for files of ordinary sizes. A step
- * again at once while one removes at least half as many notes (a backlog;
- * files written again meanwhile stay noted, for the next period);
+/* How often the index catches up, and how many writes of the feed a step
+ * takes: a few MiB of words to take at most for files of ordinary sizes.
+ * A step again at once while one takes at least half as many (a backlog);
  * md_pg_indexer_stop cancels a step under way. */
 #define INDEX_EVERY_MS   1000
 #define INDEX_STEP_FILES 256
@@ -376,15 +378,15 @@ static void set_conn(struct md_pg_indexer *ix, PGconn *conn)
 static void index_failed(struct md_pg_indexer *ix, const char *why)
 {
     if (!ix->failing)
-        md_log_msg(MD_LOG_WARN, "search index: a step failed; its files stay noted for the next",
-                   why);
+        md_log_msg(MD_LOG_WARN, "search index: a step failed; its writes stay for the next", why);
     ix->failing = 1;
     set_conn(ix, NULL);
 }
 
-/* Steps until one removes fewer than half of INDEX_STEP_FILES notes.
+/* Steps until one takes fewer than half of INDEX_STEP_FILES writes.
  * Commits are not waited for (synchronous_commit off): a step lost in a
- * crash leaves its notes, removed in the same transaction, for the next. */
+ * crash leaves the cursors it moved in the same transaction where they
+ * were, for the next. */
 static void index_steps(struct md_pg_indexer *ix)
 {
     if (ix->s->search_off || ix->s->search_pending)
@@ -408,11 +410,11 @@ static void index_steps(struct md_pg_indexer *ix)
     char n[16];
     snprintf(n, sizeof n, "%d", INDEX_STEP_FILES);
     const char *params[1] = {n};
-    for (long removed = INDEX_STEP_FILES; removed >= INDEX_STEP_FILES / 2 && !ix->stop;) {
+    for (long taken = INDEX_STEP_FILES; taken >= INDEX_STEP_FILES / 2 && !ix->stop;) {
         PGresult *r = PQexecParams(ix->conn, "SELECT memoryd_index_step($1::int)", 1, NULL, params,
                                    NULL, NULL, 0);
         int ok = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1;
-        removed = ok ? strtol(PQgetvalue(r, 0, 0), NULL, 10) : 0;
+        taken = ok ? strtol(PQgetvalue(r, 0, 0), NULL, 10) : 0;
         PQclear(r);
         if (!ok) {
             if (!ix->stop) /* else cancelled */
@@ -452,7 +454,7 @@ struct md_pg_indexer *md_pg_indexer_start(struct pg_store *s)
     if (!ix)
         return NULL;
     ix->s = s;
-    /* Tests: a long period keeps what is written noted (unindexed). */
+    /* Tests: a long period keeps what is written unindexed. */
     const char *every = getenv("MEMORYD_INDEX_EVERY_MS");
     ix->every_ms = every && *every ? strtol(every, NULL, 10) : INDEX_EVERY_MS;
     if (ix->every_ms <= 0)
@@ -475,7 +477,7 @@ void md_pg_indexer_stop(struct md_pg_indexer *ix)
     pthread_mutex_lock(&ix->mu);
     ix->stop = 1;
     pthread_cond_signal(&ix->cv);
-    if (ix->cancel) { /* a step under way: its notes stay for the next start */
+    if (ix->cancel) { /* a step under way: its writes stay for the next start */
         char ignore[256];
         PQcancel(ix->cancel, ignore, sizeof ignore);
     }

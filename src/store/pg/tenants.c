@@ -58,6 +58,8 @@ static const struct pg_stmt_def stmts[] = {
      " i AS (DELETE FROM idempotency WHERE tenant = (SELECT id FROM t) RETURNING 1),"
      " k AS (DELETE FROM api_keys WHERE tenant = $1 AND EXISTS (SELECT 1 FROM t)"
      " RETURNING 1),"
+     " w AS (DELETE FROM search_words WHERE tenant = (SELECT id FROM t)),"
+     " s AS (DELETE FROM search_cursor WHERE tenant = (SELECT id FROM t)),"
      " d AS (DELETE FROM tenants WHERE id = (SELECT id FROM t) RETURNING 1)"
      " SELECT (SELECT count(*) FROM d), (SELECT count(*) FROM e),"
      " (SELECT count(*) FROM v), (SELECT count(*) FROM c), (SELECT count(*) FROM i),"
