@@ -59,8 +59,9 @@ function postgresBounds(uri, dir) {
   const cand = "WITH t AS MATERIALIZED (SELECT id FROM tenants WHERE name = 'big'),"
     + " w AS MATERIALIZED (SELECT tenant, path FROM search_words WHERE words @@ '(''billing'':*) | ''#all'''::tsquery),"
     + " c AS (SELECT path FROM w WHERE tenant = (SELECT id FROM t) AND (path = '/memories' OR (path > '/memories/' AND path < '/memories0'))"
-    + " UNION SELECT e.path FROM search_pending p JOIN entries e ON e.tenant = p.tenant AND (e.path = p.path OR (e.path > p.path || '/' AND e.path < p.path || '0'))"
-    + " WHERE p.tenant = (SELECT id FROM t) AND e.kind = 0 AND (e.path = '/memories' OR (e.path > '/memories/' AND e.path < '/memories0'))),"
+    + " UNION SELECT x.path FROM (SELECT DISTINCT path FROM search_pending WHERE tenant = (SELECT id FROM t)) p, LATERAL (SELECT e.path FROM entries e"
+    + " WHERE e.tenant = (SELECT id FROM t) AND e.path = p.path AND e.kind = 0 UNION ALL SELECT e.path FROM entries e WHERE e.tenant = (SELECT id FROM t)"
+    + " AND e.path > p.path || '/' AND e.path < p.path || '0' AND e.kind = 0) x WHERE x.path = '/memories' OR (x.path > '/memories/' AND x.path < '/memories0')),"
     + ' m AS (SELECT e.path, e.content FROM c JOIN entries e ON e.tenant = (SELECT id FROM t) AND e.path = c.path AND e.kind = 0)'
     + ' SELECT path, content FROM (SELECT path, content, sum(octet_length(content)) OVER (ROWS UNBOUNDED PRECEDING) - octet_length(content) AS before'
     + ' FROM m) c WHERE before < 8388608 LIMIT 501';

@@ -17,10 +17,11 @@
 -- A tenant's feed seqs commit in order: they are taken under the tenant's advisory lock,
 -- held until the write commits (src/store/pg/batch.c). So the feed rows a step sees after a
 -- cursor are a run without holes, and the next one it does not see has not committed.
--- memoryd_index_step reads them, up to n, in seq order (a prefix of each tenant's run),
--- writes the words of their files as they are in a later statement (after those writes
--- committed), and moves the cursors, in one transaction. It writes nothing a writer writes:
--- no writer ever waits for it.
+-- A step (memoryd_index_take, then the words written, in one transaction) takes them, up to
+-- n, in seq order (a prefix of each tenant's run), reads their files as they are in a later
+-- statement (after those writes committed), and moves the cursors; memoryd computes the words
+-- (src/store/pg/words.c, by memoryd_words' rule). It writes nothing a writer writes: no
+-- writer ever waits for it.
 DROP TRIGGER IF EXISTS entries_search_insert ON entries;
 DROP TRIGGER IF EXISTS entries_search_update ON entries;
 DROP TRIGGER IF EXISTS entries_search_delete ON entries;
@@ -55,14 +56,19 @@ CREATE VIEW search_pending AS
              SELECT '/memories' WHERE NOT EXISTS (SELECT 1 FROM changes c
                  WHERE c.tenant = t.id AND c.seq = coalesce(k.seq, 0) + 1)) p
     WHERE t.last_seq > coalesce(k.seq, 0);
--- A step: the feed rows after the cursors, up to n, in seq order, and where retention pruned
--- a tenant's feed past its cursor every file of the tenant; the words of the files at those
--- paths or below them written (rows removed where no file is now), the cursors moved. The
--- count of feed rows taken (0 when another step holds the lock: ('memd', 1), apart from the
--- tenants' one-key locks): memoryd steps again at once while a step takes at least half of
--- n, so a backlog is taken as fast as it comes.
+-- A step's taking: the feed rows after the cursors, up to n, in seq order, and where
+-- retention pruned a tenant's feed past its cursor every file of the tenant; the words of
+-- the files no longer at those paths or below them removed, the cursors moved, and the files
+-- there now returned (tenant, path, content), read after the feed, for the caller to write
+-- their words in the same transaction (memoryd computes them, md_pg_words; memoryd_index_step
+-- below with memoryd_words). Each row carries `taken`, the count of feed rows taken; one row
+-- without a file when no file is left to index; none when nothing was taken, or another step
+-- holds the lock (('memd', 1), apart from the tenants' one-key locks). memoryd steps again at
+-- once while a step takes at least half of n, so a backlog is taken as fast as it comes.
 DROP FUNCTION memoryd_index_step(integer);
-CREATE FUNCTION memoryd_index_step(n integer) RETURNS integer LANGUAGE plpgsql AS $$
+CREATE FUNCTION memoryd_index_take(n integer)
+    RETURNS TABLE (taken integer, tenant bigint, path text, content bytea) LANGUAGE plpgsql AS $$
+#variable_conflict use_column
 DECLARE
     bt bigint[];   -- the tenants behind, their cursors, their last seq
     bc bigint[];
@@ -71,16 +77,16 @@ DECLARE
     cs bigint[];
     pt bigint[];   -- the paths to index: tenant, path
     pp text[];
-    taken integer;
+    k integer;
 BEGIN
     IF NOT pg_try_advisory_xact_lock(1835363684, 1) THEN
-        RETURN 0;
+        RETURN;
     END IF;
-    SELECT array_agg(t.id), array_agg(coalesce(k.seq, 0)), array_agg(t.last_seq) INTO bt, bc, bl
-        FROM tenants t LEFT JOIN search_cursor k ON k.tenant = t.id
-        WHERE t.last_seq > coalesce(k.seq, 0);
+    SELECT array_agg(t.id), array_agg(coalesce(s.seq, 0)), array_agg(t.last_seq) INTO bt, bc, bl
+        FROM tenants t LEFT JOIN search_cursor s ON s.tenant = t.id
+        WHERE t.last_seq > coalesce(s.seq, 0);
     IF bt IS NULL THEN
-        RETURN 0;
+        RETURN;
     END IF;
     WITH b AS (SELECT * FROM unnest(bt, bc, bl) AS b(tenant, cur, last)),
     -- pruned past the cursor: every file, the cursor at the last write read
@@ -95,24 +101,39 @@ BEGIN
     SELECT (SELECT count(*) FROM f) + (SELECT count(*) FROM gap),
            (SELECT array_agg(tenant) FROM moved), (SELECT array_agg(seq) FROM moved),
            (SELECT array_agg(tenant) FROM p), (SELECT array_agg(path) FROM p)
-        INTO taken, ct, cs, pt, pp;
-    -- (k.path in the paths' collation, "C")
-    DELETE FROM search_words w USING (SELECT tenant, path COLLATE "C" AS path FROM unnest(pt, pp) AS u(tenant, path)) k
-        WHERE w.tenant = k.tenant
-          AND (w.path = k.path OR (w.path > k.path || '/' AND w.path < k.path || '0'))
-          AND NOT EXISTS (SELECT 1 FROM entries e WHERE e.tenant = w.tenant AND e.path = w.path AND e.kind = 0);
-    INSERT INTO search_words (tenant, path, words)
-        SELECT DISTINCT ON (e.tenant, e.path) e.tenant, e.path, memoryd_words(e.content)
-        FROM (SELECT tenant, path COLLATE "C" AS path FROM unnest(pt, pp) AS u(tenant, path)) k
-        JOIN entries e ON e.tenant = k.tenant
-             AND (e.path = k.path OR (e.path > k.path || '/' AND e.path < k.path || '0'))
-        WHERE e.kind = 0
-        ORDER BY e.tenant, e.path
-        ON CONFLICT (tenant, path) DO UPDATE SET words = excluded.words;
+        INTO k, ct, cs, pt, pp;
+    -- The rows at a path or below it, each an index range of its own (as one join condition
+    -- with OR, PostgreSQL scanned the whole table); u.path in the paths' collation, "C".
+    DELETE FROM search_words WHERE ctid = ANY (ARRAY(
+        SELECT x.ctid FROM (SELECT tenant, path COLLATE "C" AS path FROM unnest(pt, pp) AS u(tenant, path)) u,
+        LATERAL (SELECT s.ctid, s.path FROM search_words s WHERE s.tenant = u.tenant AND s.path = u.path
+                 UNION ALL
+                 SELECT s.ctid, s.path FROM search_words s
+                 WHERE s.tenant = u.tenant AND s.path > u.path || '/' AND s.path < u.path || '0') x
+        WHERE NOT EXISTS (SELECT 1 FROM entries e WHERE e.tenant = u.tenant AND e.path = x.path AND e.kind = 0)));
     INSERT INTO search_cursor (tenant, seq) SELECT * FROM unnest(ct, cs)
         ON CONFLICT (tenant) DO UPDATE SET seq = greatest(search_cursor.seq, excluded.seq);
-    RETURN taken;
+    RETURN QUERY
+        SELECT DISTINCT ON (u.tenant, x.path) k, u.tenant, x.path::text, x.content
+        FROM (SELECT tenant, path COLLATE "C" AS path FROM unnest(pt, pp) AS u(tenant, path)) u,
+        LATERAL (SELECT e.path, e.content FROM entries e WHERE e.tenant = u.tenant AND e.path = u.path AND e.kind = 0
+                 UNION ALL
+                 SELECT e.path, e.content FROM entries e
+                 WHERE e.tenant = u.tenant AND e.path > u.path || '/' AND e.path < u.path || '0' AND e.kind = 0) x
+        ORDER BY u.tenant, x.path;
+    IF NOT FOUND THEN
+        RETURN QUERY SELECT k, NULL::bigint, NULL::text, NULL::bytea;
+    END IF;
 END
+$$;
+-- A whole step in SQL, the words by memoryd_words (what memoryd does with md_pg_words and a
+-- statement of its own; for psql and the tests): the count of feed rows taken.
+CREATE FUNCTION memoryd_index_step(n integer) RETURNS integer LANGUAGE sql AS $$
+    WITH f AS (SELECT * FROM memoryd_index_take(n)),
+    w AS (INSERT INTO search_words (tenant, path, words)
+          SELECT tenant, path, memoryd_words(content) FROM f WHERE path IS NOT NULL
+          ON CONFLICT (tenant, path) DO UPDATE SET words = excluded.words)
+    SELECT coalesce(max(taken), 0)::integer FROM f
 $$;
 -- Search turned on (memoryd --search on, where search_words_gin is missing): every file's words
 -- taken, the GIN index made, every tenant's cursor at its last write. memoryd calls it in a

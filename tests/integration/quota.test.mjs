@@ -408,7 +408,7 @@ test('migration 003 counts the files already stored', async () => {
       + ' DROP FUNCTION memoryd_files_inserted(); DROP FUNCTION memoryd_files_deleted();'
       + ' ALTER TABLE tenants DROP COLUMN files, DROP COLUMN max_bytes, DROP COLUMN max_files, DROP COLUMN sensitive;'
       + ' DROP TABLE search_words; DROP VIEW search_pending; DROP TABLE search_cursor;'
-      + ' DROP FUNCTION memoryd_index_step(integer);'
+      + ' DROP FUNCTION memoryd_index_step(integer); DROP FUNCTION memoryd_index_take(integer);'
       + ' DROP FUNCTION memoryd_search_on(); DROP FUNCTION memoryd_search_off();'
       + ' DROP FUNCTION memoryd_words(bytea); DROP FUNCTION memoryd_text(bytea);'
       + ' ALTER TABLE entries DROP COLUMN used; ALTER TABLE tenants DROP COLUMN expire_ms;'

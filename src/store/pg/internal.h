@@ -35,6 +35,7 @@
  *   idem.c     idempotency answers
  *   tenants.c  usage, limits, the tenants listing, erasure, the export's
  *              snapshot and scan
+ *   words.c    a file's words for the word index (memoryd_words in C)
  *   search.c   full-text search; the word index catching up beside the
  *              writes (a thread and a connection of its own)
  *   prune.c    retention
@@ -782,6 +783,15 @@ enum md_err md_pg_versions_scan(struct md_txn *base, const char *tenant, int64_t
                                 int *more);
 enum md_err md_pg_sensitive_get(struct md_txn *base, const char *tenant, int *mode);
 enum md_err md_pg_sensitive_set(struct md_txn *base, const char *tenant, int mode);
+
+/* ---- words.c ---- */
+
+/* The words of text[0..n) as memoryd_words (005_search.sql) takes them,
+ * each once, in byte order, joined by single spaces, into `out` (reset
+ * first; the caller's): a word holds no space, so string_to_array(out,
+ * ' ') and array_to_tsvector give memoryd_words(text). MD_OK, or
+ * MD_ENOMEM. */
+enum md_err md_pg_words(const char *text, size_t n, struct md_buf *out);
 
 /* ---- search.c ---- */
 

@@ -49,10 +49,12 @@
     " w AS MATERIALIZED (SELECT tenant, path FROM search_words WHERE words @@ $5::tsquery),"       \
     " c AS (SELECT path FROM w WHERE tenant = (SELECT id FROM t)"                                  \
     " AND (path = $2 OR (path > $3 AND path < $4))"                                                \
-    " UNION SELECT e.path FROM search_pending p JOIN entries e ON e.tenant = p.tenant"             \
-    " AND (e.path = p.path OR (e.path > p.path || '/' AND e.path < p.path || '0'))"                \
-    " WHERE p.tenant = (SELECT id FROM t) AND e.kind = 0"                                          \
-    " AND (e.path = $2 OR (e.path > $3 AND e.path < $4))),"                                        \
+    " UNION SELECT x.path FROM (SELECT DISTINCT path FROM search_pending"                          \
+    " WHERE tenant = (SELECT id FROM t)) p, LATERAL (SELECT e.path FROM entries e"                 \
+    " WHERE e.tenant = (SELECT id FROM t) AND e.path = p.path AND e.kind = 0 UNION ALL"            \
+    " SELECT e.path FROM entries e WHERE e.tenant = (SELECT id FROM t)"                            \
+    " AND e.path > p.path || '/' AND e.path < p.path || '0' AND e.kind = 0) x"                     \
+    " WHERE x.path = $2 OR (x.path > $3 AND x.path < $4)),"                                        \
     " m AS (SELECT e.path, e.content FROM c JOIN entries e"                                        \
     " ON e.tenant = (SELECT id FROM t) AND e.path = c.path AND e.kind = 0)"
 
@@ -341,11 +343,17 @@ enum md_err md_pg_search(struct md_txn *base, const char *tenant, const struct m
 /* ---- the index catching up ---- */
 
 /* How often the index catches up, and how many writes of the feed a step
- * takes: a few MiB of words to take at most for files of ordinary sizes.
- * A step again at once while one takes at least half as many (a backlog);
- * md_pg_indexer_stop cancels a step under way. */
-#define INDEX_EVERY_MS   1000
-#define INDEX_STEP_FILES 256
+ * takes: a few MiB of text to read at most for files of ordinary sizes
+ * (a file written many times in those is indexed once: with 256 a step,
+ * the step's own cost held a workload of edits of 512 files tens of
+ * seconds behind). A step again at once while one takes at least half as
+ * many (a backlog); md_pg_indexer_stop cancels a step under way. */
+#define INDEX_EVERY_MS    1000
+#define INDEX_STEP_WRITES 4096
+/* A buffer of a step's statement at most: the words of every file it
+ * indexes (a whole tenant's, when retention pruned its feed past its
+ * cursor). */
+#define INDEX_STEP_BYTES ((size_t)1 << 30)
 
 struct md_pg_indexer {
     struct pg_store *s;
@@ -383,7 +391,104 @@ static void index_failed(struct md_pg_indexer *ix, const char *why)
     set_conn(ix, NULL);
 }
 
-/* Steps until one takes fewer than half of INDEX_STEP_FILES writes.
+/* A statement of the step on the thread's connection: 0 when it gave
+ * `want` (its result in *out when out is not NULL, else cleared), else -1
+ * (the step failed, logged; the connection dropped, so its transaction
+ * with it). */
+static int step_exec(struct md_pg_indexer *ix, const char *sql, const struct md_pg_params *p,
+                     int binary, ExecStatusType want, PGresult **out)
+{
+    PGresult *r = PQexecParams(ix->conn, sql, p ? p->n : 0, NULL, p ? p->v : NULL,
+                               p ? p->len : NULL, p ? p->fmt : NULL, binary);
+    if (PQresultStatus(r) != want) {
+        PQclear(r);
+        if (!ix->stop) /* else cancelled */
+            index_failed(ix, PQerrorMessage(ix->conn));
+        else
+            set_conn(ix, NULL);
+        return -1;
+    }
+    if (out)
+        *out = r;
+    else
+        PQclear(r);
+    return 0;
+}
+
+/* A big-endian integer of a binary result. */
+static int64_t be_int(const char *v, int len)
+{
+    int64_t x = 0;
+    for (int i = 0; i < len; i++)
+        x = (int64_t)((uint64_t)x << 8 | (unsigned char)v[i]);
+    return x;
+}
+
+/* The arrays of a step's words: tenants, paths, words (md_pg_words). */
+struct step_bufs {
+    struct md_buf t, p, w, words;
+};
+
+/* One step, in a transaction: memoryd_index_take takes the feed after the
+ * cursors and gives the files to index, their words are computed here
+ * (md_pg_words: a plpgsql call a file cost more than the rest of the
+ * step) and written by one statement. The count of feed rows taken, or -1
+ * (failed, logged). */
+static long index_step(struct md_pg_indexer *ix, struct step_bufs *b)
+{
+    PGresult *r = NULL;
+    struct md_pg_params p = {.n = 0};
+    md_pg_i32(&p, INDEX_STEP_WRITES);
+    if (step_exec(ix, "BEGIN", NULL, 0, PGRES_COMMAND_OK, NULL) ||
+        step_exec(ix, "SELECT taken, tenant, path, content FROM memoryd_index_take($1)", &p, 1,
+                  PGRES_TUPLES_OK, &r))
+        return -1;
+    long taken = 0;
+    size_t files = 0;
+    for (int i = 0; i < PQntuples(r); i++) {
+        taken = (long)be_int(PQgetvalue(r, i, 0), PQgetlength(r, i, 0));
+        files += !PQgetisnull(r, i, 1);
+    }
+    enum md_err e = MD_OK;
+    if (files) {
+        e = md_pg_arr_begin(&b->t, OID_INT8, files);
+        if (!e)
+            e = md_pg_arr_begin(&b->p, OID_TEXT, files);
+        if (!e)
+            e = md_pg_arr_begin(&b->w, OID_TEXT, files);
+        for (int i = 0; !e && i < PQntuples(r); i++) {
+            if (PQgetisnull(r, i, 1))
+                continue;
+            e = md_pg_words(PQgetvalue(r, i, 3), (size_t)PQgetlength(r, i, 3), &b->words);
+            if (!e)
+                e = md_pg_arr_i64(&b->t, be_int(PQgetvalue(r, i, 1), PQgetlength(r, i, 1)));
+            if (!e)
+                e = md_pg_arr_elem(&b->p, PQgetvalue(r, i, 2), (size_t)PQgetlength(r, i, 2));
+            if (!e)
+                e = md_pg_arr_elem(&b->w, b->words.data ? b->words.data : "", b->words.len);
+        }
+    }
+    PQclear(r);
+    if (e) {
+        index_failed(ix, md_strerror(e));
+        return -1;
+    }
+    struct md_pg_params w = {.n = 0};
+    md_pg_bytes(&w, b->t.data, b->t.len);
+    md_pg_bytes(&w, b->p.data, b->p.len);
+    md_pg_bytes(&w, b->w.data, b->w.len);
+    if ((files && step_exec(ix,
+                            "INSERT INTO search_words (tenant, path, words)"
+                            " SELECT t, p, array_to_tsvector(string_to_array(w, ' '))"
+                            " FROM unnest($1::bigint[], $2::text[], $3::text[]) AS u(t, p, w)"
+                            " ON CONFLICT (tenant, path) DO UPDATE SET words = excluded.words",
+                            &w, 0, PGRES_COMMAND_OK, NULL)) ||
+        step_exec(ix, "COMMIT", NULL, 0, PGRES_COMMAND_OK, NULL))
+        return -1;
+    return taken;
+}
+
+/* Steps until one takes fewer than half of INDEX_STEP_WRITES writes.
  * Commits are not waited for (synchronous_commit off): a step lost in a
  * crash leaves the cursors it moved in the same transaction where they
  * were, for the next. */
@@ -399,30 +504,24 @@ static void index_steps(struct md_pg_indexer *ix)
             return;
         }
         set_conn(ix, conn);
-        PGresult *r = PQexec(ix->conn, "SET synchronous_commit = off");
-        int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
-        PQclear(r);
-        if (!ok) {
-            index_failed(ix, PQerrorMessage(ix->conn));
+        if (step_exec(ix, "SET synchronous_commit = off", NULL, 0, PGRES_COMMAND_OK, NULL))
             return;
-        }
     }
-    char n[16];
-    snprintf(n, sizeof n, "%d", INDEX_STEP_FILES);
-    const char *params[1] = {n};
-    for (long taken = INDEX_STEP_FILES; taken >= INDEX_STEP_FILES / 2 && !ix->stop;) {
-        PGresult *r = PQexecParams(ix->conn, "SELECT memoryd_index_step($1::int)", 1, NULL, params,
-                                   NULL, NULL, 0);
-        int ok = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1;
-        taken = ok ? strtol(PQgetvalue(r, 0, 0), NULL, 10) : 0;
-        PQclear(r);
-        if (!ok) {
-            if (!ix->stop) /* else cancelled */
-                index_failed(ix, PQerrorMessage(ix->conn));
-            return;
-        }
+    struct step_bufs b;
+    md_buf_init(&b.t, INDEX_STEP_BYTES);
+    md_buf_init(&b.p, INDEX_STEP_BYTES);
+    md_buf_init(&b.w, INDEX_STEP_BYTES);
+    md_buf_init(&b.words, INDEX_STEP_BYTES);
+    for (long taken = INDEX_STEP_WRITES; taken >= INDEX_STEP_WRITES / 2 && !ix->stop;) {
+        taken = index_step(ix, &b);
+        if (taken < 0)
+            break;
         ix->failing = 0;
     }
+    md_buf_free(&b.t);
+    md_buf_free(&b.p);
+    md_buf_free(&b.w);
+    md_buf_free(&b.words);
 }
 
 static void *indexer_main(void *arg)
