@@ -59,15 +59,17 @@ CREATE VIEW search_pending AS
 -- A step's taking: the feed rows after the cursors, up to n, in seq order, and where
 -- retention pruned a tenant's feed past its cursor every file of the tenant; the words of
 -- the files no longer at those paths or below them removed, the cursors moved, and the files
--- there now returned (tenant, path, content), read after the feed, for the caller to write
--- their words in the same transaction (memoryd computes them, md_pg_words; memoryd_index_step
--- below with memoryd_words). Each row carries `taken`, the count of feed rows taken; one row
--- without a file when no file is left to index; none when nothing was taken, or another step
--- holds the lock (('memd', 1), apart from the tenants' one-key locks). memoryd steps again at
--- once while a step takes at least half of n, so a backlog is taken as fast as it comes.
+-- there now returned (tenant, path, size), for the caller to read in a later statement (so,
+-- after the writes it took committed) and write their words in the same transaction
+-- (memoryd: in batches of a few MiB, computing the words itself, md_pg_words;
+-- memoryd_index_step below: all at once with memoryd_words). Each row carries `taken`, the
+-- count of feed rows taken; one row without a file when no file is left to index; none when
+-- nothing was taken, or another step holds the lock (('memd', 1), apart from the tenants'
+-- one-key locks). memoryd steps again at once while a step takes at least half of n, so a
+-- backlog is taken as fast as it comes.
 DROP FUNCTION memoryd_index_step(integer);
 CREATE FUNCTION memoryd_index_take(n integer)
-    RETURNS TABLE (taken integer, tenant bigint, path text, content bytea) LANGUAGE plpgsql AS $$
+    RETURNS TABLE (taken integer, tenant bigint, path text, size bigint) LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 DECLARE
     bt bigint[];   -- the tenants behind, their cursors, their last seq
@@ -114,26 +116,37 @@ BEGIN
     INSERT INTO search_cursor (tenant, seq) SELECT * FROM unnest(ct, cs)
         ON CONFLICT (tenant) DO UPDATE SET seq = greatest(search_cursor.seq, excluded.seq);
     RETURN QUERY
-        SELECT DISTINCT ON (u.tenant, x.path) k, u.tenant, x.path::text, x.content
+        SELECT DISTINCT ON (u.tenant, x.path) k, u.tenant, x.path::text, x.size
         FROM (SELECT tenant, path COLLATE "C" AS path FROM unnest(pt, pp) AS u(tenant, path)) u,
-        LATERAL (SELECT e.path, e.content FROM entries e WHERE e.tenant = u.tenant AND e.path = u.path AND e.kind = 0
+        LATERAL (SELECT e.path, octet_length(e.content)::bigint AS size FROM entries e
+                 WHERE e.tenant = u.tenant AND e.path = u.path AND e.kind = 0
                  UNION ALL
-                 SELECT e.path, e.content FROM entries e
+                 SELECT e.path, octet_length(e.content)::bigint FROM entries e
                  WHERE e.tenant = u.tenant AND e.path > u.path || '/' AND e.path < u.path || '0' AND e.kind = 0) x
         ORDER BY u.tenant, x.path;
     IF NOT FOUND THEN
-        RETURN QUERY SELECT k, NULL::bigint, NULL::text, NULL::bytea;
+        RETURN QUERY SELECT k, NULL::bigint, NULL::text, NULL::bigint;
     END IF;
 END
 $$;
 -- A whole step in SQL, the words by memoryd_words (what memoryd does with md_pg_words and a
 -- statement of its own; for psql and the tests): the count of feed rows taken.
-CREATE FUNCTION memoryd_index_step(n integer) RETURNS integer LANGUAGE sql AS $$
-    WITH f AS (SELECT * FROM memoryd_index_take(n)),
-    w AS (INSERT INTO search_words (tenant, path, words)
-          SELECT tenant, path, memoryd_words(content) FROM f WHERE path IS NOT NULL
-          ON CONFLICT (tenant, path) DO UPDATE SET words = excluded.words)
-    SELECT coalesce(max(taken), 0)::integer FROM f
+CREATE FUNCTION memoryd_index_step(n integer) RETURNS integer LANGUAGE plpgsql AS $$
+DECLARE
+    t bigint[];
+    p text[];
+    k integer;
+BEGIN
+    SELECT max(taken), array_agg(tenant) FILTER (WHERE path IS NOT NULL),
+           array_agg(path) FILTER (WHERE path IS NOT NULL)
+        INTO k, t, p FROM memoryd_index_take(n);
+    INSERT INTO search_words (tenant, path, words)
+        SELECT e.tenant, e.path, memoryd_words(e.content)
+        FROM unnest(t, p) AS u(tenant, path)
+        JOIN entries e ON e.tenant = u.tenant AND e.path = u.path COLLATE "C" AND e.kind = 0
+        ON CONFLICT (tenant, path) DO UPDATE SET words = excluded.words;
+    RETURN coalesce(k, 0);
+END
 $$;
 -- Search turned on (memoryd --search on, where search_words_gin is missing): every file's words
 -- taken, the GIN index made, every tenant's cursor at its last write. memoryd calls it in a

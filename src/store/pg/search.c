@@ -350,10 +350,14 @@ enum md_err md_pg_search(struct md_txn *base, const char *tenant, const struct m
  * many (a backlog); md_pg_indexer_stop cancels a step under way. */
 #define INDEX_EVERY_MS    1000
 #define INDEX_STEP_WRITES 4096
-/* A buffer of a step's statement at most: the words of every file it
- * indexes (a whole tenant's, when retention pruned its feed past its
- * cursor). */
-#define INDEX_STEP_BYTES ((size_t)1 << 30)
+/* The files a step names, read INDEX_FETCH at a time, and indexed in
+ * batches of INDEX_BATCH_FILES files or INDEX_BATCH_BYTES of text (a
+ * batch ends with the file that reaches it). A step's buffers hold a
+ * batch, and one file's words: INDEX_BUF_LIMIT at most. */
+#define INDEX_FETCH       1024 /* spelled out in index_step's FETCH */
+#define INDEX_BATCH_FILES 1024
+#define INDEX_BATCH_BYTES ((size_t)4 << 20)
+#define INDEX_BUF_LIMIT   ((size_t)1 << 30)
 
 struct md_pg_indexer {
     struct pg_store *s;
@@ -424,49 +428,51 @@ static int64_t be_int(const char *v, int len)
     return x;
 }
 
-/* The arrays of a step's words: tenants, paths, words (md_pg_words). */
+/* A step's buffers: the files of a batch (tenants `bt`, paths `bp`: array
+ * parameters of `files` elements), then the arrays of their words (`t`,
+ * `p`, `w`), and one file's words. */
 struct step_bufs {
-    struct md_buf t, p, w, words;
+    struct md_buf bt, bp, t, p, w, words;
+    size_t files, bytes;
 };
 
-/* One step, in a transaction: memoryd_index_take takes the feed after the
- * cursors and gives the files to index, their words are computed here
- * (md_pg_words: a plpgsql call a file cost more than the rest of the
- * step) and written by one statement. The count of feed rows taken, or -1
- * (failed, logged). */
-static long index_step(struct md_pg_indexer *ix, struct step_bufs *b)
+/* The files of the batch read (a statement after the feed was taken: the
+ * writes taken have committed), their words computed and written; the
+ * batch emptied. 0, or -1 (failed, logged). */
+static int index_batch(struct md_pg_indexer *ix, struct step_bufs *b)
 {
+    if (!b->files)
+        return 0;
+    md_pg_arr_count(&b->bt, b->files);
+    md_pg_arr_count(&b->bp, b->files);
+    struct md_pg_params q = {.n = 0};
+    md_pg_bytes(&q, b->bt.data, b->bt.len);
+    md_pg_bytes(&q, b->bp.data, b->bp.len);
     PGresult *r = NULL;
-    struct md_pg_params p = {.n = 0};
-    md_pg_i32(&p, INDEX_STEP_WRITES);
-    if (step_exec(ix, "BEGIN", NULL, 0, PGRES_COMMAND_OK, NULL) ||
-        step_exec(ix, "SELECT taken, tenant, path, content FROM memoryd_index_take($1)", &p, 1,
-                  PGRES_TUPLES_OK, &r))
+    if (step_exec(ix,
+                  "SELECT e.tenant, e.path, e.content FROM unnest($1::bigint[], $2::text[])"
+                  " AS u(tenant, path) JOIN entries e ON e.tenant = u.tenant"
+                  " AND e.path = u.path COLLATE \"C\" AND e.kind = 0",
+                  &q, 1, PGRES_TUPLES_OK, &r))
         return -1;
-    long taken = 0;
-    size_t files = 0;
-    for (int i = 0; i < PQntuples(r); i++) {
-        taken = (long)be_int(PQgetvalue(r, i, 0), PQgetlength(r, i, 0));
-        files += !PQgetisnull(r, i, 1);
-    }
+    b->files = b->bytes = 0;
+    int n = PQntuples(r);
     enum md_err e = MD_OK;
-    if (files) {
-        e = md_pg_arr_begin(&b->t, OID_INT8, files);
+    if (n) {
+        e = md_pg_arr_begin(&b->t, OID_INT8, (size_t)n);
         if (!e)
-            e = md_pg_arr_begin(&b->p, OID_TEXT, files);
+            e = md_pg_arr_begin(&b->p, OID_TEXT, (size_t)n);
         if (!e)
-            e = md_pg_arr_begin(&b->w, OID_TEXT, files);
-        for (int i = 0; !e && i < PQntuples(r); i++) {
-            if (PQgetisnull(r, i, 1))
-                continue;
-            e = md_pg_words(PQgetvalue(r, i, 3), (size_t)PQgetlength(r, i, 3), &b->words);
-            if (!e)
-                e = md_pg_arr_i64(&b->t, be_int(PQgetvalue(r, i, 1), PQgetlength(r, i, 1)));
-            if (!e)
-                e = md_pg_arr_elem(&b->p, PQgetvalue(r, i, 2), (size_t)PQgetlength(r, i, 2));
-            if (!e)
-                e = md_pg_arr_elem(&b->w, b->words.data ? b->words.data : "", b->words.len);
-        }
+            e = md_pg_arr_begin(&b->w, OID_TEXT, (size_t)n);
+    }
+    for (int i = 0; !e && i < n; i++) {
+        e = md_pg_words(PQgetvalue(r, i, 2), (size_t)PQgetlength(r, i, 2), &b->words);
+        if (!e)
+            e = md_pg_arr_i64(&b->t, be_int(PQgetvalue(r, i, 0), PQgetlength(r, i, 0)));
+        if (!e)
+            e = md_pg_arr_elem(&b->p, PQgetvalue(r, i, 1), (size_t)PQgetlength(r, i, 1));
+        if (!e)
+            e = md_pg_arr_elem(&b->w, b->words.data ? b->words.data : "", b->words.len);
     }
     PQclear(r);
     if (e) {
@@ -477,13 +483,68 @@ static long index_step(struct md_pg_indexer *ix, struct step_bufs *b)
     md_pg_bytes(&w, b->t.data, b->t.len);
     md_pg_bytes(&w, b->p.data, b->p.len);
     md_pg_bytes(&w, b->w.data, b->w.len);
-    if ((files && step_exec(ix,
-                            "INSERT INTO search_words (tenant, path, words)"
-                            " SELECT t, p, array_to_tsvector(string_to_array(w, ' '))"
-                            " FROM unnest($1::bigint[], $2::text[], $3::text[]) AS u(t, p, w)"
-                            " ON CONFLICT (tenant, path) DO UPDATE SET words = excluded.words",
-                            &w, 0, PGRES_COMMAND_OK, NULL)) ||
-        step_exec(ix, "COMMIT", NULL, 0, PGRES_COMMAND_OK, NULL))
+    return n ? step_exec(ix,
+                         "INSERT INTO search_words (tenant, path, words)"
+                         " SELECT t, p, array_to_tsvector(string_to_array(w, ' '))"
+                         " FROM unnest($1::bigint[], $2::text[], $3::text[]) AS u(t, p, w)"
+                         " ON CONFLICT (tenant, path) DO UPDATE SET words = excluded.words",
+                         &w, 0, PGRES_COMMAND_OK, NULL)
+             : 0;
+}
+
+/* One step, in a transaction: memoryd_index_take takes the feed after the
+ * cursors and names the files to index, read through a cursor
+ * INDEX_FETCH at a time; their words are computed here (md_pg_words: a
+ * plpgsql call a file cost more than the rest of the step) and written a
+ * batch at a time (INDEX_BATCH_FILES, INDEX_BATCH_BYTES of text), so that
+ * what memoryd holds stays bounded whatever the step takes (a tenant
+ * imported: every file). The count of feed rows taken, or -1 (failed,
+ * logged). */
+static long index_step(struct md_pg_indexer *ix, struct step_bufs *b)
+{
+    struct md_pg_params p = {.n = 0};
+    md_pg_i32(&p, INDEX_STEP_WRITES);
+    if (step_exec(ix, "BEGIN", NULL, 0, PGRES_COMMAND_OK, NULL) ||
+        step_exec(ix,
+                  "DECLARE memoryd_index NO SCROLL CURSOR FOR"
+                  " SELECT taken, tenant, path, size FROM memoryd_index_take($1)",
+                  &p, 0, PGRES_COMMAND_OK, NULL))
+        return -1;
+    long taken = 0;
+    b->files = b->bytes = 0;
+    for (int rows = 1; rows > 0;) {
+        PGresult *r = NULL;
+        if (step_exec(ix, "FETCH 1024 FROM memoryd_index" /* INDEX_FETCH */, NULL, 1,
+                      PGRES_TUPLES_OK, &r))
+            return -1;
+        rows = PQntuples(r);
+        enum md_err e = MD_OK;
+        int failed = 0;
+        for (int i = 0; !e && !failed && i < rows; i++) {
+            taken = (long)be_int(PQgetvalue(r, i, 0), PQgetlength(r, i, 0));
+            if (PQgetisnull(r, i, 1))
+                continue;
+            if (!b->files) {
+                e = md_pg_arr_begin(&b->bt, OID_INT8, 1);
+                if (!e)
+                    e = md_pg_arr_begin(&b->bp, OID_TEXT, 1);
+            }
+            if (!e)
+                e = md_pg_arr_i64(&b->bt, be_int(PQgetvalue(r, i, 1), PQgetlength(r, i, 1)));
+            if (!e)
+                e = md_pg_arr_elem(&b->bp, PQgetvalue(r, i, 2), (size_t)PQgetlength(r, i, 2));
+            b->files++;
+            b->bytes += (size_t)be_int(PQgetvalue(r, i, 3), PQgetlength(r, i, 3));
+            if (!e && (b->files >= INDEX_BATCH_FILES || b->bytes >= INDEX_BATCH_BYTES))
+                failed = index_batch(ix, b);
+        }
+        PQclear(r);
+        if (e)
+            index_failed(ix, md_strerror(e));
+        if (e || failed)
+            return -1;
+    }
+    if (index_batch(ix, b) || step_exec(ix, "COMMIT", NULL, 0, PGRES_COMMAND_OK, NULL))
         return -1;
     return taken;
 }
@@ -508,20 +569,17 @@ static void index_steps(struct md_pg_indexer *ix)
             return;
     }
     struct step_bufs b;
-    md_buf_init(&b.t, INDEX_STEP_BYTES);
-    md_buf_init(&b.p, INDEX_STEP_BYTES);
-    md_buf_init(&b.w, INDEX_STEP_BYTES);
-    md_buf_init(&b.words, INDEX_STEP_BYTES);
+    struct md_buf *all[] = {&b.bt, &b.bp, &b.t, &b.p, &b.w, &b.words};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        md_buf_init(all[i], INDEX_BUF_LIMIT);
     for (long taken = INDEX_STEP_WRITES; taken >= INDEX_STEP_WRITES / 2 && !ix->stop;) {
         taken = index_step(ix, &b);
         if (taken < 0)
             break;
         ix->failing = 0;
     }
-    md_buf_free(&b.t);
-    md_buf_free(&b.p);
-    md_buf_free(&b.w);
-    md_buf_free(&b.words);
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        md_buf_free(all[i]);
 }
 
 static void *indexer_main(void *arg)
