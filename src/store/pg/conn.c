@@ -93,11 +93,15 @@ int md_pg_conn_setup(struct pg_store *s, PGconn *pq, int write, char *why, size_
                  enc ? enc : "unknown");
         return -1;
     }
+    /* jit off: memoryd's statements are short, and the planner's estimate
+     * of the change feed's paths (string_to_table: a thousand rows a
+     * write) put a search over jit_above_cost, whose compiling took half a
+     * second. */
     char sql[384];
     snprintf(sql, sizeof sql,
              "SET synchronous_commit = %s; SET lock_timeout = %d;"
              " SET max_parallel_workers_per_gather = 0; SET plan_cache_mode = force_generic_plan;"
-             " SET default_transaction_isolation = 'read committed'",
+             " SET default_transaction_isolation = 'read committed'; SET jit = off",
              s->cfg.durability == MD_DURABILITY_FULL ? "on" : "off", s->cfg.busy_timeout_ms);
     PGresult *r = PQexec(pq, sql);
     int ok = PQresultStatus(r) == PGRES_COMMAND_OK;

@@ -565,7 +565,12 @@ static void index_steps(struct md_pg_indexer *ix)
             return;
         }
         set_conn(ix, conn);
-        if (step_exec(ix, "SET synchronous_commit = off", NULL, 0, PGRES_COMMAND_OK, NULL))
+        /* jit off, as on memoryd's other connections (conn.c): the estimate
+         * of the feed's paths (string_to_table: a thousand rows a write) put
+         * a step over jit_above_cost, and its compiling took 500 ms of a
+         * step of 16. */
+        if (step_exec(ix, "SET synchronous_commit = off", NULL, 0, PGRES_COMMAND_OK, NULL) ||
+            step_exec(ix, "SET jit = off", NULL, 0, PGRES_COMMAND_OK, NULL))
             return;
     }
     struct step_bufs b;
