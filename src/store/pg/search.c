@@ -354,7 +354,7 @@ enum md_err md_pg_search(struct md_txn *base, const char *tenant, const struct m
  * batches of INDEX_BATCH_FILES files or INDEX_BATCH_BYTES of text (a
  * batch ends with the file that reaches it). A step's buffers hold a
  * batch, and one file's words: INDEX_BUF_LIMIT at most. */
-#define INDEX_FETCH       1024 /* spelled out in index_step's FETCH */
+#define INDEX_FETCH       "1024" /* rows, as FETCH takes them */
 #define INDEX_BATCH_FILES 1024
 #define INDEX_BATCH_BYTES ((size_t)4 << 20)
 #define INDEX_BUF_LIMIT   ((size_t)1 << 30)
@@ -514,8 +514,7 @@ static long index_step(struct md_pg_indexer *ix, struct step_bufs *b)
     b->files = b->bytes = 0;
     for (int rows = 1; rows > 0;) {
         PGresult *r = NULL;
-        if (step_exec(ix, "FETCH 1024 FROM memoryd_index" /* INDEX_FETCH */, NULL, 1,
-                      PGRES_TUPLES_OK, &r))
+        if (step_exec(ix, "FETCH " INDEX_FETCH " FROM memoryd_index", NULL, 1, PGRES_TUPLES_OK, &r))
             return -1;
         rows = PQntuples(r);
         enum md_err e = MD_OK;
