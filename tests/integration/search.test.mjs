@@ -657,6 +657,30 @@ describe('--search off, then on again over the same database', () => {
     }
   });
 
+  test('PostgreSQL: once the writes pause, the index takes them without waiting for its period', { skip: !isPg() && 'PostgreSQL only: its index is written by a thread of its own on a period (memoryd_index_step); SQLite\'s steps are the writer\'s own, between its batches' }, async () => {
+    // A period of 60 s: a pause of a twentieth of it (3 s) after the last write starts a step.
+    // The thread's first tick is 60 s after memoryd started, so files indexed before then were
+    // indexed because the writes paused.
+    const srv = await startServer({ env: { MEMORYD_INDEX_EVERY_MS: '60000' } });
+    const started = Date.now();
+    const uri = srv.dbPath;
+    const rows = (sql) => psql(uri, sql).trim().split('\n').filter(Boolean);
+    try {
+      const c = client(srv, 'qt');
+      for (let i = 0; i < 20; i++) await c.write({ command: 'create', path: `/memories/n${i}.txt`, file_text: `quince${i} medlar\n` });
+      await c.write({ command: 'str_replace', path: '/memories/n0.txt', old_str: 'medlar', new_str: 'sloe' });
+      while (rows('SELECT count(*) FROM search_pending')[0] !== '0') {
+        assert.ok(Date.now() - started < 55000, 'the writes paused 3 s, yet the index waited for its period');
+        await sleep(100);
+      }
+      assert.deepEqual(rows("SELECT path || ' ' || words::text FROM search_words WHERE path IN ('/memories/n0.txt', '/memories/n19.txt') ORDER BY path"),
+        ["/memories/n0.txt 'quince0' 'sloe'", "/memories/n19.txt 'medlar' 'quince19'"]);
+      assert.equal(rows('SELECT count(*) FROM search_words')[0], '20');
+    } finally {
+      await srv.stop();
+    }
+  });
+
   test('SQLite: notes another writer left in search_pending go into the index at start', { skip: isPg() && 'SQLite only' }, async () => {
     const srv = await startServer();
     await client(srv, 'alice').write({ command: 'create', path: '/memories/n.md', file_text: 'alpha\n' });

@@ -798,12 +798,15 @@ enum md_err md_pg_words(const char *text, size_t n, struct md_buf *out);
 enum md_err md_pg_search(struct md_txn *base, const char *tenant, const struct md_search_terms *q,
                          md_search_cb cb, void *ctx);
 /* The thread that writes the words of the files the change feed names
- * after the index's cursors (search_pending) every second, while search is
- * on; NULL when it could not start (out of memory: search stays exact, the
- * feed after the cursors only grows). Stopped and freed by
+ * after the index's cursors (search_pending) every second, and once this
+ * instance's writes pause (50 ms after the last), while search is on; NULL when it could not start
+ * (out of memory: search stays exact, the feed after the cursors only grows). Stopped and freed by
  * md_pg_indexer_stop (NULL: nothing). */
 struct md_pg_indexer *md_pg_indexer_start(struct pg_store *s);
 void md_pg_indexer_stop(struct md_pg_indexer *ix);
+/* A write transaction committed (the writer, after its COMMIT): the thread
+ * steps once the writes pause. NULL: nothing. */
+void md_pg_indexer_wrote(struct md_pg_indexer *ix);
 
 /* ---- prune.c ---- */
 

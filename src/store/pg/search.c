@@ -12,12 +12,15 @@
  * enough for the index scan the tenant's files instead (P_SEARCH_SCAN).
  * The writes write nothing for the index: a thread of the store's own
  * takes the feed after the cursors and writes the words, every
- * INDEX_EVERY_MS, on a connection of its own (memoryd_index_step).
+ * INDEX_EVERY_MS and as soon as this instance's writes pause, on a
+ * connection of its own (memoryd_index_step).
  *
  * Owns no part of the transaction. MD_ENOENT when the store was opened
  * with search off; else errors as md_store.h.
  */
+#include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -350,6 +353,11 @@ enum md_err md_pg_search(struct md_txn *base, const char *tenant, const struct m
  * many (a backlog); md_pg_indexer_stop cancels a step under way. */
 #define INDEX_EVERY_MS    1000
 #define INDEX_STEP_WRITES 4096
+/* A pause of the writes that ends the wait for the next tick: a twentieth
+ * of the period (50 ms), so that what a burst wrote is indexed a step
+ * after it, not up to a period later (a search then checks fewer files on
+ * their text). */
+#define INDEX_QUIET_PART 20
 /* The files a step names, read INDEX_FETCH at a time, and indexed in
  * batches of INDEX_BATCH_FILES files or INDEX_BATCH_BYTES of text (a
  * batch ends with the file that reaches it). A step's buffers hold a
@@ -366,9 +374,10 @@ struct md_pg_indexer {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     _Atomic int stop;
-    PGconn *conn;     /* the thread's; NULL until connected, or after a failure */
-    PGcancel *cancel; /* conn's, under mu: md_pg_indexer_stop cancels a step */
-    int failing;      /* the last step failed (logged once till one succeeds) */
+    _Atomic int wrote; /* a write committed since the thread last looked */
+    PGconn *conn;      /* the thread's; NULL until connected, or after a failure */
+    PGcancel *cancel;  /* conn's, under mu: md_pg_indexer_stop cancels a step */
+    int failing;       /* the last step failed (logged once till one succeeds) */
 };
 
 /* The thread's connection replaced (the old one closed), with its cancel
@@ -586,27 +595,62 @@ static void index_steps(struct md_pg_indexer *ix)
         md_buf_free(all[i]);
 }
 
+/* `ms` from now, as pthread_cond_timedwait takes it. */
+static struct timespec after_ms(long ms)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    t.tv_sec += ms / 1000 + (t.tv_nsec + ms % 1000 * 1000000L) / 1000000000L;
+    t.tv_nsec = (t.tv_nsec + ms % 1000 * 1000000L) % 1000000000L;
+    return t;
+}
+
+static int earlier(struct timespec a, struct timespec b)
+{
+    return a.tv_sec < b.tv_sec || (a.tv_sec == b.tv_sec && a.tv_nsec < b.tv_nsec);
+}
+
+/* Steps at every tick, and when the writes have paused for a quiet spell
+ * (INDEX_QUIET_PART of the period) after a write: each write that finds
+ * `wrote` clear sets it and wakes the thread, which clears it and waits
+ * the spell out; a write within the spell sets it again, and the wait
+ * starts over (never past the tick). */
 static void *indexer_main(void *arg)
 {
     struct md_pg_indexer *ix = arg;
+    long quiet_ms = ix->every_ms / INDEX_QUIET_PART;
     pthread_mutex_lock(&ix->mu);
+    struct timespec tick = after_ms(ix->every_ms);
     while (!ix->stop) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += ix->every_ms / 1000;
-        until.tv_nsec += ix->every_ms % 1000 * 1000000L;
-        until.tv_sec += until.tv_nsec / 1000000000L;
-        until.tv_nsec %= 1000000000L;
-        pthread_cond_timedwait(&ix->cv, &ix->mu, &until);
+        struct timespec until = tick;
+        int spell = 0;
+        if (atomic_exchange(&ix->wrote, 0)) {
+            struct timespec q = after_ms(quiet_ms);
+            if ((spell = earlier(q, tick)))
+                until = q;
+        }
+        int timed_out = pthread_cond_timedwait(&ix->cv, &ix->mu, &until) == ETIMEDOUT;
         if (ix->stop)
             break;
+        if (!timed_out || (spell && atomic_load(&ix->wrote)))
+            continue; /* woken by a write, or the writes went on: look again */
         pthread_mutex_unlock(&ix->mu);
         index_steps(ix);
         pthread_mutex_lock(&ix->mu);
+        tick = after_ms(ix->every_ms);
     }
     pthread_mutex_unlock(&ix->mu);
     set_conn(ix, NULL);
     return NULL;
+}
+
+void md_pg_indexer_wrote(struct md_pg_indexer *ix)
+{
+    if (!ix || atomic_exchange(&ix->wrote, 1))
+        return;
+    pthread_mutex_lock(&ix->mu);
+    pthread_cond_signal(&ix->cv);
+    pthread_mutex_unlock(&ix->mu);
 }
 
 struct md_pg_indexer *md_pg_indexer_start(struct pg_store *s)

@@ -160,6 +160,8 @@ enum md_err md_pg_commit(struct md_txn *base)
         md_pg_flush(t, P_COUNT);
     }
     int vacuum = e ? 0 : md_pg_vacuum_asked(t);
+    if (!e)
+        md_pg_indexer_wrote(s->indexer);
     writer_done(s, t, e != MD_OK);
     if (vacuum)
         md_pg_vacuum(s, vacuum);
