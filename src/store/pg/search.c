@@ -442,7 +442,8 @@ static int64_t be_int(const char *v, int len)
  * `p`, `w`), and one file's words. */
 struct step_bufs {
     struct md_buf bt, bp, t, p, w, words;
-    size_t files, bytes;
+    size_t files, bytes; /* of the batch */
+    size_t indexed;      /* files the step named */
 };
 
 /* The files of the batch read (a statement after the feed was taken: the
@@ -520,7 +521,7 @@ static long index_step(struct md_pg_indexer *ix, struct step_bufs *b)
                   &p, 0, PGRES_COMMAND_OK, NULL))
         return -1;
     long taken = 0;
-    b->files = b->bytes = 0;
+    b->files = b->bytes = b->indexed = 0;
     for (int rows = 1; rows > 0;) {
         PGresult *r = NULL;
         if (step_exec(ix, "FETCH " INDEX_FETCH " FROM memoryd_index", NULL, 1, PGRES_TUPLES_OK, &r))
@@ -542,6 +543,7 @@ static long index_step(struct md_pg_indexer *ix, struct step_bufs *b)
             if (!e)
                 e = md_pg_arr_elem(&b->bp, PQgetvalue(r, i, 2), (size_t)PQgetlength(r, i, 2));
             b->files++;
+            b->indexed++;
             b->bytes += (size_t)be_int(PQgetvalue(r, i, 3), PQgetlength(r, i, 3));
             if (!e && (b->files >= INDEX_BATCH_FILES || b->bytes >= INDEX_BATCH_BYTES))
                 failed = index_batch(ix, b);
@@ -586,10 +588,22 @@ static void index_steps(struct md_pg_indexer *ix)
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         md_buf_init(all[i], INDEX_BUF_LIMIT);
     for (long taken = INDEX_STEP_WRITES; taken >= INDEX_STEP_WRITES / 2 && !ix->stop;) {
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
         taken = index_step(ix, &b);
         if (taken < 0)
             break;
         ix->failing = 0;
+        if (taken && md_log_enabled(MD_LOG_DEBUG)) {
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+            struct md_logline l;
+            md_log_begin(&l, MD_LOG_DEBUG, "search index step");
+            md_log_int(&l, "writes", taken);
+            md_log_int(&l, "files", (int64_t)b.indexed);
+            md_log_int(&l, "us",
+                       (t1.tv_sec - t0.tv_sec) * 1000000L + (t1.tv_nsec - t0.tv_nsec) / 1000);
+            md_log_end(&l);
+        }
     }
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         md_buf_free(all[i]);
