@@ -11,20 +11,15 @@ scripts/setup.sh --test
 
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-# Two tests per core: the suite's tests wait on memoryd, PostgreSQL, timers and the disk as much
-# as they compute, and with one per core (-j2 on two cores) the CPUs sat idle a third of the
-# time (/proc/stat over a run of ten integration suites: 60% busy at -j2, 88% at -j4, and 22%
-# less wall time).
-jobs=$(($(nproc) * 2))
 status=0
 for variant in "" --sanitize; do
   scripts/build.sh $variant
   dir=build; [[ -n "$variant" ]] && dir=build-asan
   echo "== ctest in $dir" >&2
-  ctest --test-dir "$dir" --output-on-failure -j"$jobs" || status=1
+  ctest --test-dir "$dir" --output-on-failure -j2 || status=1
 done
 # The libFuzzer targets (clang), each briefly on its committed corpus.
 scripts/build.sh --fuzz
 echo "== ctest in build-fuzz" >&2
-ctest --test-dir build-fuzz -L fuzz --output-on-failure -j"$jobs" || status=1
+ctest --test-dir build-fuzz -L fuzz --output-on-failure -j2 || status=1
 exit $status
