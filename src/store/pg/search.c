@@ -407,12 +407,27 @@ static void index_failed(struct md_pg_indexer *ix, const char *why)
 /* A statement of the step on the thread's connection: 0 when it gave
  * `want` (its result in *out when out is not NULL, else cleared), else -1
  * (the step failed, logged; the connection dropped, so its transaction
- * with it). */
+ * with it). Sent under ix->mu, where md_pg_indexer_stop sets `stop` and
+ * cancels: a statement either is never sent once stopping, or runs when
+ * the cancel comes (a step after an import reads the whole tenant in
+ * many statements, with words computed between them). */
 static int step_exec(struct md_pg_indexer *ix, const char *sql, const struct md_pg_params *p,
                      int binary, ExecStatusType want, PGresult **out)
 {
-    PGresult *r = PQexecParams(ix->conn, sql, p ? p->n : 0, NULL, p ? p->v : NULL,
-                               p ? p->len : NULL, p ? p->fmt : NULL, binary);
+    pthread_mutex_lock(&ix->mu);
+    int stopping = ix->stop;
+    int sent = !stopping && PQsendQueryParams(ix->conn, sql, p ? p->n : 0, NULL, p ? p->v : NULL,
+                                              p ? p->len : NULL, p ? p->fmt : NULL, binary);
+    pthread_mutex_unlock(&ix->mu);
+    PGresult *r = NULL;
+    for (PGresult *next; sent && (next = PQgetResult(ix->conn));) {
+        PQclear(r);
+        r = next;
+    }
+    if (stopping) {
+        set_conn(ix, NULL);
+        return -1;
+    }
     if (PQresultStatus(r) != want) {
         PQclear(r);
         if (!ix->stop) /* else cancelled */

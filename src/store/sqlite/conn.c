@@ -414,11 +414,14 @@ void sq_readers_end_snapshots(struct sq_store *s)
 /* Failures are logged the first time and then every 1000th time. */
 enum md_err sq_writer_heal(struct sq_store *s)
 {
-    if (!s->writer->broken)
+    if (!s->writer->broken) {
+        atomic_store(&s->writer_down, 0);
         return MD_OK;
+    }
     char why[512] = "";
     struct sq_conn *c = NULL;
     if (sq_conn_open(s, SQ_ROLE_WRITER, &c, why, sizeof why) != SQLITE_OK) {
+        atomic_store(&s->writer_down, 1);
         if (s->heal_failures++ % 1000 == 0) {
             struct md_logline l;
             md_log_begin(&l, MD_LOG_ERROR, "cannot reopen the writer connection");
@@ -435,5 +438,6 @@ enum md_err sq_writer_heal(struct sq_store *s)
     md_log_int(&l, "failed_attempts", (int64_t)s->heal_failures);
     md_log_end(&l);
     s->heal_failures = 0;
+    atomic_store(&s->writer_down, 0);
     return MD_OK;
 }

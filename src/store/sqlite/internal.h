@@ -301,6 +301,9 @@ struct sq_store {
     struct sq_conn *writer;
     pthread_mutex_t write_mu;    /* one write transaction at a time; guards writer */
     unsigned long heal_failures; /* failed reopens of the writer in a row */
+    /* The writer's state as its last heal found it (1: broken and not
+     * reopened), for a readiness check that finds write_mu busy. */
+    _Atomic int writer_down;
 
     /* Checkpointer. */
     pthread_t ckpt_thread;

@@ -57,17 +57,19 @@ static enum md_err sq_ping(struct md_store *base)
     md_txn_end(t);
     if (e != MD_ENOENT)
         return e ? e : MD_EDB; /* no tenant has an empty name */
-    /* A broken writer that cannot be reopened means writes fail. When the
-     * writer is busy it is working, so it is fine. A store opened
-     * read-only has none: it answers when it can be read. */
+    /* A broken writer that cannot be reopened means writes fail. When
+     * write_mu is busy (a write, or the checkpointer's step), the state
+     * the last reopen attempt found answers: a write that failed for want
+     * of a writer tried first, so readiness follows it however the lock is
+     * timed. A store opened read-only has none: it answers when it can be
+     * read. */
     struct sq_store *s = (struct sq_store *)base;
     if (s->cfg.read_only)
         return MD_OK;
-    e = MD_OK;
-    if (pthread_mutex_trylock(&s->write_mu) == 0) {
-        e = sq_writer_heal(s);
-        pthread_mutex_unlock(&s->write_mu);
-    }
+    if (pthread_mutex_trylock(&s->write_mu) != 0)
+        return atomic_load(&s->writer_down) ? MD_EDB : MD_OK;
+    e = sq_writer_heal(s);
+    pthread_mutex_unlock(&s->write_mu);
     return e;
 }
 
@@ -232,7 +234,10 @@ static int open_connections(struct sq_store *s, char *why, size_t why_len)
     if (s->cfg.read_only)
         return sq_open_read_only(s, why, why_len);
     int rc = sq_conn_open(s, SQ_ROLE_WRITER_READONLY, &s->writer, why, why_len);
-    return rc == SQLITE_OK ? sq_ckpt_start(s, why, why_len) : rc;
+    if (rc != SQLITE_OK)
+        return rc;
+    atomic_store(&s->writer_down, s->writer->broken); /* a read-only file */
+    return sq_ckpt_start(s, why, why_len);
 }
 
 static enum md_err sq_open(const struct md_store_config *cfg, const void *own,
