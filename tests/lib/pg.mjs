@@ -143,14 +143,19 @@ export function pgInconsistencies(uri) {
 // pageinspect extension, which this creates in the database (the suite's cluster runs as the
 // superuser `postgres`).
 export function pgRowVersionsHolding(uri, table, needle) {
-  const hex = Buffer.from(needle).toString('hex');
+  return pgRowVersionsHoldingEach(uri, table, [needle])[0];
+}
+
+// The same for several needles at once, in one read of the table's pages: an array with, for
+// each needle in turn, its lines (empty: none).
+export function pgRowVersionsHoldingEach(uri, table, needles) {
+  const hexes = needles.map((n) => `'${Buffer.from(n).toString('hex')}'`).join(', ');
   const blocks = (rel) => `generate_series(0, (pg_relation_size(${rel}) / current_setting('block_size')::bigint)::int - 1)`;
   // A 4-byte little-endian integer of a raw attribute.
   // (PostgreSQL gives | and << the same precedence: each shift in parentheses.)
   const u32 = (b) => `(get_byte(${b}, 0)::bigint | (get_byte(${b}, 1)::bigint << 8) | (get_byte(${b}, 2)::bigint << 16) | (get_byte(${b}, 3)::bigint << 24))`;
-  psql(uri, 'SET client_min_messages = warning; CREATE EXTENSION IF NOT EXISTS pageinspect');
-  return psql(uri, `
-    WITH needle AS (SELECT decode('${hex}', 'hex') AS n),
+  const out = psql(uri, `SET client_min_messages = warning; CREATE EXTENSION IF NOT EXISTS pageinspect;
+    WITH needle AS (SELECT i, decode(h, 'hex') AS n FROM unnest(ARRAY[${hexes}]::text[]) WITH ORDINALITY AS u(h, i)),
     heap AS (SELECT '${table}'::regclass AS rel),
     toast AS (SELECT reltoastrelid::regclass AS rel FROM pg_class WHERE oid = '${table}'::regclass AND reltoastrelid <> 0),
     heap_items AS (SELECT h.rel::text AS rel, b, i.lp, i.t_xmin, i.t_xmax, i.t_data
@@ -158,14 +163,22 @@ export function pgRowVersionsHolding(uri, table, needle) {
     chunks AS (SELECT t.rel::text AS rel, b, i.lp, i.t_xmin, i.t_xmax, ${u32('i.t_attrs[1]')} AS chunk_id,
         ${u32('i.t_attrs[2]')} AS chunk_seq,
         CASE WHEN get_byte(i.t_attrs[3], 0) & 1 = 1 THEN substr(i.t_attrs[3], 2) ELSE substr(i.t_attrs[3], 5) END AS data
-      FROM toast t, ${blocks('t.rel')} b, heap_page_item_attrs(get_raw_page(t.rel::text, b), t.rel) i WHERE i.t_attrs IS NOT NULL)
-    SELECT format('%s block %s item %s (xmin %s, xmax %s)', rel, b, lp, t_xmin, t_xmax)
+      FROM toast t, ${blocks('t.rel')} b, heap_page_item_attrs(get_raw_page(t.rel::text, b), t.rel) i WHERE i.t_attrs IS NOT NULL),
+    toast_values AS (SELECT min(rel) AS rel, chunk_id, count(*) AS chunks,
+        string_agg(format('block %s item %s (xmin %s, xmax %s)', b, lp, t_xmin, t_xmax), ', ' ORDER BY chunk_seq) AS at,
+        string_agg(data, ''::bytea ORDER BY chunk_seq) AS data
+      FROM chunks GROUP BY chunk_id)
+    SELECT i, format('%s block %s item %s (xmin %s, xmax %s)', rel, b, lp, t_xmin, t_xmax)
       FROM heap_items, needle WHERE position(n IN t_data) > 0
     UNION ALL
-    SELECT format('%s value %s: %s chunks, %s', min(rel), chunk_id, count(*),
-        string_agg(format('block %s item %s (xmin %s, xmax %s)', b, lp, t_xmin, t_xmax), ', ' ORDER BY chunk_seq))
-      FROM chunks GROUP BY chunk_id
-      HAVING position((SELECT n FROM needle) IN string_agg(data, ''::bytea ORDER BY chunk_seq)) > 0`).split('\n').filter(Boolean);
+    SELECT i, format('%s value %s: %s chunks, %s', rel, chunk_id, chunks, at)
+      FROM toast_values, needle WHERE position(n IN data) > 0`);
+  const each = needles.map(() => []);
+  for (const line of out.split('\n').filter(Boolean)) {
+    const bar = line.indexOf('|');
+    each[Number(line.slice(0, bar)) - 1].push(line.slice(bar + 1));
+  }
+  return each;
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
