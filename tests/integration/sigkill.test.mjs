@@ -37,27 +37,38 @@ function parseListing(content, dir) {
   });
 }
 
-// The whole tree through the API: files (path -> content), dirs, and every listed size.
-async function readTree(client) {
+// The whole tree through the API: files (path -> content), dirs, and every listed size. The
+// directories are listed through the first client; the files, once all are listed, are read
+// through every client at once (each its own connection: one request at a time each).
+async function readTree(clients) {
   const files = new Map();
+  const listed = new Set();
   const dirs = new Set(['/memories']);
   const sizes = new Map();
   const todo = ['/memories'];
   while (todo.length) {
     const d = todo.pop();
-    const r = await client.post({ command: 'view', path: d });
+    const r = await clients[0].post({ command: 'view', path: d });
     assert.equal(r.status, 200, r.text);
     for (const e of parseListing(r.content, d)) {
       sizes.set(e.path, e.size);
-      if (e.path === d || dirs.has(e.path) || files.has(e.path)) continue;
+      if (e.path === d || dirs.has(e.path) || listed.has(e.path)) continue;
       if (e.dir) {
         dirs.add(e.path);
         todo.push(e.path);
       } else {
-        files.set(e.path, await readText(client, e.path));
+        listed.add(e.path);
       }
     }
   }
+  const paths = [...listed];
+  let next = 0;
+  await Promise.all(clients.map(async (client) => {
+    while (next < paths.length) {
+      const p = paths[next++];
+      files.set(p, await readText(client, p));
+    }
+  }));
   // Every size shown is the bytes of the files read back.
   for (const [p, size] of sizes) {
     const bytes = dirs.has(p)
@@ -101,8 +112,8 @@ function integrityCheck(t, db) {
 }
 
 // Check the restarted server's data against the ledger, then resolve every unknown outcome.
-async function verify(client, L) {
-  const { files, dirs } = await readTree(client);
+async function verify(clients, L) {
+  const { files, dirs } = await readTree(clients);
   const allowed = new Set();
   const has = (p) => files.has(p);
   const fileState = (entry, p, what) => {
@@ -284,6 +295,17 @@ async function driveAndKill(srv, L, round, plan) {
   return { acks, unanswered };
 }
 
+// verify through READERS clients of `srv`.
+const READERS = 4;
+async function verifyOn(srv, L) {
+  const clients = Array.from({ length: READERS }, () => makeClient(srv.port));
+  try {
+    await verify(clients, L);
+  } finally {
+    for (const c of clients) c.close();
+  }
+}
+
 async function crashLoop(t, durability, kills) {
   const seed = Number(process.env.MD_CRASH_SEED ?? (Date.now() % 2147483647));
   const rand = mulberry32(seed);
@@ -317,17 +339,13 @@ async function crashLoop(t, durability, kills) {
       const { acks, unanswered } = await driveAndKill(srv, L, round, plan);
       t.diagnostic(`round ${round} ${JSON.stringify(plan)}: ${acks} writes acknowledged, ${unanswered} unanswered at the kill`);
       srv = await startServer({ db, args });
-      const client = makeClient(srv.port);
-      await verify(client, L);
-      client.close();
+      await verifyOn(srv, L);
       integrityCheck(t, db);
     }
     // A clean stop after the crashes keeps all of it.
     await srv.stop();
     srv = await startServer({ db, args });
-    const client = makeClient(srv.port);
-    await verify(client, L);
-    client.close();
+    await verifyOn(srv, L);
     await srv.stop();
     integrityCheck(t, db);
     const acked = [...L.files.values(), ...L.deep, ...L.lines.values()].filter((e) => e.state === 'acked').length;
