@@ -799,8 +799,9 @@ enum md_err md_pg_search(struct md_txn *base, const char *tenant, const struct m
                          md_search_cb cb, void *ctx);
 /* The thread that writes the words of the files the change feed names
  * after the index's cursors (search_pending) every second, and once this
- * instance's writes pause (50 ms after the last), while search is on; NULL when it could not start
- * (out of memory: search stays exact, the feed after the cursors only grows). Stopped and freed by
+ * instance's writes pause (50 ms after the last), while search is on;
+ * NULL when it could not start (out of memory: search stays exact, the
+ * feed after the cursors only grows). Stopped and freed by
  * md_pg_indexer_stop (NULL: nothing). */
 struct md_pg_indexer *md_pg_indexer_start(struct pg_store *s);
 void md_pg_indexer_stop(struct md_pg_indexer *ix);
